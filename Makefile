@@ -1,0 +1,33 @@
+# Everything runs in a virtual environment (.venv) that the first target creates.
+# TORCH pins the CPU wheel this project is tested with; pick another build with e.g.
+#   make install TORCH="torch --index-url https://download.pytorch.org/whl/cu124"
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+TORCH ?= torch==2.13.0
+PYTEST_ARGS ?=
+
+.PHONY: install test test-fast demo bench clean
+
+$(VENV)/.installed: setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q "$(TORCH)"
+	$(PY) -m pip install -q -e ".[test]"
+	touch $@
+
+install: $(VENV)/.installed
+
+# The whole suite, real-data tests (marked slow) included when ../shared/data or $BRIDGEEMBED_DATA exists.
+test: install
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Unit tests only (no real data, no multi-process runs).
+test-fast: install
+	$(PY) -m pytest -m "not slow and not distributed" $(PYTEST_ARGS)
+
+# Encode, compare and translate with the shipped model (pretrained/multi30k-m2m), offline.
+demo: install
+	$(PY) -m bridgeembed demo
+
+clean:
+	rm -rf $(VENV) .pytest_cache build dist *.egg-info

@@ -1,0 +1,19 @@
+"""bridgeembed: sentence embeddings learned through multilingual NMT with an attention bridge.
+
+Vázquez, Raganato, Creutz, Tiedemann (2020), "A Systematic Study of Inner-Attention-Based
+Sentence Representations in Multilingual Neural Machine Translation", Computational Linguistics 46(2).
+"""
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # Lazy so that `import bridgeembed` stays cheap for the CLI tools that do not need torch.
+    if name == "BridgeEncoder":
+        from bridgeembed.encoder_api import BridgeEncoder
+
+        return BridgeEncoder
+    raise AttributeError(f"module 'bridgeembed' has no attribute {name!r}")
+
+
+__all__ = ["BridgeEncoder", "__version__"]

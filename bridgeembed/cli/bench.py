@@ -1,0 +1,18 @@
+"""`bridgeembed-bench`: score an encoder the way the literature does."""
+
+from bridgeembed.cli.registry import dispatch
+
+COMMANDS = {
+    "senteval": ("bridgeembed.senteval.cli", "SentEval classification, NLI, similarity and probing, per head"),
+    "xnli": ("bridgeembed.crosslingual.cli:xnli", "crosslingual NLI transfer (train languages x test languages)"),
+    "sentiment": ("bridgeembed.crosslingual.cli:sentiment", "crosslingual sentiment transfer, trained on one language"),
+    "retrieval": ("bridgeembed.crosslingual.cli:retrieval", "bitext retrieval: nearest-neighbour accuracy by cosine"),
+}
+
+
+def main(argv=None) -> int:
+    return dispatch("bridgeembed-bench", __doc__, COMMANDS, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,19 @@
+"""`bridgeembed-data`: fetch evaluation and training data, or build probing tasks from raw text."""
+
+from bridgeembed.cli.registry import dispatch
+
+COMMANDS = {
+    "senteval": ("bridgeembed.datasets.senteval", "download SentEval's data and apply its preprocessing"),
+    "multi30k": ("bridgeembed.datasets.corpora:multi30k", "download Multi30k (en, de, fr, cs captions)"),
+    "xnli": ("bridgeembed.datasets.corpora:xnli", "download XNLI 1.0 dev/test in 15 languages"),
+    "reviews": ("bridgeembed.datasets.corpora:reviews", "download the crosslingual tweet-sentiment sets"),
+    "probing": ("bridgeembed.probing.cli", "build SentEval-format probing tasks from raw text in any language"),
+}
+
+
+def main(argv=None) -> int:
+    return dispatch("bridgeembed-data", __doc__, COMMANDS, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

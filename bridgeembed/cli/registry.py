@@ -1,0 +1,58 @@
+"""Tools with subcommands (`bridgeembed-bench senteval`, `bridgeembed-data probing`).
+
+Each subcommand lives in the module of its feature and is imported only when it runs, so
+`bridgeembed-data --help` does not import torch. A subcommand is any object (usually a module)
+with `add_arguments(parser)` and `run(args) -> int | None`, named as "package.module" or
+"package.module:object".
+"""
+
+import argparse
+import importlib
+import logging
+import sys
+
+from bridgeembed.errors import BridgeembedError
+
+
+def load(target: str):
+    module_name, _, attr = target.partition(":")
+    module = importlib.import_module(module_name)
+    return getattr(module, attr) if attr else module
+
+
+def guarded(run, args) -> int:
+    """Run a command; a user error becomes one line on stderr and exit status 2."""
+    try:
+        return int(run(args) or 0)
+    except BridgeembedError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def setup_logging(verbose: bool = False) -> None:
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+
+
+def dispatch(prog: str, description: str, commands: dict, argv=None) -> int:
+    """`commands` maps a name to (target, one-line help)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    listing = "\n".join(f"  {name:<12} {help_}" for name, (_, help_) in commands.items())
+    usage = f"{prog} COMMAND [options]\n\ncommands:\n{listing}\n\n'{prog} COMMAND --help' shows a command's options."
+    if not argv or argv[0] in ("-h", "--help"):
+        print(f"usage: {usage}\n\n{description}")
+        return 0 if argv else 2
+    name, rest = argv[0], argv[1:]
+    if name not in commands:
+        print(f"error: unknown command {name!r}; expected one of: {', '.join(commands)}", file=sys.stderr)
+        return 2
+    target, help_ = commands[name]
+    command = load(target)
+    parser = argparse.ArgumentParser(prog=f"{prog} {name}", description=help_)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    command.add_arguments(parser)
+    args = parser.parse_args(rest)
+    setup_logging(args.verbose)
+    return guarded(command.run, args)

@@ -1,0 +1,30 @@
+"""Errors that carry a message meant for the user.
+
+The command-line tools print these as one line (`error: ...`) and exit with status 2; anything
+else is a bug and keeps its traceback.
+"""
+
+
+class BridgeembedError(Exception):
+    """Base class: bad input, missing data, a broken file. The message names the thing and what was expected."""
+
+
+class ConfigError(BridgeembedError, ValueError):
+    """A configuration key or value is wrong."""
+
+
+class DataError(BridgeembedError, ValueError):
+    """A data file is missing, malformed, or disagrees with another one."""
+
+
+class CheckpointError(BridgeembedError):
+    """A checkpoint is missing, corrupt, truncated or incompatible."""
+
+
+class UnknownLanguageError(BridgeembedError, ValueError):
+    """A language code the model (or config) does not know."""
+
+    def __init__(self, lang, known, what="the model"):
+        self.lang = lang
+        self.known = sorted(known)
+        super().__init__(f"unknown language {lang!r}: {what} knows {', '.join(self.known) or 'no languages'}")
