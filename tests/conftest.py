@@ -2,11 +2,13 @@
 and are skipped (not failed) where neither exists."""
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).parent))  # tests/toy.py
 
 
 def _shared_data():
@@ -30,3 +32,23 @@ def _few_threads(monkeypatch):
     import torch
 
     torch.set_num_threads(min(2, os.cpu_count() or 1))
+
+
+@pytest.fixture(scope="session")
+def toy_corpus(tmp_path_factory) -> Path:
+    """300 training sentences; dev and test are the first 100 of them (tests/toy.py)."""
+    from toy import write_toy_corpus
+
+    return write_toy_corpus(tmp_path_factory.mktemp("toy") / "corpus", n_train=300, memorise=True)
+
+
+@pytest.fixture(scope="session")
+def toy_run(toy_corpus, tmp_path_factory):
+    """A tiny model trained once for the whole session on the toy corpus: (run folder, final state)."""
+    from toy import toy_config
+
+    from bridgeembed.trainer import Trainer
+
+    out = tmp_path_factory.mktemp("toy_run") / "run"
+    state = Trainer(toy_config(toy_corpus, out), show_progress=False).train()
+    return out, state

@@ -1,0 +1,104 @@
+"""Checkpoint files: one format for trainer checkpoints and encoder exports.
+
+A checkpoint is a `torch.save` dict of tensors, numbers, strings and bytes only, read back with
+`torch.load(weights_only=True)`, so loading one never executes code. It carries everything needed
+to rebuild the model: the full training config, each language's tokenizer (sentencepiece bytes)
+and the weights. Files are written atomically (temporary file, fsync, rename): an interrupted
+save leaves the previous checkpoint intact.
+"""
+
+import os
+from pathlib import Path
+
+import torch
+
+from bridgeembed.config import Config
+from bridgeembed.errors import BridgeembedError, CheckpointError
+from bridgeembed.tokenization import LanguageTokenizer
+
+FORMAT = "bridgeembed"
+VERSION = 1
+KINDS = ("trainer", "encoder")
+
+
+def save_atomic(obj, path) -> None:
+    """torch.save to `path` without ever leaving a half-written file there."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as handle:
+            torch.save(obj, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def make_payload(model, tokenizers: dict, config: Config, kind: str = "trainer", half: bool = False) -> dict:
+    state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+    if half:
+        halves = {}  # tied weights (decoder embeddings = output layer) stay one tensor
+        state = {k: halves.setdefault(v.data_ptr(), v.half()) if v.is_floating_point() else v
+                 for k, v in state.items()}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "kind": kind,
+        "config": config.to_dict(),
+        "tokenizers": {lang: tok.state() for lang, tok in tokenizers.items()},
+        "decoder_languages": list(model.decoders),
+        "model": state,
+    }
+
+
+def load_checkpoint(path) -> dict:
+    """Read and check a checkpoint; every failure is a CheckpointError naming the file."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"no checkpoint at {path}")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # torch raises many types for bad bytes (UnpicklingError, RuntimeError, IndexError...)
+        first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise CheckpointError(f"{path} is not a readable checkpoint (corrupt, truncated, or not a "
+                              f"bridgeembed file): {first_line}") from None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise CheckpointError(f"{path} is not a bridgeembed checkpoint (no format marker)")
+    if payload.get("version") != VERSION:
+        raise CheckpointError(f"{path} has checkpoint format version {payload.get('version')!r}; "
+                              f"this bridgeembed reads version {VERSION}")
+    missing = [key for key in ("kind", "config", "tokenizers", "model", "decoder_languages") if key not in payload]
+    if missing or payload["kind"] not in KINDS:
+        raise CheckpointError(f"{path} is incomplete: missing {', '.join(missing) or 'a valid kind'}")
+    return payload
+
+
+def build_from_payload(payload: dict, source="checkpoint", with_decoders: bool = True):
+    """-> (BridgeModel in eval mode, {lang: LanguageTokenizer}, Config)."""
+    from bridgeembed.model import BridgeModel
+
+    try:
+        config = Config.from_dict(payload["config"], source=f"{source} config")
+        tokenizers = {lang: LanguageTokenizer.from_state(s) for lang, s in payload["tokenizers"].items()}
+    except BridgeembedError as err:
+        raise CheckpointError(f"{source} is incompatible: {err}") from None
+    except (KeyError, TypeError, RuntimeError, OSError) as err:
+        raise CheckpointError(f"{source} has a broken tokenizer entry: {err}") from None
+    decoders = payload["decoder_languages"] if with_decoders else []
+    model = BridgeModel(config.model, {lang: t.vocab_size for lang, t in tokenizers.items()}, decoders)
+    state = payload["model"] if with_decoders else {k: v for k, v in payload["model"].items()
+                                                    if not k.startswith("decoders.")}
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as err:
+        raise CheckpointError(f"{source} does not fit the model its config describes: "
+                              f"{str(err).splitlines()[0]}") from None
+    return model.eval(), tokenizers, config
+
+
+def load_model(path, with_decoders: bool = True):
+    """Path -> (model, tokenizers, config)."""
+    return build_from_payload(load_checkpoint(path), str(path), with_decoders)

@@ -1,0 +1,45 @@
+"""`bridgeembed-train CONFIG.yaml [section.key=value ...]`: train (or resume) an attention-bridge model.
+
+Run it again with the same config to resume from OUT_DIR/last.pt. For several processes:
+`torchrun --nproc_per_node 2 -m bridgeembed.cli.train CONFIG.yaml` (gloo on CPU, NCCL on GPU).
+"""
+
+import argparse
+import logging
+import sys
+
+from bridgeembed.cli.registry import guarded, setup_logging
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(prog="bridgeembed-train", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("config", help="YAML file with sections model, tokenizer, data, train (see configs/)")
+    parser.add_argument("overrides", nargs="*", metavar="section.key=value",
+                        help="override config keys, e.g. train.lr=0.001 model.heads=5 data.languages=[en,de]")
+    parser.add_argument("--data", help="data root for a relative data.path (default: $BRIDGEEMBED_DATA)")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    return parser.parse_args(argv)
+
+
+def run(args) -> int:
+    from bridgeembed.config import Config
+    from bridgeembed.trainer import Trainer
+
+    config = Config.from_yaml(args.config, args.overrides)
+    trainer = Trainer(config, data=args.data)
+    state = trainer.train()
+    logging.getLogger("bridgeembed").info(
+        "stopped at step %d; best mean dev BLEU %.2f at step %d; checkpoints in %s",
+        state.step, state.best_bleu, state.best_step, config.train.out_dir)
+    return 0
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    setup_logging(args.verbose)
+    return guarded(run, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,182 @@
+"""Configuration of a training run: dataclasses, one comment per field.
+
+YAML is read only at the edges (`bridgeembed-train CONFIG.yaml key=value ...`); unknown keys are
+errors, so a typo never silently falls back to a default. A checkpoint stores `Config.to_dict()`,
+and `Config.from_dict` rebuilds exactly the same configuration.
+"""
+
+import copy
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from bridgeembed.errors import ConfigError
+
+
+@dataclass
+class ModelConfig:
+    """The network (Vázquez et al. 2020, Section 2.2). Defaults are the paper's sizes."""
+
+    encoder: str = "bilstm"  # "bilstm" (the paper) or "transformer"
+    emb_dim: int = 512  # word embeddings of encoders and decoders (paper: 512)
+    enc_hidden: int = 512  # d_h, encoder output size; a BiLSTM splits it over both directions (paper: 2 x 256)
+    enc_layers: int = 2  # encoder layers (paper: 2)
+    dec_hidden: int = 512  # decoder LSTM size (paper: 512)
+    dec_layers: int = 2  # decoder layers (paper: 2)
+    heads: int = 10  # k, attention-bridge heads (paper: 10)
+    bridge_dim: int = 1024  # d_w, hidden size of the bridge's W1 (paper: 1024)
+    dropout: float = 0.3  # on embeddings, between layers and before the output layer
+    input_feed: bool = False  # feed the last attentional state back in (OpenNMT style); off runs the decoder LSTM over the whole sentence at once, about 2x faster on CPU
+    tie_embeddings: bool = True  # decoder output layer shares the decoder input embeddings (needs dec_hidden == emb_dim)
+    transformer_heads: int = 8  # self-attention heads, transformer encoder only
+    transformer_ff: int = 2048  # feed-forward size, transformer encoder only
+
+
+@dataclass
+class TokenizerConfig:
+    """Moses normalisation and tokenisation, then one sentencepiece BPE model per language."""
+
+    lowercase: bool = True  # the paper lowercases Multi30k
+    moses: bool = True  # Moses punctuation normalisation + tokenisation before BPE (sacremoses)
+    vocab_size: int = 10000  # BPE vocabulary per language (paper: 10k merges)
+    max_len: int = 50  # subword tokens per sentence, end-of-sentence included; longer ones are truncated and counted
+
+
+@dataclass
+class DataConfig:
+    """Line-aligned corpora `{split}.{lang}` or `{split}.{lang}.gz` in one folder (the Multi30k layout)."""
+
+    path: str = "multi30k"  # the corpus folder; a relative path is looked up under the data root, then the working directory
+    languages: list = field(default_factory=lambda: ["en", "de", "fr", "cs"])
+    train: str = "train"  # split names: file prefixes
+    valid: str = "val"
+    test: str = "test_2016_flickr"
+    directions: object = "many-to-many"  # many-to-many | many-to-one | one-to-many | bilingual | a list like [en-de, de-en]
+    pivot: str = "en"  # the "one" of many-to-one and one-to-many, the source of bilingual
+    monolingual: bool = True  # add A->A copies for every language (they make zero-shot translation work)
+    zero_shot: list = field(default_factory=list)  # directions left out of training, e.g. [de-fr, fr-de]; still evaluated
+
+
+@dataclass
+class TrainConfig:
+    """Optimisation, validation and bookkeeping."""
+
+    out_dir: str = "runs/bridge"  # checkpoints (last.pt, best.pt), log.jsonl and the config land here
+    seed: int = 1
+    optimizer: str = "adam"  # adam (paper, Europarl: lr 4e-4, batch 256) or sgd (paper, Multi30k: lr 1.0, batch 64)
+    lr: float = 4e-4
+    batch_size: int = 64  # sentence pairs per step, summed over all processes; one direction per step
+    max_steps: int = 200000  # stop after this many steps
+    max_epochs: float = 0  # > 0: also stop after this many epochs (an epoch shows every direction its corpus once)
+    clip_norm: float = 5.0  # gradient norm clipping (0: off)
+    penalty_weight: float = 1.0  # lambda of the ||AA^T - I||_F^2 penalty
+    label_smoothing: float = 0.0
+    lr_decay: float = 0.5  # multiply the learning rate by this when dev BLEU does not improve (1.0: never)
+    valid_every: int = 2000  # steps between validations (dev loss and BLEU of every direction)
+    valid_sentences: int = 500  # dev sentences per direction used for validation (0: all)
+    valid_beam: int = 1  # beam size of validation translations (1: greedy)
+    patience: int = 8  # validations without a better mean dev BLEU before stopping (0: never stop early)
+    save_every: int = 500  # steps between checkpoints of last.pt (also written at every validation and on SIGINT/SIGTERM)
+    log_every: int = 100  # steps between log.jsonl records
+    threads: int = 0  # torch CPU threads (0: torch's default)
+    device: str = "auto"  # auto | cpu | cuda | cuda:1 ...
+
+
+SECTIONS = {"model": ModelConfig, "tokenizer": TokenizerConfig, "data": DataConfig, "train": TrainConfig}
+
+
+@dataclass
+class Config:
+    model: ModelConfig = field(default_factory=ModelConfig)
+    tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, raw: dict, source: str = "config") -> "Config":
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{source}: expected a mapping with sections {', '.join(SECTIONS)}")
+        unknown = set(raw) - set(SECTIONS)
+        if unknown:
+            raise ConfigError(f"{source}: unknown section(s) {', '.join(sorted(unknown))}; expected {', '.join(SECTIONS)}")
+        sections = {name: _section(kind, raw.get(name) or {}, f"{source}: {name}") for name, kind in SECTIONS.items()}
+        config = cls(**sections)
+        validate(config, source)
+        return config
+
+    @classmethod
+    def from_yaml(cls, path, overrides=()) -> "Config":
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"config file {path} does not exist")
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as err:
+            raise ConfigError(f"{path} is not valid YAML: {err}") from None
+        return cls.from_dict(apply_overrides(raw, overrides), source=str(path))
+
+
+def _section(kind, values: dict, where: str):
+    if not isinstance(values, dict):
+        raise ConfigError(f"{where}: expected a mapping, got {type(values).__name__}")
+    names = {f.name for f in dataclasses.fields(kind)}
+    unknown = set(values) - names
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; valid keys: {', '.join(sorted(names))}")
+    section = kind(**copy.deepcopy(values))
+    for f in dataclasses.fields(kind):
+        default = getattr(kind(), f.name)
+        value = getattr(section, f.name)
+        # ints are fine where floats are expected (lr: 1); everything else must match the default's type
+        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+            setattr(section, f.name, float(value))
+        elif isinstance(default, (bool, int, float, str)) and not isinstance(value, type(default)) and f.name != "directions":
+            raise ConfigError(f"{where}.{f.name}: expected {type(default).__name__}, got {value!r}")
+    return section
+
+
+def apply_overrides(raw: dict, overrides) -> dict:
+    """Apply `section.key=value` strings (values parsed as YAML: `train.lr=1e-3`, `data.languages=[en,de]`)."""
+    raw = copy.deepcopy(raw)
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        parts = key.strip().split(".")
+        if not sep or len(parts) != 2:
+            raise ConfigError(f"override {item!r}: expected section.key=value, e.g. train.lr=0.001")
+        section, name = parts
+        raw.setdefault(section, {})
+        if raw[section] is None:
+            raw[section] = {}
+        raw[section][name] = yaml.safe_load(value)
+    return raw
+
+
+def validate(config: Config, source: str = "config") -> None:
+    """Checks that need more than one field."""
+    m, t, d = config.model, config.train, config.data
+    from bridgeembed.model.encoder import ENCODERS  # late: the model imports torch
+
+    if m.encoder not in ENCODERS:
+        raise ConfigError(f"{source}: model.encoder {m.encoder!r} unknown; expected one of {', '.join(ENCODERS)}")
+    if m.encoder == "bilstm" and m.enc_hidden % 2:
+        raise ConfigError(f"{source}: model.enc_hidden must be even for a BiLSTM (half per direction), got {m.enc_hidden}")
+    if m.tie_embeddings and m.dec_hidden != m.emb_dim:
+        raise ConfigError(f"{source}: model.tie_embeddings needs dec_hidden == emb_dim ({m.dec_hidden} != {m.emb_dim})")
+    if t.optimizer not in ("adam", "sgd"):
+        raise ConfigError(f"{source}: train.optimizer must be adam or sgd, got {t.optimizer!r}")
+    if not d.languages or len(set(d.languages)) != len(d.languages):
+        raise ConfigError(f"{source}: data.languages must list distinct language codes, got {d.languages!r}")
+    for lang in d.languages:
+        if not isinstance(lang, str) or not lang.replace("_", "").isalnum():
+            raise ConfigError(f"{source}: language code {lang!r} must be letters, digits or '_' ('-' separates directions)")
+    for name in ("heads", "batch_size", "valid_every", "save_every", "log_every"):
+        value = getattr(m if name == "heads" else t, name)
+        if value < 1:
+            raise ConfigError(f"{source}: {name} must be at least 1, got {value}")
+    if config.tokenizer.max_len < 2:
+        raise ConfigError(f"{source}: tokenizer.max_len must be at least 2, got {config.tokenizer.max_len}")

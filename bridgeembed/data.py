@@ -1,0 +1,165 @@
+"""Parallel corpora as line-aligned files `{split}.{lang}` or `{split}.{lang}.gz` (the Multi30k layout),
+their subword ids, and the batches of one translation direction.
+
+Empty lines are skipped (the pair is dropped) and over-long sentences truncated; both are counted
+so that the trainer can log them.
+"""
+
+import gzip
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from bridgeembed.errors import DataError
+from bridgeembed.paths import data_root
+from bridgeembed.tokenization import BOS, EOS, PAD
+
+logger = logging.getLogger(__name__)
+
+
+def corpus_dir(path: str, root=None) -> Path:
+    """A corpus folder: absolute, or under the data root, or relative to the working directory."""
+    candidates = [Path(path)] if Path(path).is_absolute() else [data_root(root) / path, Path(path)]
+    for candidate in candidates:
+        if candidate.is_dir():
+            return candidate
+    tried = " or ".join(str(c) for c in candidates)
+    raise DataError(f"corpus folder {path!r} not found (looked for {tried}); set --data or $BRIDGEEMBED_DATA, "
+                    f"or get Multi30k with `bridgeembed-data multi30k`")
+
+
+def corpus_file(folder: Path, split: str, lang: str) -> Path:
+    for name in (f"{split}.{lang}.gz", f"{split}.{lang}"):
+        if (folder / name).is_file():
+            return folder / name
+    raise DataError(f"missing corpus file {folder / f'{split}.{lang}'}[.gz]")
+
+
+def read_lines(path: Path) -> list:
+    """Lines of a UTF-8 text file (gzipped or not) without their line ends."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8", newline="") as handle:
+            return [line.rstrip("\r\n") for line in handle]
+    except UnicodeDecodeError as err:
+        raise DataError(f"{path} is not UTF-8 text ({err})") from None
+    except (OSError, EOFError) as err:
+        raise DataError(f"cannot read {path}: {err}") from None
+
+
+def read_split(folder: Path, split: str, languages) -> dict:
+    """{lang: lines} of one split. Every file must have the same number of lines."""
+    files = {lang: corpus_file(folder, split, lang) for lang in languages}
+    lines = {lang: read_lines(path) for lang, path in files.items()}
+    first = languages[0]
+    for lang in languages[1:]:
+        if len(lines[lang]) != len(lines[first]):
+            raise DataError(f"line counts differ: {files[first]} has {len(lines[first])} lines, "
+                            f"{files[lang]} has {len(lines[lang])}; the sides of a parallel corpus must be line-aligned")
+    return lines
+
+
+@dataclass
+class EncodedSplit:
+    """Subword ids per language (EOS appended; None for an empty line) and what was skipped or cut."""
+
+    ids: dict
+    empty: dict = field(default_factory=dict)  # lang -> empty lines
+    truncated: dict = field(default_factory=dict)  # lang -> sentences cut to max_len
+
+    def pairs(self, src: str, tgt: str) -> np.ndarray:
+        """Line numbers where both sides have text."""
+        s, t = self.ids[src], self.ids[tgt]
+        return np.array([i for i in range(len(s)) if s[i] is not None and t[i] is not None], dtype=np.int64)
+
+
+def encode_split(lines: dict, tokenizers: dict, max_len: int) -> EncodedSplit:
+    out = EncodedSplit({})
+    for lang, texts in lines.items():
+        keep = [i for i, text in enumerate(texts) if text.strip()]
+        encoded = tokenizers[lang].encode_many([texts[i] for i in keep])
+        ids = [None] * len(texts)
+        cut = 0
+        for i, seq in zip(keep, encoded):
+            cut += len(seq) > max_len - 1
+            ids[i] = np.array(seq[: max_len - 1] + [EOS], dtype=np.int32)
+        out.ids[lang], out.empty[lang], out.truncated[lang] = ids, len(texts) - len(keep), cut
+    return out
+
+
+class Batch(NamedTuple):
+    src: torch.Tensor  # (B, T_src) ids + EOS, PAD after
+    lengths: torch.Tensor  # (B,)
+    tgt_in: torch.Tensor  # (B, T_tgt) BOS + ids
+    tgt_out: torch.Tensor  # (B, T_tgt) ids + EOS
+    src_lang: str
+    tgt_lang: str
+
+    def to(self, device) -> "Batch":
+        return self._replace(src=self.src.to(device), lengths=self.lengths.to(device),
+                             tgt_in=self.tgt_in.to(device), tgt_out=self.tgt_out.to(device))
+
+    def shard(self, rank: int, world: int) -> "Batch":
+        """The rank-th contiguous slice of the batch (distributed training)."""
+        bounds = np.linspace(0, self.src.size(0), world + 1).astype(int)
+        part = slice(bounds[rank], bounds[rank + 1])
+        src_len = int(self.lengths[part].max())
+        tgt_len = int((self.tgt_out[part] != PAD).sum(1).max())
+        return self._replace(src=self.src[part, :src_len], lengths=self.lengths[part],
+                             tgt_in=self.tgt_in[part, :tgt_len], tgt_out=self.tgt_out[part, :tgt_len])
+
+
+def pad(seqs, prefix=()) -> torch.Tensor:
+    """List of id arrays -> (B, T) LongTensor padded with PAD, each sequence after `prefix`."""
+    width = max(len(s) for s in seqs) + len(prefix)
+    out = torch.full((len(seqs), width), PAD, dtype=torch.long)
+    for row, seq in enumerate(seqs):
+        out[row, : len(prefix) + len(seq)] = torch.as_tensor([*prefix, *seq], dtype=torch.long)
+    return out
+
+
+def make_batch(src_seqs, tgt_seqs, src_lang: str, tgt_lang: str) -> Batch:
+    """src/tgt sequences already end with EOS; the decoder input drops it and starts with BOS."""
+    lengths = torch.tensor([len(s) for s in src_seqs], dtype=torch.long)
+    return Batch(pad(src_seqs), lengths, pad([t[:-1] for t in tgt_seqs], prefix=(BOS,)), pad(tgt_seqs),
+                 src_lang, tgt_lang)
+
+
+class DirectionBatches:
+    """The batches of one direction, epoch after epoch, as a pure function of (seed, direction, epoch):
+    a run resumed at step s sees exactly the batches an uninterrupted run sees.
+
+    Each epoch shuffles the pairs, sorts windows of 100 batches by source length (less padding),
+    cuts full batches and shuffles their order.
+    """
+
+    def __init__(self, pairs: np.ndarray, src_lengths: np.ndarray, batch_size: int, seed: int, key: int):
+        if len(pairs) == 0:
+            raise DataError("a training direction has no sentence pairs")
+        self.pairs, self.src_lengths = pairs, src_lengths
+        self.batch_size = min(batch_size, len(pairs))
+        self.seed, self.key = seed, key
+        self.per_epoch = len(pairs) // self.batch_size
+        self._epoch, self._batches = -1, []
+
+    def batch(self, j: int) -> np.ndarray:
+        """Line numbers of the j-th batch this direction ever gets."""
+        epoch, index = divmod(j, self.per_epoch)
+        if epoch != self._epoch:
+            self._epoch, self._batches = epoch, self._make_epoch(epoch)
+        return self._batches[index]
+
+    def _make_epoch(self, epoch: int) -> list:
+        rng = np.random.default_rng([self.seed, self.key, epoch])
+        order = self.pairs[rng.permutation(len(self.pairs))]
+        usable = self.per_epoch * self.batch_size
+        order = order[:usable]  # the remainder waits for another epoch's shuffle
+        window = self.batch_size * 100
+        chunks = [order[i : i + window] for i in range(0, usable, window)]
+        chunks = [c[np.argsort(self.src_lengths[c], kind="stable")] for c in chunks]
+        batches = [b for c in chunks for b in np.split(c, len(c) // self.batch_size)]
+        return [batches[i] for i in rng.permutation(len(batches))]

@@ -1,0 +1,58 @@
+"""torch.distributed for the trainer: one process per device, launched by `torchrun`.
+
+Every rank builds the same global batch (batches are a pure function of the step) and trains on
+its slice; DistributedDataParallel averages the gradients. Gloo on CPU, NCCL on GPU.
+"""
+
+import os
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+
+
+@dataclass(frozen=True)
+class World:
+    rank: int = 0
+    size: int = 1
+    local_rank: int = 0
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+    @property
+    def distributed(self) -> bool:
+        return self.size > 1
+
+
+def from_environment() -> World:
+    """The world torchrun describes in RANK / WORLD_SIZE / LOCAL_RANK (a single process without them)."""
+    size = int(os.environ.get("WORLD_SIZE", "1"))
+    return World(int(os.environ.get("RANK", "0")), size, int(os.environ.get("LOCAL_RANK", "0")))
+
+
+def init(world: World, device: torch.device) -> None:
+    if world.distributed and not dist.is_initialized():
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo", rank=world.rank, world_size=world.size)
+
+
+def sum_all(values, world: World) -> list:
+    """Sum a few numbers over all ranks."""
+    tensor = torch.tensor(values, dtype=torch.float64)
+    if world.distributed:
+        dist.all_reduce(tensor)
+    return tensor.tolist()
+
+
+def any_rank(flag: bool, world: World) -> bool:
+    return sum_all([float(flag)], world)[0] > 0 if world.distributed else flag
+
+
+def from_main(obj, world: World):
+    """`obj` as rank 0 has it, on every rank."""
+    if not world.distributed:
+        return obj
+    box = [obj]
+    dist.broadcast_object_list(box, src=0)
+    return box[0]

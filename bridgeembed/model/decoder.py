@@ -1,0 +1,81 @@
+"""Language-specific decoders: an LSTM with global attention over the k columns of M.
+
+Vázquez et al. (2020), Section 2.2: the decoder attends over the bridge's fixed-size matrix M
+instead of the encoder states, and starts from the mean of M. The attention is Luong et al.'s (2015)
+"general" score with an attentional hidden state h~_t = tanh(W_c [c_t; h_t]). All k columns are
+always visible: heads are never masked by source length.
+
+`step` is the one-step function that teacher forcing, greedy decoding and beam search all use.
+"""
+
+from typing import NamedTuple
+
+import torch
+from torch import nn
+
+from bridgeembed.tokenization import PAD
+
+
+class DecoderState(NamedTuple):
+    h: torch.Tensor  # (layers, B, H)
+    c: torch.Tensor  # (layers, B, H)
+    feed: torch.Tensor  # (B, H): last attentional state (used with input feeding)
+
+    def index_select(self, index: torch.Tensor) -> "DecoderState":
+        """Reorder/expand the batch (beam search)."""
+        return DecoderState(self.h[:, index], self.c[:, index], self.feed[index])
+
+
+class StepOutput(NamedTuple):
+    logits: torch.Tensor  # (B, t, V)
+    attention: torch.Tensor  # (B, t, k): weights over the columns of M
+    state: DecoderState
+
+
+class LSTMDecoder(nn.Module):
+    def __init__(self, vocab_size: int, emb_dim: int, hidden: int, layers: int, memory_dim: int,
+                 dropout: float, input_feed: bool = False, tie_embeddings: bool = True):
+        super().__init__()
+        self.layers, self.hidden, self.input_feed = layers, hidden, input_feed
+        self.embed = nn.Embedding(vocab_size, emb_dim, padding_idx=PAD)
+        self.rnn = nn.LSTM(emb_dim + (hidden if input_feed else 0), hidden, layers, batch_first=True,
+                           dropout=dropout if layers > 1 else 0.0)
+        self.init_state = nn.Linear(memory_dim, 2 * layers * hidden)  # mean(M) -> (h_0, c_0) of every layer
+        self.attn_score = nn.Linear(hidden, memory_dim, bias=False)  # Luong "general": h_t^T W_a m_j
+        self.attn_out = nn.Linear(memory_dim + hidden, hidden, bias=False)  # W_c
+        self.out = nn.Linear(hidden, vocab_size)
+        if tie_embeddings:
+            self.out.weight = self.embed.weight
+        self.dropout = nn.Dropout(dropout)
+
+    def init(self, memory: torch.Tensor) -> DecoderState:
+        """memory M: (B, k, d_h) -> the state before the first target token."""
+        B = memory.size(0)
+        hc = torch.tanh(self.init_state(memory.mean(dim=1)))  # (B, 2 * layers * H)
+        hc = hc.view(B, 2, self.layers, self.hidden).permute(1, 2, 0, 3)  # (2, layers, B, H)
+        return DecoderState(hc[0].contiguous(), hc[1].contiguous(), memory.new_zeros(B, self.hidden))
+
+    def step(self, tokens: torch.Tensor, memory: torch.Tensor, state: DecoderState) -> StepOutput:
+        """tokens: (B, t) previous target ids; memory: (B, k, d_h). t must be 1 with input feeding."""
+        x = self.dropout(self.embed(tokens))  # (B, t, E)
+        if self.input_feed:
+            x = torch.cat([x, state.feed.unsqueeze(1)], dim=-1)  # (B, 1, E + H)
+        out, (h, c) = self.rnn(x, (state.h, state.c))  # out: (B, t, H)
+        scores = self.attn_score(out) @ memory.transpose(1, 2)  # (B, t, k)
+        alpha = scores.softmax(dim=-1)  # (B, t, k)
+        context = alpha @ memory  # (B, t, d_h)
+        attentional = torch.tanh(self.attn_out(torch.cat([context, out], dim=-1)))  # h~: (B, t, H)
+        logits = self.out(self.dropout(attentional))  # (B, t, V)
+        return StepOutput(logits, alpha, DecoderState(h, c, attentional[:, -1]))
+
+    def forward(self, tokens: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
+        """Teacher forcing. tokens: (B, T) = BOS + target; returns logits (B, T, V)."""
+        state = self.init(memory)
+        if not self.input_feed:
+            return self.step(tokens, memory, state).logits  # the LSTM runs over the whole sentence at once
+        logits = []
+        for t in range(tokens.size(1)):
+            out = self.step(tokens[:, t : t + 1], memory, state)
+            logits.append(out.logits)
+            state = out.state
+        return torch.cat(logits, dim=1)

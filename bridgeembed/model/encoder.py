@@ -1,0 +1,79 @@
+"""Language-specific encoders: token ids -> states H (B, T, d_h), zeros on padding.
+
+The paper's encoder is an embedding layer and a bidirectional LSTM (Vázquez et al. 2020, Section 2.2);
+a Transformer encoder is offered as an alternative. New types register in `ENCODERS`.
+"""
+
+import math
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from bridgeembed.tokenization import PAD
+
+
+class BiLSTMEncoder(nn.Module):
+    """Embeddings + BiLSTM; H_t = [forward_t; backward_t], so d_h = hidden (hidden / 2 per direction)."""
+
+    def __init__(self, vocab_size: int, emb_dim: int, hidden: int, layers: int, dropout: float):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, emb_dim, padding_idx=PAD)
+        self.rnn = nn.LSTM(emb_dim, hidden // 2, layers, batch_first=True, bidirectional=True,
+                           dropout=dropout if layers > 1 else 0.0)
+        self.dropout = nn.Dropout(dropout)
+        self.out_dim = hidden
+
+    def forward(self, src: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """src: (B, T) ids; lengths: (B,) >= 1. Returns H: (B, T, d_h)."""
+        x = self.dropout(self.embed(src))  # (B, T, E)
+        # packing makes a sentence's states independent of the padding around it
+        packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        states, _ = self.rnn(packed)
+        states, _ = pad_packed_sequence(states, batch_first=True, total_length=src.size(1))  # (B, T, d_h)
+        return states
+
+
+class TransformerEncoder(nn.Module):
+    """Embeddings + sinusoidal positions + pre-norm Transformer layers; d_h = hidden."""
+
+    def __init__(self, vocab_size: int, emb_dim: int, hidden: int, layers: int, dropout: float,
+                 heads: int = 8, ff: int = 2048, max_positions: int = 1024):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, emb_dim, padding_idx=PAD)
+        self.proj = nn.Linear(emb_dim, hidden) if emb_dim != hidden else nn.Identity()
+        layer = nn.TransformerEncoderLayer(hidden, heads, ff, dropout, batch_first=True, norm_first=True)
+        self.layers = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(hidden)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("positions", _sinusoids(max_positions, hidden), persistent=False)
+        self.scale = math.sqrt(hidden)
+        self.out_dim = hidden
+
+    def forward(self, src: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        T = src.size(1)
+        mask = torch.arange(T, device=src.device)[None, :] < lengths[:, None].to(src.device)  # (B, T)
+        x = self.proj(self.embed(src)) * self.scale + self.positions[:T]  # (B, T, d_h)
+        x = self.layers(self.dropout(x), src_key_padding_mask=~mask)
+        return self.norm(x) * mask.unsqueeze(-1)  # (B, T, d_h), zeros on padding
+
+
+def _sinusoids(length: int, dim: int) -> torch.Tensor:
+    """Vaswani et al. (2017), Section 3.5."""
+    pos = torch.arange(length, dtype=torch.float32)[:, None]
+    rates = torch.exp(torch.arange(0, dim, 2, dtype=torch.float32) * (-math.log(10000.0) / dim))
+    table = torch.zeros(length, dim)
+    table[:, 0::2] = torch.sin(pos * rates)
+    table[:, 1::2] = torch.cos(pos * rates[: dim // 2])
+    return table
+
+
+ENCODERS = {"bilstm": BiLSTMEncoder, "transformer": TransformerEncoder}
+
+
+def build_encoder(cfg, vocab_size: int) -> nn.Module:
+    """Map a ModelConfig to an encoder module."""
+    if cfg.encoder == "transformer":
+        return TransformerEncoder(vocab_size, cfg.emb_dim, cfg.enc_hidden, cfg.enc_layers, cfg.dropout,
+                                  cfg.transformer_heads, cfg.transformer_ff)
+    return ENCODERS[cfg.encoder](vocab_size, cfg.emb_dim, cfg.enc_hidden, cfg.enc_layers, cfg.dropout)

@@ -1,0 +1,56 @@
+"""Batched beam search over the decoder's one-step function (beam 1 is greedy decoding).
+
+Scores are summed log-probabilities; the final choice divides them by the GNMT length penalty
+((5 + |y|) / 6)^alpha (Wu et al. 2016, Eq. 14). A finished hypothesis stays in its beam and only
+extends with PAD at no cost, which keeps the whole search in batched tensor operations.
+"""
+
+import torch
+
+from bridgeembed.tokenization import BOS, EOS, PAD
+
+
+@torch.no_grad()
+def beam_search(model, src: torch.Tensor, lengths: torch.Tensor, src_lang: str, tgt_lang: str,
+                beam: int = 5, max_len: int = 0, alpha: float = 1.0) -> list:
+    """src: (B, T) ids with EOS. Returns the best hypothesis of each sentence as a list of ids (no EOS).
+
+    max_len: most target tokens (EOS included); 0 means 2 x the longest source + 10.
+    """
+    decoder = model._module(model.decoders, tgt_lang, "decoders")
+    bridge = model.encode(src, lengths, src_lang)
+    B, K = src.size(0), beam
+    max_len = max_len or int(lengths.max()) * 2 + 10
+    memory = bridge.memory.repeat_interleave(K, dim=0)  # (B*K, k, d_h)
+    state = decoder.init(memory)
+    tokens = torch.full((B * K, 1), BOS, dtype=torch.long, device=src.device)  # (B*K, 1 + t)
+    scores = torch.zeros(B, K, device=src.device)
+    scores[:, 1:] = float("-inf")  # all K beams start as copies: expand only the first
+    finished = torch.zeros(B * K, dtype=torch.bool, device=src.device)
+    offsets = (torch.arange(B, device=src.device) * K)[:, None]  # (B, 1)
+    for _ in range(max_len):
+        out = decoder.step(tokens[:, -1:], memory, state)
+        logp = out.logits[:, -1].float().log_softmax(dim=-1)  # (B*K, V)
+        V = logp.size(-1)
+        logp[finished] = float("-inf")
+        logp[finished, PAD] = 0.0  # a finished hypothesis carries its score forward unchanged
+        top, index = (scores.view(-1, 1) + logp).view(B, K * V).topk(K, dim=1)  # (B, K)
+        origin = (index // V + offsets).view(-1)  # (B*K,): the beam each survivor extends
+        chosen = (index % V).view(-1, 1)  # (B*K, 1)
+        tokens = torch.cat([tokens[origin], chosen], dim=1)
+        state = out.state.index_select(origin)
+        finished = finished[origin] | (chosen.view(-1) == EOS)
+        scores = top
+        if bool(finished.all()):
+            break
+    hyp_len = (tokens[:, 1:] != PAD).sum(dim=1).float()  # (B*K,) EOS included
+    penalty = ((5.0 + hyp_len) / 6.0).pow(alpha)
+    best = (scores.view(-1) / penalty).view(B, K).argmax(dim=1) + offsets.view(-1)  # (B,)
+    return [_strip(row) for row in tokens[best, 1:].tolist()]
+
+
+def _strip(ids: list) -> list:
+    """Cut at the first EOS; drop PAD."""
+    if EOS in ids:
+        ids = ids[: ids.index(EOS)]
+    return [i for i in ids if i != PAD]

@@ -1,0 +1,108 @@
+"""Text <-> subword ids: Moses normalisation and tokenisation (sacremoses), optional lowercasing,
+then one sentencepiece BPE model per language (Vázquez et al. 2020, Section 3: 10k merges per language).
+
+The sentencepiece model travels inside every checkpoint as bytes, so the exact pipeline a model
+was trained with runs again at encode and translate time.
+"""
+
+import io
+import logging
+from dataclasses import dataclass
+from functools import lru_cache
+
+import sentencepiece as spm
+from sacremoses import MosesDetokenizer, MosesPunctNormalizer, MosesTokenizer
+
+logger = logging.getLogger(__name__)
+
+PAD, UNK, BOS, EOS = 0, 1, 2, 3  # fixed ids in every sentencepiece model we train
+
+
+@lru_cache(maxsize=None)
+def _moses(lang: str):
+    return MosesPunctNormalizer(lang=lang), MosesTokenizer(lang=lang), MosesDetokenizer(lang=lang)
+
+
+@dataclass(frozen=True)
+class Pretokenizer:
+    """Moses-style text before BPE: punctuation normalisation, tokenisation, optional lowercasing."""
+
+    lang: str
+    lowercase: bool = True
+    moses: bool = True
+
+    def __call__(self, text: str) -> str:
+        text = " ".join(text.split())  # newlines, tabs and runs of spaces never reach BPE
+        if self.moses and text:
+            normalizer, tokenizer, _ = _moses(self.lang)
+            text = tokenizer.tokenize(normalizer.normalize(text), escape=False, return_str=True)
+        return text.lower() if self.lowercase else text
+
+    def detokenize(self, text: str) -> str:
+        if not self.moses:
+            return text
+        return _moses(self.lang)[2].detokenize(text.split())
+
+
+class LanguageTokenizer:
+    """The whole pipeline of one language: `encode(text) -> ids` (no BOS/EOS) and `decode(ids) -> text`."""
+
+    def __init__(self, lang: str, spm_model: bytes, lowercase: bool = True, moses: bool = True):
+        self.lang = lang
+        self.spm_model = bytes(spm_model)
+        self.pre = Pretokenizer(lang, lowercase, moses)
+        self.sp = spm.SentencePieceProcessor(model_proto=self.spm_model)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.sp.get_piece_size()
+
+    def encode(self, text: str) -> list:
+        return self.sp.encode(self.pre(text), out_type=int)
+
+    def encode_many(self, texts) -> list:
+        return self.sp.encode([self.pre(t) for t in texts], out_type=int)
+
+    def pieces(self, text: str) -> list:
+        """The subword strings `encode` maps to ids (for attention heat maps)."""
+        return self.sp.encode(self.pre(text), out_type=str)
+
+    def decode(self, ids) -> str:
+        ids = [int(i) for i in ids if int(i) not in (PAD, BOS, EOS)]
+        return self.pre.detokenize(self.sp.decode(ids))
+
+    def state(self) -> dict:
+        """What a checkpoint stores to rebuild this tokenizer."""
+        return {"lang": self.lang, "spm_model": self.spm_model, "lowercase": self.pre.lowercase, "moses": self.pre.moses}
+
+    @classmethod
+    def from_state(cls, state: dict) -> "LanguageTokenizer":
+        return cls(state["lang"], state["spm_model"], state["lowercase"], state["moses"])
+
+    @classmethod
+    def train(cls, lang: str, texts, vocab_size: int, lowercase: bool = True, moses: bool = True, seed: int = 1):
+        """Train a BPE model on `texts` (raw sentences). A vocabulary the data cannot fill is shrunk, with a warning."""
+        pre = Pretokenizer(lang, lowercase, moses)
+        lines = [line for line in (pre(t) for t in texts) if line]
+        if not lines:
+            from bridgeembed.errors import DataError
+
+            raise DataError(f"cannot train a tokenizer for {lang!r}: no non-empty training sentences")
+        model = io.BytesIO()
+        spm.set_random_generator_seed(seed)
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(lines),
+            model_writer=model,
+            model_type="bpe",
+            vocab_size=vocab_size,
+            hard_vocab_limit=False,  # small corpora have fewer merges than asked for
+            character_coverage=1.0,
+            pad_id=PAD, unk_id=UNK, bos_id=BOS, eos_id=EOS,
+            num_threads=1,  # one thread keeps the merges identical from run to run
+            minloglevel=2,
+        )
+        tokenizer = cls(lang, model.getvalue(), lowercase, moses)
+        if tokenizer.vocab_size < vocab_size:
+            logger.info("%s: BPE vocabulary has %d pieces (asked for %d; the corpus has no more merges)",
+                        lang, tokenizer.vocab_size, vocab_size)
+        return tokenizer

@@ -1,0 +1,295 @@
+"""The trainer: one direction per batch, rotating through all of them (Vázquez et al. 2020, Section 3).
+
+Everything that decides a step (direction, sentences, dropout masks) is a function of the seed and
+the step number, plus the torch RNG state stored in every checkpoint, so a run that is killed and
+resumed from `last.pt` reaches the same parameters as one that never stopped.
+"""
+
+import json
+import logging
+import math
+import signal
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import yaml
+from tqdm.auto import tqdm
+
+from bridgeembed import distributed
+from bridgeembed.checkpoint import build_from_payload, load_checkpoint, make_payload, save_atomic
+from bridgeembed.data import DirectionBatches, corpus_dir, encode_split, make_batch, read_split
+from bridgeembed.errors import ConfigError
+from bridgeembed.model import BridgeModel
+from bridgeembed.model.nmt import translation_loss
+from bridgeembed.schedule import RotatingScheduler, evaluation_directions, training_directions
+from bridgeembed.tokenization import PAD, LanguageTokenizer
+from bridgeembed.validation import validate
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class TrainState:
+    step: int = 0
+    lr: float = 0.0
+    best_bleu: float = -1.0
+    best_step: int = 0
+    bad_validations: int = 0  # validations in a row without a better mean dev BLEU
+
+
+def pick_device(name: str, local_rank: int = 0) -> torch.device:
+    if name == "auto":
+        return torch.device(f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+@contextmanager
+def interrupt_guard():
+    """SIGINT/SIGTERM ask the loop to stop after the current step (and save) instead of dying mid-step."""
+    flag = {"stop": False}
+
+    def handler(signum, frame):
+        flag["stop"] = True
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield flag
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+class Trainer:
+    def __init__(self, config, data=None, world=None, show_progress=None):
+        self.cfg, t = config, config.train
+        self.world = world or distributed.from_environment()
+        self.device = pick_device(t.device, self.world.local_rank)
+        self.out = Path(t.out_dir)
+        self.show_progress = show_progress
+        if t.threads:
+            torch.set_num_threads(t.threads)
+        distributed.init(self.world, self.device)
+        resume = load_checkpoint(self.out / "last.pt") if (self.out / "last.pt").exists() else None
+        if resume:
+            self._check_resumable(resume)
+        folder = corpus_dir(config.data.path, data)
+        raw_train = read_split(folder, config.data.train, config.data.languages)
+        self.raw_valid = read_split(folder, config.data.valid, config.data.languages)
+        self.tokenizers = (build_from_payload(resume, "last.pt")[1] if resume
+                           else self._train_tokenizers(raw_train))
+        self.train_data = encode_split(raw_train, self.tokenizers, config.tokenizer.max_len)
+        self.valid_data = encode_split(self.raw_valid, self.tokenizers, config.tokenizer.max_len)
+        self.directions = training_directions(config.data)
+        self.eval_directions = evaluation_directions(config.data)
+        self.scheduler = RotatingScheduler(self.directions, t.seed)
+        self.batches = [self._direction_batches(i, d) for i, d in enumerate(self.directions)]
+        torch.manual_seed(t.seed)  # same initial weights on every rank and every run
+        self.model = BridgeModel(config.model, {lang: tok.vocab_size for lang, tok in self.tokenizers.items()})
+        self.model.to(self.device)
+        self.optimizer = self._make_optimizer()
+        self.state = TrainState(lr=t.lr)
+        if resume:
+            self._restore(resume)
+        self.ddp = self._wrap()
+
+    # --- set-up -----------------------------------------------------------------------------
+    def _check_resumable(self, payload) -> None:
+        saved = payload["config"]
+        for section in ("model", "tokenizer", "data"):
+            if saved.get(section) != asdict(getattr(self.cfg, section)):
+                raise ConfigError(f"{self.out / 'last.pt'} was trained with a different {section} config; "
+                                  f"resume with the same config or choose a new train.out_dir")
+        if payload["kind"] != "trainer" or "trainer" not in payload:
+            raise ConfigError(f"{self.out / 'last.pt'} is not a trainer checkpoint; cannot resume from it")
+
+    def _train_tokenizers(self, raw: dict) -> dict:
+        tok = self.cfg.tokenizer
+        return {lang: LanguageTokenizer.train(lang, lines, tok.vocab_size, tok.lowercase, tok.moses, self.cfg.train.seed)
+                for lang, lines in raw.items()}
+
+    def _direction_batches(self, key: int, d) -> DirectionBatches:
+        pairs = self.train_data.pairs(d.src, d.tgt)
+        lengths = np.array([0 if s is None else len(s) for s in self.train_data.ids[d.src]])
+        return DirectionBatches(pairs, lengths, self.cfg.train.batch_size, self.cfg.train.seed, key)
+
+    def _make_optimizer(self):
+        t = self.cfg.train
+        if t.optimizer == "sgd":
+            return torch.optim.SGD(self.model.parameters(), lr=t.lr)
+        return torch.optim.Adam(self.model.parameters(), lr=t.lr)
+
+    def _wrap(self):
+        if not self.world.distributed:
+            return self.model
+        from torch.nn.parallel import DistributedDataParallel
+
+        ids = [self.device.index] if self.device.type == "cuda" else None
+        # each step uses one encoder and one decoder: the others get no gradient
+        return DistributedDataParallel(self.model, device_ids=ids, find_unused_parameters=True)
+
+    @property
+    def steps_per_epoch(self) -> int:
+        return sum(b.per_epoch for b in self.batches)
+
+    @property
+    def max_steps(self) -> int:
+        t = self.cfg.train
+        if t.max_epochs > 0:
+            return min(t.max_steps, math.ceil(t.max_epochs * self.steps_per_epoch))
+        return t.max_steps
+
+    # --- checkpoints ------------------------------------------------------------------------
+    def payload(self, with_optimizer: bool = True) -> dict:
+        payload = make_payload(self.model, self.tokenizers, self.cfg, kind="trainer")
+        payload["trainer"] = {**asdict(self.state), "rng": torch.get_rng_state()}
+        if with_optimizer:
+            payload["optimizer"] = self.optimizer.state_dict()
+        return payload
+
+    def save(self, name: str = "last.pt", with_optimizer: bool = True) -> None:
+        if self.world.main:
+            save_atomic(self.payload(with_optimizer), self.out / name)
+
+    def _restore(self, payload) -> None:
+        self.model.load_state_dict(payload["model"])
+        self.optimizer.load_state_dict(payload["optimizer"])
+        saved = dict(payload["trainer"])
+        torch.set_rng_state(saved.pop("rng"))
+        self.state = TrainState(**saved)
+        self._set_lr(self.state.lr)
+        logger.info("resumed from %s at step %d", self.out / "last.pt", self.state.step)
+
+    def _set_lr(self, lr: float) -> None:
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+
+    # --- the loop ---------------------------------------------------------------------------
+    def global_batch(self, step: int):
+        """The batch every rank agrees on at `step` (each then trains on its slice)."""
+        index = self.scheduler.index(step)
+        d = self.directions[index]
+        rows = self.batches[index].batch(self.scheduler.visits_before(step, index))
+        ids = self.train_data.ids
+        return make_batch([ids[d.src][i] for i in rows], [ids[d.tgt][i] for i in rows], d.src, d.tgt)
+
+    def train_step(self, step: int) -> dict:
+        t = self.cfg.train
+        batch = self.global_batch(step)
+        tokens, sentences = int((batch.tgt_out != PAD).sum()), batch.src.size(0)
+        local = batch.shard(self.world.rank, self.world.size).to(self.device)
+        self.model.train()
+        output = self.ddp(local.src, local.lengths, local.src_lang, local.tgt_in, local.tgt_lang)
+        parts = translation_loss(output, local.tgt_out, t.label_smoothing)
+        # normalised by the global counts; DDP averages over ranks, hence the factor world.size
+        loss = (parts.nll / tokens + t.penalty_weight * parts.penalty / sentences) * self.world.size
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if t.clip_norm > 0:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), t.clip_norm)
+        self.optimizer.step()
+        return {"nll": float(parts.nll.detach()), "penalty": float(parts.penalty.detach()), "tokens": parts.tokens,
+                "sentences": local.src.size(0), "src_tokens": int(local.lengths.sum())}
+
+    def train(self) -> TrainState:
+        """Train until max_steps / max_epochs, early stopping, or an interrupt; returns the final state."""
+        self.out.mkdir(parents=True, exist_ok=True)
+        log = TrainingLog(self.out / "log.jsonl", self.world)
+        log.start(self)
+        bar = tqdm(total=self.max_steps, initial=self.state.step, desc="train", unit="step",
+                   disable=(not self.world.main) or (self.show_progress is False) or None)
+        reason = "max_steps"
+        with interrupt_guard() as interrupt:
+            while self.state.step < self.max_steps:
+                if distributed.any_rank(interrupt["stop"], self.world):
+                    reason = "interrupted"
+                    break
+                stats = self.train_step(self.state.step)
+                self.state.step += 1
+                bar.update(1)
+                log.add(stats)
+                step = self.state.step
+                if step % self.cfg.train.log_every == 0:
+                    bar.set_postfix(log.flush_train(self))
+                if step % self.cfg.train.valid_every == 0:
+                    if self.validate_and_save(log):
+                        reason = "early_stopping"
+                        break
+                elif step % self.cfg.train.save_every == 0:
+                    self.save()
+        self.save()
+        bar.close()
+        log.event("end", step=self.state.step, reason=reason, best_step=self.state.best_step,
+                  best_bleu=self.state.best_bleu)
+        return self.state
+
+    def validate_and_save(self, log) -> bool:
+        """Validate on rank 0, keep the best checkpoint, decay the lr, save last.pt; True = stop early."""
+        t = self.cfg.train
+        decision = None
+        if self.world.main:
+            result = validate(self.model, self.tokenizers, self.valid_data, self.raw_valid, self.eval_directions,
+                              self.directions, t, self.cfg.tokenizer.max_len)
+            improved = result.mean_bleu > self.state.best_bleu
+            decision = {"improved": improved, "mean_bleu": result.mean_bleu}
+            log.event("valid", step=self.state.step, best=improved, lr=self.state.lr, **result.record())
+        decision = distributed.from_main(decision, self.world)
+        if decision["improved"]:
+            self.state.best_bleu, self.state.best_step, self.state.bad_validations = \
+                decision["mean_bleu"], self.state.step, 0
+            self.save("best.pt", with_optimizer=False)
+        else:
+            self.state.bad_validations += 1
+            self.state.lr *= t.lr_decay
+            self._set_lr(self.state.lr)
+        self.save()
+        return bool(t.patience) and self.state.bad_validations >= t.patience
+
+
+class TrainingLog:
+    """log.jsonl: one JSON object per line (train records every log_every steps, validations, events)."""
+
+    def __init__(self, path: Path, world):
+        self.path, self.world = path, world
+        self.sums = {"nll": 0.0, "penalty": 0.0, "tokens": 0, "sentences": 0, "src_tokens": 0, "steps": 0}
+        self.clock = time.perf_counter()
+
+    def start(self, trainer) -> None:
+        d = trainer.train_data
+        self.event("resume" if trainer.state.step else "start", step=trainer.state.step,
+                   directions=[str(x) for x in trainer.directions], steps_per_epoch=trainer.steps_per_epoch,
+                   max_steps=trainer.max_steps, world_size=self.world.size, empty_lines=d.empty,
+                   truncated=d.truncated, parameters=sum(p.numel() for p in trainer.model.parameters()))
+        if self.world.main and not trainer.state.step:
+            (trainer.out / "config.yaml").write_text(yaml.safe_dump(trainer.cfg.to_dict(), sort_keys=False))
+        if any(d.empty.values()) or any(d.truncated.values()):
+            logger.info("training data: skipped empty lines %s; truncated to max_len %s", d.empty, d.truncated)
+
+    def add(self, stats: dict) -> None:
+        for key, value in stats.items():
+            self.sums[key] += value
+        self.sums["steps"] += 1
+
+    def flush_train(self, trainer) -> dict:
+        s = self.sums
+        nll, penalty, tokens, sentences, src_tokens = distributed.sum_all(
+            [s["nll"], s["penalty"], s["tokens"], s["sentences"], s["src_tokens"]], self.world)
+        seconds = time.perf_counter() - self.clock
+        record = {"step": trainer.state.step, "epoch": round(trainer.state.step / trainer.steps_per_epoch, 4),
+                  "lr": trainer.state.lr, "nll": nll / max(tokens, 1), "ppl": math.exp(min(nll / max(tokens, 1), 50)),
+                  "penalty": penalty / max(sentences, 1), "pairs_per_s": sentences / seconds,
+                  "tokens_per_s": (tokens + src_tokens) / seconds}
+        self.event("train", **record)
+        self.sums = dict.fromkeys(self.sums, 0)
+        self.sums["nll"] = self.sums["penalty"] = 0.0
+        self.clock = time.perf_counter()
+        return {"nll": f"{record['nll']:.3f}", "pen": f"{record['penalty']:.3f}", "pairs/s": f"{record['pairs_per_s']:.0f}"}
+
+    def event(self, kind: str, **fields) -> None:
+        if not self.world.main:
+            return
+        with open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"event": kind, "time": time.time(), **fields}) + "\n")

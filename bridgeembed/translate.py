@@ -1,0 +1,53 @@
+"""Translation with a trained model: raw sentences in, detokenised sentences out, batched by length."""
+
+import logging
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from bridgeembed.data import pad
+from bridgeembed.errors import UnknownLanguageError
+from bridgeembed.search import beam_search
+from bridgeembed.tokenization import EOS
+
+logger = logging.getLogger(__name__)
+
+
+class Translator:
+    def __init__(self, model, tokenizers: dict, max_len: int = 50):
+        self.model, self.tokenizers, self.max_len = model, tokenizers, max_len
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    def source_ids(self, sentences, lang: str) -> list:
+        """Subword ids + EOS, cut to the model's maximum length (an empty sentence is just EOS)."""
+        if lang not in self.tokenizers:
+            raise UnknownLanguageError(lang, self.tokenizers, "the model")
+        ids = self.tokenizers[lang].encode_many(sentences)
+        return [seq[: self.max_len - 1] + [EOS] for seq in ids]
+
+    @torch.no_grad()
+    def translate(self, sentences, src: str, tgt: str, beam: int = 5, batch_size: int = 64,
+                  alpha: float = 1.0, show_progress: bool = False) -> list:
+        if tgt not in self.model.decoders:
+            raise UnknownLanguageError(tgt, self.model.decoders, "the model's decoders")
+        was_training = self.model.training
+        self.model.eval()
+        ids = self.source_ids(list(sentences), src)
+        order = np.argsort([-len(s) for s in ids], kind="stable")  # long first: the slowest batches show early
+        out = [None] * len(ids)
+        starts = range(0, len(ids), batch_size)
+        for start in tqdm(starts, desc=f"{src}-{tgt}", disable=not show_progress, leave=False):
+            rows = order[start : start + batch_size]
+            seqs = [ids[i] for i in rows]
+            src_t = pad(seqs).to(self.device)
+            lengths = torch.tensor([len(s) for s in seqs], device=self.device)
+            hyps = beam_search(self.model, src_t, lengths, src, tgt, beam=beam, alpha=alpha,
+                               max_len=2 * self.max_len)
+            for row, hyp in zip(rows, hyps):
+                out[row] = self.tokenizers[tgt].decode(hyp)
+        self.model.train(was_training)
+        return out

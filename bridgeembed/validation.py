@@ -1,0 +1,61 @@
+"""Validation during training: dev loss and BLEU of every direction, zero-shot ones included.
+
+The model is selected by the mean dev BLEU of the trained translation directions (copies A->A and
+zero-shot directions are reported but do not choose the checkpoint).
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from bridgeembed.bleu import corpus_bleu
+from bridgeembed.data import make_batch
+from bridgeembed.model.nmt import translation_loss
+from bridgeembed.translate import Translator
+
+
+@dataclass
+class ValidationResult:
+    bleu: dict = field(default_factory=dict)  # "en-de" -> BLEU
+    loss: dict = field(default_factory=dict)  # "en-de" -> NLL per target token
+    penalty: dict = field(default_factory=dict)  # "en-de" -> mean ||AA^T - I||^2 per sentence
+    mean_bleu: float = 0.0  # over the trained translation directions
+
+    def record(self) -> dict:
+        return {"mean_bleu": self.mean_bleu, "bleu": self.bleu, "loss": self.loss, "penalty": self.penalty}
+
+
+@torch.no_grad()
+def dev_loss(model, encoded, lines: np.ndarray, src: str, tgt: str, device, batch_size: int = 64):
+    """(NLL per target token, penalty per sentence) under teacher forcing."""
+    nll = penalty = 0.0
+    tokens = 0
+    for start in range(0, len(lines), batch_size):
+        rows = lines[start : start + batch_size]
+        batch = make_batch([encoded.ids[src][i] for i in rows], [encoded.ids[tgt][i] for i in rows], src, tgt)
+        batch = batch.to(device)
+        parts = translation_loss(model(batch.src, batch.lengths, src, batch.tgt_in, tgt), batch.tgt_out)
+        nll, penalty, tokens = nll + float(parts.nll), penalty + float(parts.penalty), tokens + parts.tokens
+    return nll / max(tokens, 1), penalty / max(len(lines), 1)
+
+
+def validate(model, tokenizers, encoded, raw: dict, directions, trained, cfg_train, max_len: int) -> ValidationResult:
+    """`encoded`: the dev EncodedSplit; `raw`: {lang: dev lines}; `trained`: the training directions."""
+    model.eval()
+    device = next(model.parameters()).device
+    translator = Translator(model, tokenizers, max_len)
+    result = ValidationResult()
+    for d in directions:
+        lines = encoded.pairs(d.src, d.tgt)
+        if cfg_train.valid_sentences:
+            lines = lines[: cfg_train.valid_sentences]
+        name = str(d)
+        result.loss[name], result.penalty[name] = dev_loss(model, encoded, lines, d.src, d.tgt, device)
+        hyps = translator.translate([raw[d.src][i] for i in lines], d.src, d.tgt, beam=cfg_train.valid_beam,
+                                    batch_size=100)
+        result.bleu[name] = corpus_bleu(hyps, [raw[d.tgt][i] for i in lines])
+    selecting = [str(d) for d in trained if d.src != d.tgt] or [str(d) for d in trained]
+    result.mean_bleu = float(np.mean([result.bleu[n] for n in selecting if n in result.bleu]))
+    model.train()
+    return result
