@@ -1,0 +1,176 @@
+"""`bridgeembed-bench xnli | sentiment | retrieval`: the crosslingual benchmarks on the command line.
+
+    bridgeembed-bench xnli --model multi30k-m2m --train-langs en en+de en+de+fr --test-langs en,de,fr
+    bridgeembed-bench sentiment --model multi30k-m2m --train-langs en --test-langs en,de,fr,es
+    bridgeembed-bench retrieval --model multi30k-m2m --langs en,de,fr,cs
+
+`--model majority` scores the majority-class baseline (no encoder); `--model untrained:NAME` the same
+architecture with random weights. Each run writes JSON, CSV, Markdown and PNG under `--out`.
+"""
+
+import logging
+import re
+from pathlib import Path
+
+from bridgeembed.crosslingual.classifier import ClassifierConfig
+from bridgeembed.crosslingual.data import expand, read_bitext
+from bridgeembed.crosslingual.report import (retrieval_table, to_markdown, transfer_table, write_retrieval,
+                                             write_transfer)
+from bridgeembed.crosslingual.retrieval import retrieval_matrix
+from bridgeembed.crosslingual.sources import NliTemplates, TsvTemplates, XlmtTweets, XnliXtreme
+from bridgeembed.crosslingual.transfer import parse_langs, parse_train_sets, transfer_matrix
+from bridgeembed.errors import ConfigError
+from bridgeembed.paths import data_root
+
+logger = logging.getLogger(__name__)
+
+MAJORITY = "majority"
+
+
+def slug(spec: str) -> str:
+    """A model spec as a folder name: `untrained:multi30k-m2m` -> `untrained-multi30k-m2m`."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", Path(spec).name if "/" in spec else spec).strip("-") or "model"
+
+
+def load_model(spec: str, device=None):
+    """-> (encoder or None, classifier name). `majority` needs no encoder."""
+    if spec == MAJORITY:
+        return None, "majority"
+    from bridgeembed.resolve import load_encoder
+
+    return load_encoder(spec, device=device), "logreg"
+
+
+def parse_heads(value: str):
+    if value == "mean":
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigError(f"--heads must be 'mean' or a head index, got {value!r}") from None
+
+
+def parse_floats(value: str, what: str):
+    try:
+        return tuple(float(v) for v in value.split(","))
+    except ValueError:
+        raise ConfigError(f"{what} must be comma-separated numbers, got {value!r}") from None
+
+
+def add_common(parser, task: str) -> None:
+    parser.add_argument("--model", required=True,
+                        help="shipped model name, checkpoint path, untrained:NAME, minilm, bow, or majority")
+    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA or ~/.cache/bridgeembed/data)")
+    parser.add_argument("--out", help=f"output folder (default: results/{task}/MODEL)")
+    parser.add_argument("--heads", default="mean", help="'mean' (the sentence vector) or one head index")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--device", help="torch device for the encoder (default: the encoder's choice)")
+    parser.add_argument("--limit", type=int, help="use only the first N examples of every file (quick checks)")
+
+
+def add_classifier(parser, train_default) -> None:
+    parser.add_argument("--train-langs", nargs="+", default=train_default,
+                        help="training-language sets, e.g. en en+de en+de+fr (one row each)")
+    parser.add_argument("--test-langs", default="en,de,fr,es", help="comma-separated test languages")
+    parser.add_argument("--c-grid", default="0.01,0.1,1,10", help="L2 strengths C tried on the held-out part")
+    parser.add_argument("--heldout", type=float, default=0.1, help="fraction of training examples held out to pick C")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def _transfer(args, task: str, source) -> int:
+    encoder, classifier = load_model(args.model, args.device)
+    config = ClassifierConfig(parse_floats(args.c_grid, "--c-grid"), args.heldout, args.seed)
+    result = transfer_matrix(encoder, source, parse_train_sets(args.train_langs), parse_langs(args.test_langs),
+                             classifier=classifier, config=config, heads=parse_heads(args.heads),
+                             batch_size=args.batch_size, limit=args.limit, task=task, model=args.model)
+    paths = write_transfer(result, args.out or Path("results") / task / slug(args.model))
+    print(to_markdown(transfer_table(result)))
+    logger.info("results in %s", paths["json"].parent)
+    return 0
+
+
+class Xnli:
+    """Crosslingual NLI (Table 6): logistic regression on [u, v, |u-v|, u*v]."""
+
+    def add_arguments(self, parser) -> None:
+        add_common(parser, "xnli")
+        add_classifier(parser, ["en"])
+        parser.add_argument("--train-split", default="dev", help="XTREME split to train on (default: dev)")
+        parser.add_argument("--test-split", default="test", help="XTREME split to test on (default: test)")
+        parser.add_argument("--train-template", help="premise<TAB>hypothesis<TAB>label files instead, e.g. "
+                                                     "'mnli/train-{lang}.tsv' (MultiNLI, XNLI-MT); needs --test-template")
+        parser.add_argument("--test-template", help="labelled test files with {lang}, used with --train-template")
+
+    def run(self, args) -> int:
+        if bool(args.train_template) != bool(args.test_template):
+            raise ConfigError("--train-template and --test-template go together")
+        if args.train_template:
+            source = NliTemplates(args.train_template, args.test_template)
+        else:
+            source = XnliXtreme(data_root(args.data) / "xnli" / "xtreme", args.train_split, args.test_split)
+        return _transfer(args, "xnli", source)
+
+
+class Sentiment:
+    """Crosslingual sentiment (Table 7): logistic regression on sentence vectors, trained on English."""
+
+    def add_arguments(self, parser) -> None:
+        add_common(parser, "sentiment")
+        add_classifier(parser, ["en"])
+        parser.add_argument("--dir", help="xlm-t layout folder (default: DATA/reviews/xlm-t-umsab-tweets)")
+        parser.add_argument("--train-split", default="train")
+        parser.add_argument("--test-split", default="test")
+        parser.add_argument("--train-template", help="text<TAB>label files instead, e.g. 'yelp/{lang}.train.tsv'; "
+                                                     "needs --test-template")
+        parser.add_argument("--test-template", help="labelled test files with {lang}, used with --train-template")
+        parser.add_argument("--labels", help="comma-separated label set of the template files "
+                                             "(default: the labels of the first training file)")
+
+    def run(self, args) -> int:
+        if bool(args.train_template) != bool(args.test_template):
+            raise ConfigError("--train-template and --test-template go together")
+        if args.train_template:
+            labels = [v.strip() for v in args.labels.split(",") if v.strip()] if args.labels else None
+            source = TsvTemplates(args.train_template, args.test_template, labels)
+        else:
+            folder = Path(args.dir) if args.dir else data_root(args.data) / "reviews" / "xlm-t-umsab-tweets"
+            source = XlmtTweets(folder, args.train_split, args.test_split)
+        return _transfer(args, "sentiment", source)
+
+
+class Retrieval:
+    """Bitext retrieval: nearest neighbour by cosine, both directions of every language pair."""
+
+    def add_arguments(self, parser) -> None:
+        add_common(parser, "retrieval")
+        parser.add_argument("--langs", default="en,de,fr,cs", help="comma-separated languages")
+        parser.add_argument("--template", help="line-aligned files with {lang} "
+                                               "(default: DATA/multi30k/test_2016_flickr.{lang}.gz)")
+
+    def run(self, args) -> int:
+        if args.model == MAJORITY:
+            raise ConfigError("'majority' is a classifier baseline; retrieval needs an encoder (chance is 1/N)")
+        template = args.template or str(data_root(args.data) / "multi30k" / "test_2016_flickr.{lang}.gz")
+        paths, skipped = {}, {}
+        for lang in parse_langs(args.langs):
+            path = expand(template, lang)
+            if path.is_file():
+                paths[lang] = path
+            else:
+                skipped[lang] = f"missing file: {path}"
+                logger.warning("skipping %s: missing file %s", lang, path)
+        lines = read_bitext(paths)
+        if args.limit:
+            lines = {lang: rows[: args.limit] for lang, rows in lines.items()}
+        encoder, _ = load_model(args.model, args.device)
+        result = retrieval_matrix(encoder, lines, files=paths, heads=parse_heads(args.heads),
+                                  batch_size=args.batch_size, model=args.model, skipped=skipped)
+        out = write_retrieval(result, args.out or Path("results") / "retrieval" / slug(args.model))
+        print(to_markdown(retrieval_table(result)))
+        logger.info("results in %s", out["json"].parent)
+        return 0
+
+
+xnli = Xnli()
+sentiment = Sentiment()
+retrieval = Retrieval()

@@ -1,0 +1,144 @@
+"""Every run writes `<stem>.json` (everything), `<stem>.csv` (the matrix), `<stem>.md` (the table, as in
+the paper) and `<stem>.png` (a heat map of the matrix). Accuracies are shown in percent."""
+
+import csv
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from bridgeembed.crosslingual.retrieval import RetrievalResult
+from bridgeembed.crosslingual.transfer import TransferResult
+
+logger = logging.getLogger(__name__)
+
+SUPERVISED_MARK = "*"
+
+
+@dataclass
+class MatrixTable:
+    """A matrix of fractions in [0, 1] with optional marked cells and extra (pre-formatted) rows."""
+
+    title: str
+    corner: str  # header of the row-label column, e.g. "train \\ test"
+    rows: List[str]
+    cols: List[str]
+    values: List[List[Optional[float]]]
+    marked: List[List[bool]]
+    extra_rows: Dict[str, List[str]] = field(default_factory=dict)
+    notes: List[str] = field(default_factory=list)
+
+
+def pct(value: Optional[float]) -> str:
+    return "–" if value is None else f"{100 * value:.1f}"
+
+
+def to_markdown(table: MatrixTable) -> str:
+    header = f"| {table.corner} | " + " | ".join(table.cols) + " |"
+    lines = [f"### {table.title}", "", header, "|" + "---|" * (len(table.cols) + 1)]
+    for row, values, marks in zip(table.rows, table.values, table.marked):
+        cells = [pct(v) + (SUPERVISED_MARK if m and v is not None else "") for v, m in zip(values, marks)]
+        lines.append(f"| {row} | " + " | ".join(cells) + " |")
+    for label, cells in table.extra_rows.items():
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.extend(f"{note}  " for note in table.notes)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def to_csv(table: MatrixTable, path: Path) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow([table.corner] + table.cols)
+        for row, values in zip(table.rows, table.values):
+            writer.writerow([row] + ["" if v is None else f"{v:.4f}" for v in values])
+
+
+def heatmap(table: MatrixTable, path: Path) -> None:
+    """Accuracy heat map; marked (supervised) cells get a black frame, skipped cells stay blank."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    grid = np.array([[np.nan if v is None else 100 * v for v in row] for row in table.values], dtype=float)
+    fig, ax = plt.subplots(figsize=(1.2 + 0.9 * len(table.cols), 1.2 + 0.6 * len(table.rows)))
+    image = ax.imshow(np.ma.masked_invalid(grid), cmap="viridis", aspect="auto")
+    ax.set_xticks(range(len(table.cols)), labels=table.cols)
+    ax.set_yticks(range(len(table.rows)), labels=table.rows)
+    corner = table.corner.replace("\\", "/")
+    ax.set_xlabel(corner.split("/")[-1].strip() if "/" in corner else "")
+    ax.set_ylabel(corner.split("/")[0].strip() if "/" in corner else corner)
+    finite = grid[np.isfinite(grid)]
+    middle = (finite.min() + finite.max()) / 2 if finite.size else 0
+    for i, j in np.ndindex(grid.shape):
+        if np.isfinite(grid[i, j]):
+            ax.text(j, i, f"{grid[i, j]:.1f}", ha="center", va="center", fontsize=8,
+                    color="black" if grid[i, j] > middle else "white")
+        if table.marked[i][j] and np.isfinite(grid[i, j]):
+            ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=2))
+    fig.colorbar(image, ax=ax, label="accuracy (%)")
+    ax.set_title(table.title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def write_report(out_dir, stem: str, table: MatrixTable, payload: dict) -> Dict[str, Path]:
+    """Write the four files; returns {"json": path, "csv": ..., "md": ..., "png": ...}."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {ext: out_dir / f"{stem}.{ext}" for ext in ("json", "csv", "md", "png")}
+    paths["json"].write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    to_csv(table, paths["csv"])
+    paths["md"].write_text(to_markdown(table), encoding="utf-8")
+    heatmap(table, paths["png"])
+    logger.info("wrote %s", ", ".join(str(p) for p in paths.values()))
+    return paths
+
+
+def _distribution(result: TransferResult, lang: str) -> str:
+    dist = result.test_label_distribution.get(lang)
+    return "–" if dist is None else "/".join(f"{100 * f:.0f}" for f in dist.values())
+
+
+def transfer_table(result: TransferResult) -> MatrixTable:
+    """Table 6 / Table 7 layout: training sets down, test languages across, supervised cells marked."""
+    values = [[result.accuracy[r][l] for l in result.test_langs] for r in result.train_sets]
+    marked = [[result.supervised(r, l) for l in result.test_langs] for r in result.train_sets]
+    extra = {}
+    for label in dict.fromkeys(result.majority_label.values()):  # one baseline row per distinct majority label
+        row = next(r for r in result.train_sets if result.majority_label.get(r) == label)
+        extra[f"majority class ({label})"] = [pct(result.majority[row][l]) for l in result.test_langs]
+    extra["test labels % (" + "/".join(result.label_names) + ")"] = [_distribution(result, l) for l in result.test_langs]
+    drop = result.zero_shot_drop()["overall"]
+    notes = [f"{SUPERVISED_MARK} supervised: the test language is among the training languages; "
+             "unmarked cells are zero-shot.",
+             "zero-shot drop (mean supervised − mean zero-shot): "
+             + ("n/a (needs both kinds of cell)" if drop is None else f"{100 * drop:.1f} points")]
+    notes += [f"skipped {what}: {why}" for what, why in result.skipped.items()]
+    return MatrixTable(f"{result.task}: accuracy (%) of {result.model}", "train \\ test", result.train_sets,
+                       result.test_langs, values, marked, extra, notes)
+
+
+def retrieval_table(result: RetrievalResult) -> MatrixTable:
+    """Source languages down, target languages across; the diagonal is left out."""
+    values = [[result.accuracy[a][b] for b in result.langs] for a in result.langs]
+    marked = [[False] * len(result.langs) for _ in result.langs]
+    notes = [f"nearest neighbour by cosine among {result.sentences} line-aligned sentences; "
+             "row = query language, column = retrieved language."]
+    notes += [f"skipped {what}: {why}" for what, why in result.skipped.items()]
+    return MatrixTable(f"bitext retrieval: accuracy (%) of {result.model}", "query \\ target", result.langs,
+                       result.langs, values, marked, {}, notes)
+
+
+def write_transfer(result: TransferResult, out_dir, stem: Optional[str] = None) -> Dict[str, Path]:
+    return write_report(out_dir, stem or result.task, transfer_table(result), result.to_dict())
+
+
+def write_retrieval(result: RetrievalResult, out_dir, stem: str = "retrieval") -> Dict[str, Path]:
+    return write_report(out_dir, stem, retrieval_table(result), result.to_dict())

@@ -1,0 +1,97 @@
+"""Where the training and test examples of a language come from: one small class per layout.
+
+A source has `load(role, lang) -> LabelledText` with role "train" or "test"; a missing file raises
+`MissingFile` (that language is skipped), anything malformed raises `DataError` (the run stops).
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+from bridgeembed.crosslingual.data import (NLI_LABELS, XLMT_LABEL_NAMES, LabelledText, expand, read_nli_tsv,
+                                           read_tsv_labelled, read_xlmt)
+
+ROLES = ("train", "test")
+
+
+def _check_role(role: str) -> None:
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {ROLES}, got {role!r}")
+
+
+@dataclass
+class XnliXtreme:
+    """XNLI in the XTREME layout. Default protocol: train on dev (labelled), test on test + test.labels.
+
+    No NLI training set ships offline, so the 2,490 dev pairs per language are the training pairs.
+    """
+
+    folder: Path
+    train_split: str = "dev"
+    test_split: str = "test"
+    description = "XNLI (XTREME layout)"
+
+    def load(self, role: str, lang: str) -> LabelledText:
+        _check_role(role)
+        split = self.train_split if role == "train" else self.test_split
+        path = Path(self.folder) / f"{split}-{lang}.tsv"
+        # test-{lang}.tsv has no label column; the labels of all languages are in one shared file.
+        labels = Path(self.folder) / f"{split}.labels" if split == "test" else None
+        return read_nli_tsv(path, labels)
+
+    def label_names(self) -> Sequence[str]:
+        return NLI_LABELS
+
+
+@dataclass
+class NliTemplates:
+    """Any `premise TAB hypothesis TAB label` files, e.g. MultiNLI or XNLI-MT: `train-{lang}.tsv`."""
+
+    train: str
+    test: str
+    description = "NLI files (premise, hypothesis, label)"
+
+    def load(self, role: str, lang: str) -> LabelledText:
+        _check_role(role)
+        return read_nli_tsv(expand(self.train if role == "train" else self.test, lang))
+
+    def label_names(self) -> Sequence[str]:
+        return NLI_LABELS
+
+
+@dataclass
+class XlmtTweets:
+    """The xlm-t tweet sentiment layout (en de fr es ...), labels 0 negative / 1 neutral / 2 positive."""
+
+    folder: Path
+    train_split: str = "train"
+    test_split: str = "test"
+    description = "xlm-t tweet sentiment"
+
+    def load(self, role: str, lang: str) -> LabelledText:
+        _check_role(role)
+        return read_xlmt(self.folder, lang, self.train_split if role == "train" else self.test_split)
+
+    def label_names(self) -> Sequence[str]:
+        return tuple(XLMT_LABEL_NAMES.values())
+
+
+@dataclass
+class TsvTemplates:
+    """Per-language `text TAB label` files (Yelp, Amazon reviews, ...). Without `labels` the label set
+    is the sorted set of labels of the first file read; every other file must use the same labels."""
+
+    train: str
+    test: str
+    labels: Optional[Sequence[str]] = None
+    description = "text<TAB>label files"
+
+    def load(self, role: str, lang: str) -> LabelledText:
+        _check_role(role)
+        data = read_tsv_labelled(expand(self.train if role == "train" else self.test, lang), self.labels)
+        if self.labels is None:
+            self.labels = tuple(data.label_names)
+        return data
+
+    def label_names(self) -> Sequence[str]:
+        return tuple(self.labels or ())
