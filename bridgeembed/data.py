@@ -77,16 +77,22 @@ class EncodedSplit:
         return np.array([i for i in range(len(s)) if s[i] is not None and t[i] is not None], dtype=np.int64)
 
 
+def with_eos(seqs, max_len: int):
+    """Subword id lists -> (lists cut to max_len - 1 and ending in EOS, how many were cut).
+
+    The one truncation rule of training, translation and encoding: an empty sentence is just EOS."""
+    cut = sum(len(seq) > max_len - 1 for seq in seqs)
+    return [list(seq[: max_len - 1]) + [EOS] for seq in seqs], cut
+
+
 def encode_split(lines: dict, tokenizers: dict, max_len: int) -> EncodedSplit:
     out = EncodedSplit({})
     for lang, texts in lines.items():
         keep = [i for i, text in enumerate(texts) if text.strip()]
-        encoded = tokenizers[lang].encode_many([texts[i] for i in keep])
+        encoded, cut = with_eos(tokenizers[lang].encode_many([texts[i] for i in keep]), max_len)
         ids = [None] * len(texts)
-        cut = 0
         for i, seq in zip(keep, encoded):
-            cut += len(seq) > max_len - 1
-            ids[i] = np.array(seq[: max_len - 1] + [EOS], dtype=np.int32)
+            ids[i] = np.array(seq, dtype=np.int32)
         out.ids[lang], out.empty[lang], out.truncated[lang] = ids, len(texts) - len(keep), cut
     return out
 

@@ -6,10 +6,9 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from bridgeembed.data import pad
+from bridgeembed.data import pad, with_eos
 from bridgeembed.errors import UnknownLanguageError
 from bridgeembed.search import beam_search
-from bridgeembed.tokenization import EOS
 
 logger = logging.getLogger(__name__)
 
@@ -26,8 +25,7 @@ class Translator:
         """Subword ids + EOS, cut to the model's maximum length (an empty sentence is just EOS)."""
         if lang not in self.tokenizers:
             raise UnknownLanguageError(lang, self.tokenizers, "the model")
-        ids = self.tokenizers[lang].encode_many(sentences)
-        return [seq[: self.max_len - 1] + [EOS] for seq in ids]
+        return with_eos(self.tokenizers[lang].encode_many(sentences), self.max_len)[0]
 
     @torch.no_grad()
     def translate(self, sentences, src: str, tgt: str, beam: int = 5, batch_size: int = 64,

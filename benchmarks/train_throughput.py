@@ -1,0 +1,115 @@
+"""Training throughput of the attention-bridge model: sentence pairs/s and tokens/s.
+
+Times full training steps (forward, NLL + penalty, backward, clipping, Adam) of `BridgeModel` on
+synthetic batches whose subword lengths follow Multi30k's (mean 16, sd 5, clipped to 4..50: measured
+on the shipped model's BPE). One direction per step, as in training; the directions rotate through
+4 languages. Configurations: the paper's (Vázquez et al. 2020) and the shipped model's
+(pretrained/multi30k-m2m/config.yaml). CPU always, CUDA when available.
+
+    python benchmarks/train_throughput.py                       # paper + shipped, CPU (+ GPU)
+    python benchmarks/train_throughput.py --configs shipped --steps 20 --threads 2
+"""
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from bridgeembed.config import Config, ModelConfig
+from bridgeembed.model import BridgeModel
+from bridgeembed.model.nmt import translation_loss
+from bridgeembed.tokenization import BOS, EOS, PAD
+
+REPO = Path(__file__).resolve().parents[1]
+LANGS = ["en", "de", "fr", "cs"]
+
+
+def model_configs() -> dict:
+    """name -> (ModelConfig, vocabulary per language, batch size)."""
+    configs = {"paper": (ModelConfig(), 10000, 64)}
+    shipped = REPO / "pretrained" / "multi30k-m2m" / "config.yaml"
+    if shipped.is_file():
+        cfg = Config.from_yaml(shipped)
+        configs["shipped"] = (cfg.model, cfg.tokenizer.vocab_size, cfg.train.batch_size)
+    return configs
+
+
+def synthetic_batch(rng, batch: int, vocab: int, device):
+    lengths = np.clip(rng.normal(16, 5, size=batch).round().astype(int), 4, 50)
+    T = int(lengths.max())
+    src = torch.full((batch, T), PAD, dtype=torch.long)
+    tgt = torch.full((batch, T + 1), PAD, dtype=torch.long)
+    for i, n in enumerate(lengths):
+        src[i, : n - 1] = torch.from_numpy(rng.integers(4, vocab, size=n - 1))
+        src[i, n - 1] = EOS
+        tgt[i, : n] = src[i, :n]
+    tgt_in = torch.cat([torch.full((batch, 1), BOS), tgt[:, :-1]], dim=1)
+    tgt_in[tgt_in == EOS] = PAD
+    return (src.to(device), torch.from_numpy(lengths).to(device), tgt_in.to(device), tgt.to(device),
+            int(2 * lengths.sum()))
+
+
+def measure(cfg: ModelConfig, vocab: int, batch: int, device, steps: int, warmup: int = 3) -> dict:
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    model = BridgeModel(cfg, {lang: vocab for lang in LANGS}).to(device).train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=4e-4)
+    batches = [synthetic_batch(rng, batch, vocab, device) for _ in range(8)]
+    pairs = tokens = 0
+    for step in range(warmup + steps):
+        if step == warmup:
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            start, pairs, tokens = time.perf_counter(), 0, 0
+        src, lengths, tgt_in, tgt_out, n_tokens = batches[step % len(batches)]
+        src_lang, tgt_lang = LANGS[step % 4], LANGS[(step // 4) % 4]
+        parts = translation_loss(model(src, lengths, src_lang, tgt_in, tgt_lang), tgt_out)
+        loss = parts.nll / parts.tokens + parts.penalty / parts.sentences
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+        optimizer.step()
+        pairs, tokens = pairs + batch, tokens + n_tokens
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - start
+    return {"pairs_per_s": pairs / seconds, "tokens_per_s": tokens / seconds, "steps": steps, "batch": batch,
+            "parameters": sum(p.numel() for p in model.parameters())}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--configs", default="paper,shipped", help="comma-separated: paper, shipped")
+    parser.add_argument("--steps", type=int, default=30, help="timed steps per configuration")
+    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    parser.add_argument("--devices", default="auto", help="auto (cpu, and cuda if available) or e.g. cpu")
+    parser.add_argument("--out", help="write the results as JSON here")
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else []) if args.devices == "auto" \
+        else args.devices.split(",")
+    available = model_configs()
+    results = []
+    print("| config | device | batch | parameters | pairs/s | tokens/s |\n|---|---|---|---|---|---|")
+    for name in args.configs.split(","):
+        if name not in available:
+            print(f"(skipping {name!r}: not available; known: {', '.join(available)})")
+            continue
+        cfg, vocab, batch = available[name]
+        for device in devices:
+            row = {"config": name, "device": device, "threads": torch.get_num_threads(),
+                   **measure(cfg, vocab, batch, torch.device(device), args.steps)}
+            results.append(row)
+            print(f"| {name} | {device} | {batch} | {row['parameters'] / 1e6:.1f} M | {row['pairs_per_s']:.0f} "
+                  f"| {row['tokens_per_s']:.0f} |", flush=True)
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,116 @@
+"""BridgeEncoder over the toy model trained once per session (conftest.toy_run)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from bridgeembed import BridgeEncoder
+from bridgeembed.errors import CheckpointError, UnknownLanguageError
+
+SENTENCES = ["apple banana cherry", "dog eagle fish grape horse", "kite", "lemon mango nut olive pear queen rose"]
+
+
+@pytest.fixture(scope="module")
+def encoder(toy_run):
+    out, _ = toy_run
+    return BridgeEncoder.from_pretrained(out / "last.pt", device="cpu")
+
+
+def test_shapes_of_every_heads_form(encoder):
+    k, d = encoder.num_heads, encoder.dim
+    assert encoder.encode(SENTENCES, "x").shape == (4, d)
+    assert encoder.encode(SENTENCES, "x", heads="each").shape == (4, k, d)
+    assert encoder.encode(SENTENCES, "x", heads=3).shape == (4, d)
+    assert encoder.encode(SENTENCES, "x", heads=[0, 5, 7]).shape == (4, 3, d)
+    assert encoder.encode(SENTENCES[0], "x").shape == (d,)
+    assert encoder.encode(SENTENCES[0], "x", heads="each").shape == (k, d)
+    assert encoder.encode([], "x").shape == (0, d)
+    assert encoder.encode([], "x", heads="each").shape == (0, k, d)
+    assert encoder.encode(SENTENCES, "x").dtype == np.float32
+
+
+def test_mean_is_the_mean_of_the_heads_and_single_heads_agree(encoder):
+    each = encoder.encode(SENTENCES, "x", heads="each")
+    np.testing.assert_allclose(encoder.encode(SENTENCES, "x"), each.mean(axis=1), atol=1e-6)
+    np.testing.assert_allclose(encoder.encode(SENTENCES, "x", heads=2), each[:, 2], atol=1e-6)
+    np.testing.assert_allclose(encoder.encode(SENTENCES, "x", heads=[4, 1]), each[:, [4, 1]], atol=1e-6)
+
+
+def test_a_sentence_alone_equals_it_inside_a_large_mixed_batch(encoder):
+    rng = np.random.default_rng(0)
+    words = "apple banana cherry dog eagle fish grape horse igloo jelly kite lemon".split()
+    batch = [" ".join(rng.choice(words, size=rng.integers(1, 9))) for _ in range(150)]
+    langs = [["x", "y"][i % 2] for i in range(150)]
+    together = encoder.encode(batch, langs, heads="each", batch_size=32)
+    for i in (0, 1, 77, 149):
+        alone = encoder.encode(batch[i], langs[i], heads="each")
+        np.testing.assert_allclose(alone, together[i], atol=1e-5)
+
+
+def test_deterministic_and_normalized(encoder):
+    a = encoder.encode(SENTENCES, "y", normalize=True)
+    np.testing.assert_array_equal(a, encoder.encode(SENTENCES, "y", normalize=True))
+    np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+
+
+def test_save_and_load_give_identical_vectors(encoder, tmp_path):
+    encoder.save(tmp_path / "enc.pt")
+    again = BridgeEncoder.from_pretrained(tmp_path / "enc.pt", device="cpu")
+    np.testing.assert_array_equal(encoder.encode(SENTENCES, "x", heads="each"),
+                                  again.encode(SENTENCES, "x", heads="each"))
+    assert again.languages == encoder.languages and "heads=8" in repr(again)
+
+
+def test_attention_rows_cover_the_tokens(encoder):
+    result = encoder.attention("apple banana cherry", "x")
+    assert result.attention.shape == (encoder.num_heads, len(result.tokens))
+    assert result.tokens[-1] == "</s>"
+    np.testing.assert_allclose(result.attention.sum(axis=1), 1.0, atol=1e-5)
+
+
+def test_untrained_control_differs_but_keeps_the_shape(encoder):
+    control = encoder.reinitialized(seed=0)
+    a, b = encoder.encode(SENTENCES, "x"), control.encode(SENTENCES, "x")
+    assert a.shape == b.shape and not np.allclose(a, b)
+
+
+def test_bad_input(encoder):
+    with pytest.raises(UnknownLanguageError, match="x, y"):
+        encoder.encode(SENTENCES, "de")
+    with pytest.raises(TypeError, match="sentence 1"):
+        encoder.encode(["fine", 3], "x")
+    with pytest.raises(TypeError):
+        encoder.encode(None, "x")
+    with pytest.raises(ValueError, match="2 language codes for 4 sentences"):
+        encoder.encode(SENTENCES, ["x", "y"])
+    with pytest.raises(IndexError, match="k = 8"):
+        encoder.encode(SENTENCES, "x", heads=8)
+    with pytest.raises(IndexError, match="k = 8"):
+        encoder.encode(SENTENCES, "x", heads=[0, 9])
+    with pytest.raises(ValueError, match="heads"):
+        encoder.encode(SENTENCES, "x", heads="max")
+    with pytest.raises(CheckpointError, match="no model"):
+        BridgeEncoder.from_pretrained("no-such-model")
+
+
+def test_empty_and_overlong_sentences(encoder):
+    vectors = encoder.encode(["", "   ", "apple"], "x")
+    assert np.isfinite(vectors).all()
+    long = " ".join(["apple banana"] * 100)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        encoder.encode([long, long, "kite"], "x")
+    messages = [str(w.message) for w in caught if "truncated" in str(w.message)]
+    assert len(messages) == 1 and "2 of 3" in messages[0]
+
+
+def test_encode_command_line(toy_run, tmp_path, capsys):
+    from bridgeembed.cli.encode import main
+
+    out, _ = toy_run
+    assert main(["--model", str(out / "last.pt"), "--lang", "x", "--out", str(tmp_path / "v.npy"),
+                 "--heads", "each", "apple", "kite"]) == 0
+    assert np.load(tmp_path / "v.npy").shape == (2, 8, 64)
+    assert main(["--model", str(out / "last.pt"), "--lang", "zz", "apple"]) == 2
+    assert "unknown language 'zz'" in capsys.readouterr().err
