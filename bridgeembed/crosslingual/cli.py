@@ -32,13 +32,17 @@ def slug(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", Path(spec).name if "/" in spec else spec).strip("-") or "model"
 
 
+def encoder_for(spec: str, device=None):
+    from bridgeembed.resolve import load_encoder
+
+    return load_encoder(spec, device=device)
+
+
 def load_model(spec: str, device=None):
     """-> (encoder or None, classifier name). `majority` needs no encoder."""
     if spec == MAJORITY:
         return None, "majority"
-    from bridgeembed.resolve import load_encoder
-
-    return load_encoder(spec, device=device), "logreg"
+    return encoder_for(spec, device), "logreg"
 
 
 def parse_heads(value: str):
