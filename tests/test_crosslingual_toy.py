@@ -93,7 +93,7 @@ def sentiment_rows(n: int, seed: int):
 XLMT_NAMES = {"en": "english", "de": "german", "fr": "french", "es": "spanish"}
 
 
-def write_tweets(folder: Path, langs=LANGS, n_train: int = 240, n_test: int = 150) -> Path:
+def write_tweets(folder: Path, langs=LANGS, n_train: int = 450, n_test: int = 150) -> Path:
     """The xlm-t layout: {english,...}/{train,test}_{text,labels}.txt, last line without newline."""
     for lang in langs:
         base = folder / XLMT_NAMES[lang]

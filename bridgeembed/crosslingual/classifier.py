@@ -23,7 +23,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class ClassifierConfig:
-    c_grid: Tuple[float, ...] = (0.01, 0.1, 1.0, 10.0)  # inverse L2 strengths tried on the held-out part
+    c_grid: Tuple[float, ...] = (0.001, 0.01, 0.1, 1.0, 10.0)  # inverse L2 strengths tried on the held-out part
     heldout: float = 0.1  # fraction of the training pairs held out to choose C
     seed: int = 0  # the held-out split
     max_iter: int = 1000  # lbfgs iterations; standardized features converge well within this

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from bridgeembed.crosslingual.classifier import ClassifierConfig
-from bridgeembed.crosslingual.data import expand, read_bitext
+from bridgeembed.crosslingual.data import find_bitext, read_bitext
 from bridgeembed.crosslingual.report import (retrieval_table, to_markdown, transfer_table, write_retrieval,
                                              write_transfer)
 from bridgeembed.crosslingual.retrieval import retrieval_matrix
@@ -76,7 +76,7 @@ def add_classifier(parser, train_default) -> None:
     parser.add_argument("--train-langs", nargs="+", default=train_default,
                         help="training-language sets, e.g. en en+de en+de+fr (one row each)")
     parser.add_argument("--test-langs", default="en,de,fr,es", help="comma-separated test languages")
-    parser.add_argument("--c-grid", default="0.01,0.1,1,10", help="L2 strengths C tried on the held-out part")
+    parser.add_argument("--c-grid", default="0.001,0.01,0.1,1,10", help="L2 strengths C tried on the held-out part")
     parser.add_argument("--heldout", type=float, default=0.1, help="fraction of training examples held out to pick C")
     parser.add_argument("--seed", type=int, default=0)
 
@@ -155,14 +155,9 @@ class Retrieval:
         if args.model == MAJORITY:
             raise ConfigError("'majority' is a classifier baseline; retrieval needs an encoder (chance is 1/N)")
         template = args.template or str(data_root(args.data) / "multi30k" / "test_2016_flickr.{lang}.gz")
-        paths, skipped = {}, {}
-        for lang in parse_langs(args.langs):
-            path = expand(template, lang)
-            if path.is_file():
-                paths[lang] = path
-            else:
-                skipped[lang] = f"missing file: {path}"
-                logger.warning("skipping %s: missing file %s", lang, path)
+        paths, skipped = find_bitext(template, parse_langs(args.langs))
+        for lang, reason in skipped.items():
+            logger.warning("skipping %s: %s", lang, reason)
         lines = read_bitext(paths)
         if args.limit:
             lines = {lang: rows[: args.limit] for lang, rows in lines.items()}

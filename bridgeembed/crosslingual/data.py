@@ -147,6 +147,18 @@ def read_bitext(paths: dict) -> dict:
     return lines
 
 
+def find_bitext(template: str, langs: Sequence[str]):
+    """-> ({lang: path} of the files that exist, {lang: reason} for those that do not)."""
+    paths, missing = {}, {}
+    for lang in langs:
+        path = expand(template, lang)
+        if path.is_file():
+            paths[lang] = path
+        else:
+            missing[lang] = f"missing file: {path}"
+    return paths, missing
+
+
 def expand(template: str, lang: str) -> Path:
     """A path template with `{lang}` -> the path for `lang`."""
     if "{lang}" not in template:

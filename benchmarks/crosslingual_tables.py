@@ -1,0 +1,180 @@
+"""Crosslingual transfer tables in the layouts of Vázquez et al. (2020), for several models at once.
+
+- Table 6 (XNLI): logistic regression on [u, v, |u-v|, u*v], trained on EN, EN+DE, EN+FR, EN+ES,
+  EN+DE+FR+ES, tested on EN DE FR ES; supervised cells marked, zero-shot drop per model.
+  Protocol here: train on XNLI dev (10% held out to choose C), test on XNLI test.
+- Table 7 (reviews): trained on English, tested on every language, beside the majority class and
+  the test label distribution. Stand-in data: xlm-t tweets (en de fr es, 3 classes).
+- Retrieval (beyond the paper): Multi30k test_2016_flickr, both directions of every pair of en de fr cs.
+
+Languages a model does not know are skipped with the reason. Every model also gets the per-task
+JSON/CSV/Markdown/PNG files of `bridgeembed-bench` under OUT/MODEL/.
+
+    python benchmarks/crosslingual_tables.py --model multi30k-m2m untrained:multi30k-m2m majority \\
+        --out results/crosslingual
+    python benchmarks/crosslingual_tables.py --model bow majority --limit 500 --out /tmp/quick
+"""
+
+import argparse
+import csv
+import json
+import logging
+from pathlib import Path
+
+from bridgeembed.cli.registry import setup_logging
+from bridgeembed.crosslingual import (ClassifierConfig, XlmtTweets, XnliXtreme, parse_langs, parse_train_sets,
+                                      retrieval_matrix, transfer_matrix, write_retrieval, write_transfer)
+from bridgeembed.crosslingual.cli import load_model, slug
+from bridgeembed.crosslingual.data import find_bitext, read_bitext
+from bridgeembed.crosslingual.report import SUPERVISED_MARK, pct
+from bridgeembed.errors import BridgeembedError
+from bridgeembed.paths import data_root
+
+logger = logging.getLogger("crosslingual_tables")
+
+TABLE6_TRAIN = ["en", "en+de", "en+fr", "en+es", "en+de+fr+es"]
+TEST_LANGS = "en,de,fr,es"
+RETRIEVAL_LANGS = "en,de,fr,cs"
+
+
+def run_model(spec: str, args, root: Path) -> dict:
+    """All requested tasks for one model: {"xnli": TransferResult, "sentiment": ..., "retrieval": ...}."""
+    encoder, classifier = load_model(spec, args.device)
+    config = ClassifierConfig(seed=args.seed)
+    common = dict(classifier=classifier, config=config, batch_size=args.batch_size, limit=args.limit, model=spec)
+    out, results = Path(args.out) / slug(spec), {}
+    if "xnli" in args.tasks:
+        results["xnli"] = transfer_matrix(encoder, XnliXtreme(root / "xnli" / "xtreme"),
+                                          parse_train_sets(args.xnli_train), parse_langs(args.test_langs),
+                                          task="xnli", **common)
+        write_transfer(results["xnli"], out)
+    if "sentiment" in args.tasks:
+        results["sentiment"] = transfer_matrix(encoder, XlmtTweets(root / "reviews" / "xlm-t-umsab-tweets"),
+                                               [("en",)], parse_langs(args.test_langs), task="sentiment", **common)
+        write_transfer(results["sentiment"], out)
+    if "retrieval" in args.tasks and encoder is not None:
+        paths, missing = find_bitext(str(root / "multi30k" / "test_2016_flickr.{lang}.gz"),
+                                     parse_langs(args.retrieval_langs))
+        lines = {lang: rows[: args.limit] if args.limit else rows for lang, rows in read_bitext(paths).items()}
+        results["retrieval"] = retrieval_matrix(encoder, lines, files=paths, batch_size=args.batch_size,
+                                                model=spec, skipped=missing)
+        write_retrieval(results["retrieval"], out)
+    return results
+
+
+def table6(all_results: dict) -> list:
+    """One block per model: training sets down, test languages across."""
+    lines = ["## Table 6 layout: XNLI accuracy (%)", ""]
+    for spec, results in all_results.items():
+        result = results.get("xnli")
+        if result is None:
+            continue
+        lines += [f"**{spec}**", "", "| train \\ test | " + " | ".join(result.test_langs) + " |",
+                  "|" + "---|" * (len(result.test_langs) + 1)]
+        for row in result.train_sets:
+            cells = [pct(result.accuracy[row][l]) + (SUPERVISED_MARK if result.supervised(row, l)
+                                                      and result.accuracy[row][l] is not None else "")
+                     for l in result.test_langs]
+            lines.append(f"| {row.upper()} | " + " | ".join(cells) + " |")
+        drop = result.zero_shot_drop()["overall"]
+        lines += ["", f"zero-shot drop: {'n/a' if drop is None else f'{100 * drop:.1f} points'}  "]
+        lines += [f"skipped {k}: {v}  " for k, v in result.skipped.items()] + [""]
+    lines += [f"{SUPERVISED_MARK} supervised (test language among the training languages).", ""]
+    return lines
+
+
+def table7(all_results: dict) -> list:
+    """Models down, test languages across, then the majority class and the label distribution."""
+    scored = {spec: r["sentiment"] for spec, r in all_results.items() if "sentiment" in r}
+    if not scored:
+        return []
+    first = next(iter(scored.values()))
+    langs = first.test_langs
+    lines = ["## Table 7 layout: sentiment accuracy (%), trained on English", "",
+             "| model | " + " | ".join(l + (SUPERVISED_MARK if l == "en" else "") for l in langs) + " |",
+             "|" + "---|" * (len(langs) + 1)]
+    for spec, result in scored.items():
+        lines.append(f"| {spec} | " + " | ".join(pct(result.accuracy["en"][l]) for l in langs) + " |")
+    lines.append(f"| majority class ({first.majority_label.get('en', '?')}) | "
+                 + " | ".join(pct(first.majority["en"][l]) for l in langs) + " |")
+    lines.append("| test labels % (" + "/".join(first.label_names) + ") | " + " | ".join(
+        "/".join(f"{100 * f:.0f}" for f in first.test_label_distribution.get(l, {}).values()) or "–"
+        for l in langs) + " |")
+    drops = ", ".join(f"{spec} {100 * r.zero_shot_drop()['overall']:.1f}" for spec, r in scored.items()
+                      if r.zero_shot_drop()["overall"] is not None)
+    lines += ["", f"zero-shot drop (en minus mean of the others, points): {drops or 'n/a'}", ""]
+    return lines
+
+
+def retrieval_table(all_results: dict) -> list:
+    """Directions down (query → target), models across."""
+    scored = {spec: r["retrieval"] for spec, r in all_results.items() if "retrieval" in r}
+    if not scored:
+        return []
+    langs = next(iter(scored.values())).langs
+    directions = [(a, b) for a in langs for b in langs if a != b]
+    lines = ["## Bitext retrieval accuracy (%), Multi30k test_2016_flickr", "",
+             "| query → target | " + " | ".join(scored) + " |", "|" + "---|" * (len(scored) + 1)]
+    for a, b in directions:
+        lines.append(f"| {a} → {b} | " + " | ".join(pct(r.accuracy.get(a, {}).get(b)) for r in scored.values()) + " |")
+    return lines + [""]
+
+
+def long_rows(all_results: dict):
+    """model, task, train, test, accuracy, supervised: one row per cell, for spreadsheets."""
+    for spec, results in all_results.items():
+        for task in ("xnli", "sentiment"):
+            result = results.get(task)
+            for row in result.train_sets if result else []:
+                for lang in result.test_langs:
+                    yield spec, task, row, lang, result.accuracy[row][lang], result.supervised(row, lang)
+        if "retrieval" in results:
+            result = results["retrieval"]
+            for a in result.langs:
+                for b in result.langs:
+                    if result.accuracy[a][b] is not None:
+                        yield spec, "retrieval", a, b, result.accuracy[a][b], ""
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", nargs="+", required=True, help="model specs; 'majority' is the baseline")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA or ~/.cache/bridgeembed/data)")
+    parser.add_argument("--tasks", default="xnli,sentiment,retrieval")
+    parser.add_argument("--xnli-train", nargs="+", default=TABLE6_TRAIN)
+    parser.add_argument("--test-langs", default=TEST_LANGS)
+    parser.add_argument("--retrieval-langs", default=RETRIEVAL_LANGS)
+    parser.add_argument("--limit", type=int, help="first N examples of every file (quick checks)")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device")
+    args = parser.parse_args(argv)
+    args.tasks = parse_langs(args.tasks)
+    setup_logging()
+    root, out = data_root(args.data), Path(args.out)
+    all_results, failed = {}, {}
+    for spec in args.model:
+        try:
+            all_results[spec] = run_model(spec, args, root)
+        except BridgeembedError as err:
+            failed[spec] = str(err)
+            logger.error("%s not scored: %s", spec, err)
+    out.mkdir(parents=True, exist_ok=True)
+    lines = table6(all_results) + table7(all_results) + retrieval_table(all_results)
+    lines += [f"not scored: {spec}: {why}  " for spec, why in failed.items()]
+    (out / "crosslingual_tables.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with open(out / "crosslingual_cells.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["model", "task", "train_or_query", "test_or_target", "accuracy", "supervised"])
+        writer.writerows(long_rows(all_results))
+    summary = {spec: {task: r.to_dict() for task, r in results.items()} for spec, results in all_results.items()}
+    (out / "crosslingual_tables.json").write_text(json.dumps({"results": summary, "not_scored": failed}, indent=2,
+                                                             ensure_ascii=False) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+    logger.info("tables in %s", out)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
