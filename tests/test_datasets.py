@@ -1,0 +1,222 @@
+"""The downloader and `bridgeembed-data senteval|multi30k|xnli|reviews`, against a local HTTP server
+(127.0.0.1, started here) serving small files and archives the tests build. No internet needed."""
+
+import gzip
+import hashlib
+import io
+import tarfile
+import threading
+import zipfile
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from bridgeembed.cli.data import main as data_main
+from bridgeembed.datasets import corpora, senteval
+from bridgeembed.datasets.download import extract, fetch
+from bridgeembed.errors import DataError
+
+
+class Server:
+    """Serves `files` (path -> bytes); honours Range; can cut a response short once or ignore Range."""
+
+    def __init__(self):
+        self.files, self.requests, self.truncate_once, self.ignore_range = {}, [], set(), False
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                server.requests.append((self.path, self.headers.get("Range")))
+                data = server.files.get(self.path)
+                if data is None:
+                    self.send_error(404, "Not Found")
+                    return
+                start, status = 0, 200
+                if self.headers.get("Range") and not server.ignore_range:
+                    start, status = int(self.headers["Range"].split("=")[1].split("-")[0]), 206
+                    if start >= len(data):
+                        self.send_error(416)
+                        return
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(data) - start))
+                if status == 206:
+                    self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+                self.end_headers()
+                if self.path in server.truncate_once:
+                    server.truncate_once.discard(self.path)
+                    self.wfile.write(data[start:start + (len(data) - start) // 2])
+                    self.close_connection = True
+                    return
+                self.wfile.write(data[start:])
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def server():
+    s = Server()
+    yield s
+    s.httpd.shutdown()
+    s.httpd.server_close()
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+PAYLOAD = bytes(range(256)) * 600  # 150 kB: several chunks
+
+
+def test_fetch_checks_sha256_and_keeps_a_good_file(server, tmp_path):
+    server.files["/a.bin"] = PAYLOAD
+    dest = fetch(f"{server.url}/a.bin", tmp_path / "a.bin", sha(PAYLOAD), progress=False)
+    assert dest.read_bytes() == PAYLOAD and not (tmp_path / "a.bin.part").exists()
+    fetch(f"{server.url}/a.bin", dest, sha(PAYLOAD), progress=False)
+    assert len(server.requests) == 1, "a complete, verified file is not downloaded again"
+
+
+def test_interrupted_download_resumes_with_a_range_request(server, tmp_path):
+    server.files["/big.bin"] = PAYLOAD
+    server.truncate_once.add("/big.bin")
+    url, dest = f"{server.url}/big.bin", tmp_path / "big.bin"
+    with pytest.raises(DataError, match="interrupted|stopped") as err:
+        fetch(url, dest, sha(PAYLOAD), progress=False)
+    assert url in str(err.value) and str(dest) in str(err.value)
+    part = tmp_path / "big.bin.part"
+    assert not dest.exists() and 0 < part.stat().st_size < len(PAYLOAD)
+    fetch(url, dest, sha(PAYLOAD), progress=False)
+    assert server.requests[-1] == ("/big.bin", f"bytes={len(PAYLOAD) // 2}-")
+    assert dest.read_bytes() == PAYLOAD and not part.exists()
+
+
+def test_server_without_range_support_restarts_from_zero(server, tmp_path):
+    server.files["/f"] = PAYLOAD
+    server.ignore_range = True
+    (tmp_path / "f.part").write_bytes(b"garbage")
+    assert fetch(f"{server.url}/f", tmp_path / "f", sha(PAYLOAD), progress=False).read_bytes() == PAYLOAD
+
+
+def test_checksum_mismatch_and_http_errors_name_url_and_destination(server, tmp_path):
+    server.files["/x"] = b"not what you expected"
+    url, dest = f"{server.url}/x", tmp_path / "x"
+    with pytest.raises(DataError, match="checksum mismatch") as err:
+        fetch(url, dest, "0" * 64, progress=False)
+    assert url in str(err.value) and str(dest) in str(err.value)
+    assert not dest.exists() and not (tmp_path / "x.part").exists()
+    with pytest.raises(DataError, match="HTTP 404") as err:
+        fetch(f"{server.url}/missing", tmp_path / "m", progress=False)
+    assert "/missing" in str(err.value) and str(tmp_path / "m") in str(err.value)
+
+
+def test_extract_refuses_members_outside_the_folder(tmp_path):
+    archive = tmp_path / "evil.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("../outside.txt", "x")
+    with pytest.raises(DataError, match="outside"):
+        extract(archive, tmp_path / "into")
+    assert not (tmp_path / "outside.txt").exists()
+
+
+def _zip(members: dict) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return buffer.getvalue()
+
+
+def _tgz(members: dict) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as t:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def senteval_mirror(server):
+    """A flat mirror with one tiny file per upstream file name."""
+    f = server.files
+    for split in ("train", "dev", "test"):
+        f[f"/m/sentiment-{split}"] = b"1 a good film\n"
+        f[f"/m/stsa.fine.{split}"] = b"4 a great film\n"
+    for task, (url, folder, subsets) in senteval.STS_YEARS.items():
+        prefix = "STS2016" if task == "STS16" else "STS"
+        members = {f"{folder}/{prefix}.input.{s}.txt": b"It's A Dog.\tThe dog, isn't it?\textra\n" for s in subsets.split()}
+        members.update({f"{folder}/{prefix}.gs.{s}.txt": b"4.0\n" for s in subsets.split()})
+        f["/m/" + url.rsplit("/", 1)[1]] = _zip(members)
+    f["/m/Stsbenchmark.tar.gz"] = _tgz({f"stsbenchmark/sts-{s}.csv": b"g\tf\t2012\t1\t3.5\tA Man's Hat.\tA hat!\n"
+                                        for s in ("train", "dev", "test")})
+    for split in ("train_5500", "TREC_10"):
+        f[f"/m/{split}.label"] = b"DESC:def What is `` Caf\xe9 '' ?\n"
+    for split in ("train", "trial", "test_annotated"):
+        f[f"/m/sick_{split}.zip"] = _zip({f"SICK_{split}.txt": b"pair_ID\tsentence_A\tsentence_B\tscore\tlabel\r\n"
+                                          b"1\tA dog's bone.\tNo, it isn't.\t4.5\tNEUTRAL\r\n", "readme.txt": b"r"})
+    f["/m/datasmall_NB_ACL12.zip"] = _zip({f"data/{folder}/{stem}.{c}": b"caf\xe9 (great) film, \"really\"...\n"
+                                           for folder, stem, classes in senteval.BINARY.values() for c in classes})
+    header = b"gold_label\ta\tb\tc\td\tsentence1\tsentence2\n"
+    f["/m/snli_1.0.zip"] = _zip({f"snli_1.0/snli_1.0_{s}.txt": header + b"neutral\t.\t.\t.\t.\tA man's here.\tHe sleeps.\n"
+                                 b"-\t.\t.\t.\t.\tNo gold.\tSkip me.\n" for s in ("train", "dev", "test")})
+    for split in ("train", "test"):
+        f[f"/m/msr_paraphrase_{split}.txt"] = b"\xef\xbb\xbfQuality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
+    for task in senteval.PROBING_TASKS:
+        f[f"/m/{task}.txt"] = b"tr\tX\ta b c\n"
+
+
+def test_senteval_command_builds_the_downstream_layout_from_a_mirror(server, tmp_path, monkeypatch):
+    senteval_mirror(server)
+    monkeypatch.setattr(senteval, "SHA256", {})  # the tiny stand-ins cannot match the real files' checksums
+    dest = tmp_path / "senteval"
+    assert data_main(["senteval", "--dest", str(dest), "--mirror", f"{server.url}/m"]) == 0
+    down = dest / "downstream"
+    assert (down / "SST/fine/sentiment-dev").read_bytes() == b"4 a great film\n"
+    assert (down / "STS/STS16-en-test/STS.input.headlines.txt").read_text() == "it 's a dog .\tthe dog , isn 't it ?\n"
+    assert (down / "STS/STS16-en-test/STS.gs.headlines.txt").exists()
+    assert (down / "STS/STS12-en-test/STS.input.MSRpar.txt").exists()
+    assert (down / "STS/STSBenchmark/sts-dev.csv").read_text() == "g\tf\t2012\t1\t3.5\ta man 's hat .\ta hat !\n"
+    assert (down / "TREC/TREC_10.label").read_bytes() == b"DESC:def What is  Caf\xe9  ?\n"
+    sick = (down / "SICK/SICK_trial.txt").read_bytes().decode().split("\n")
+    assert sick[0] == "pair_ID\tsentence_A\tsentence_B\tscore\tlabel\r" and sick[1] == "1\tA dog 's bone .\tNo , it isn 't .\t4.5\tNEUTRAL\r"
+    assert (down / "MR/rt-polarity.neg").read_text() == "cafM-i ( great ) film , `` really '' ... \n"
+    assert (down / "SUBJ/subj.objective").exists() and (down / "MPQA/mpqa.pos").exists()
+    assert (down / "SNLI/s1.test").read_text() == "A man 's here . \n"
+    assert (down / "SNLI/labels.dev").read_text() == "neutral\n"
+    assert (down / "MRPC/msr_paraphrase_test.txt").read_bytes().startswith(b"\xef\xbb\xbf")
+    assert sorted(p.name for p in (dest / "probing").iterdir()) == sorted(f"{t}.txt" for t in senteval.PROBING_TASKS)
+    assert not (dest / "downloads").exists()
+
+
+def test_senteval_command_reports_a_checksum_mismatch(server, tmp_path, capsys):
+    senteval_mirror(server)
+    assert data_main(["senteval", "--dest", str(tmp_path), "--mirror", f"{server.url}/m", "--tasks", "SST"]) == 2
+    err = capsys.readouterr().err
+    assert "checksum mismatch" in err and "sentiment-train" in err
+    assert data_main(["senteval", "--dest", str(tmp_path), "--tasks", "SST,COCO"]) == 2
+    assert "COCO" in capsys.readouterr().err
+
+
+def test_corpus_commands_fill_the_data_root_layout(server, tmp_path, monkeypatch):
+    sums = {}
+    for command in (corpora.multi30k, corpora.xnli, corpora.reviews):
+        for rel, _ in command.files():
+            data = gzip.compress(b"A caption .\n") if rel.endswith(".gz") else f"{rel}\tp\th\tneutral\n".encode()
+            server.files[f"/root/{rel}"] = data
+            sums[rel] = sha(data)
+    monkeypatch.setattr(corpora, "SHA256", sums)
+    root = tmp_path / "data"
+    for name in ("multi30k", "xnli", "reviews"):
+        assert data_main([name, "--data", str(root), "--mirror", f"{server.url}/root"]) == 0
+    assert gzip.decompress((root / "multi30k/val.cs.gz").read_bytes()) == b"A caption .\n"
+    assert (root / "xnli/xtreme/dev-sw.tsv").exists()
+    assert (root / "xnli/xtreme/test.labels").read_text() == "neutral\n"
+    assert (root / "reviews/xlm-t-umsab-tweets/german/val_labels.txt").exists()
+    assert (root / "reviews/semeval2016-absa-restaurants/restaurants_test_turkish.xml.dat").exists()
+    server.files["/root/multi30k/train.en.gz"] = b"tampered"
+    (root / "multi30k/train.en.gz").unlink()
+    assert data_main(["multi30k", "--data", str(root), "--mirror", f"{server.url}/root", "--only", "train.en"]) == 2
