@@ -10,7 +10,7 @@ from bridgeembed.crosslingual import (ClassifierConfig, XlmtTweets, XnliXtreme, 
                                       transfer_matrix, write_transfer)
 from bridgeembed.crosslingual.classifier import LogisticTransfer, make_classifier
 from bridgeembed.crosslingual.encoding import EmbeddedSet
-from bridgeembed.errors import ConfigError, DataError
+from bridgeembed.errors import ConfigError, DataError, UnknownLanguageError
 
 SETS = [("en",), ("en", "de")]
 
@@ -77,7 +77,7 @@ def test_unknown_and_missing_languages_are_skipped_with_reasons(xnli_dir):
     assert "missing file" in result.skipped["test xx"] and "dev-xx.tsv" in result.skipped["train en+xx"]
     with pytest.raises(DataError, match="no test language"):
         transfer_matrix(encoder, XnliXtreme(xnli_dir), SETS, ["es"], show_progress=False)
-    with pytest.raises(DataError, match="nothing to score"):
+    with pytest.raises(DataError, match="no training set can be used: es: the model does not know 'es'"):
         transfer_matrix(encoder, XnliXtreme(xnli_dir), [("es",)], ["en"], show_progress=False)
 
 
@@ -135,3 +135,19 @@ def test_reports_hold_matrix_marks_and_drop(xnli_dir, tmp_path):
     assert "zero-shot drop" in markdown and "skipped test fr" in markdown and "majority class" in markdown
     assert paths["csv"].read_text().splitlines()[0] == "train \\ test,en,de,fr"
     assert paths["png"].read_bytes()[:4] == b"\x89PNG"
+
+
+class RefusesFrench(SharedSpaceEncoder):
+    """Declares no language list but refuses French when asked to encode it."""
+
+    def encode(self, sentences, lang, heads="mean", batch_size=64):
+        if lang == "fr":
+            raise UnknownLanguageError("fr", ["en", "de"])
+        return super().encode(sentences, lang, heads, batch_size)
+
+
+def test_a_language_refused_while_encoding_is_skipped(xnli_dir):
+    result = transfer_matrix(RefusesFrench(), XnliXtreme(xnli_dir), [("en",), ("fr",)], ["en", "fr"],
+                             show_progress=False)
+    assert "unknown language 'fr'" in result.skipped["test fr"] and "unknown language" in result.skipped["train fr"]
+    assert result.accuracy["en"]["en"] > 0.8 and result.accuracy["fr"] == {"en": None, "fr": None}

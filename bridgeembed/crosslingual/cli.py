@@ -19,7 +19,7 @@ from bridgeembed.crosslingual.report import (retrieval_table, to_markdown, trans
 from bridgeembed.crosslingual.retrieval import retrieval_matrix
 from bridgeembed.crosslingual.sources import NliTemplates, TsvTemplates, XlmtTweets, XnliXtreme
 from bridgeembed.crosslingual.transfer import parse_langs, parse_train_sets, transfer_matrix
-from bridgeembed.errors import ConfigError
+from bridgeembed.errors import ConfigError, DataError
 from bridgeembed.paths import data_root
 
 logger = logging.getLogger(__name__)
@@ -158,6 +158,8 @@ class Retrieval:
         paths, skipped = find_bitext(template, parse_langs(args.langs))
         for lang, reason in skipped.items():
             logger.warning("skipping %s: %s", lang, reason)
+        if len(paths) < 2:
+            raise DataError("retrieval needs files in two languages: " + "; ".join(skipped.values()))
         lines = read_bitext(paths)
         if args.limit:
             lines = {lang: rows[: args.limit] for lang, rows in lines.items()}

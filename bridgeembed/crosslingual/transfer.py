@@ -86,24 +86,35 @@ class TransferResult:
 
 
 class _Sets:
-    """Encoded sets by (role, language), each built once; a skipped language remembers its reason."""
+    """Sets by (role, language), each read once and encoded once; a skipped language keeps its reason.
+
+    Reading (`read`) and encoding (`get`) are separate so that every file is checked before the
+    first, possibly slow, encoding starts.
+    """
 
     def __init__(self, encoder, source, heads, batch_size, limit):
         self.encoder, self.source, self.heads, self.batch_size, self.limit = encoder, source, heads, batch_size, limit
-        self.cache: Dict[Tuple[str, str], object] = {}
+        self.texts: Dict[Tuple[str, str], object] = {}
+        self.vectors: Dict[Tuple[str, str], object] = {}
+
+    @staticmethod
+    def _cached(cache: dict, key, build):
+        if key not in cache:
+            try:
+                cache[key] = build()
+            except (MissingFile, LanguageSkipped) as err:
+                cache[key] = LanguageSkipped(str(err))
+        if isinstance(cache[key], LanguageSkipped):
+            raise cache[key]
+        return cache[key]
+
+    def read(self, role: str, lang: str) -> LabelledText:
+        return self._cached(self.texts, (role, lang), lambda: self._read(role, lang))
 
     def get(self, role: str, lang: str) -> EmbeddedSet:
-        key = (role, lang)
-        if key not in self.cache:
-            try:
-                self.cache[key] = self._build(role, lang)
-            except (MissingFile, LanguageSkipped) as err:
-                self.cache[key] = LanguageSkipped(str(err))
-        if isinstance(self.cache[key], LanguageSkipped):
-            raise self.cache[key]
-        return self.cache[key]
+        return self._cached(self.vectors, (role, lang), lambda: self._encode(role, lang))
 
-    def _build(self, role: str, lang: str) -> EmbeddedSet:
+    def _read(self, role: str, lang: str) -> LabelledText:
         if self.encoder is not None:
             check_language(self.encoder, lang)  # before reading: a language the model lacks needs no file
         data: LabelledText = self.source.load(role, lang)
@@ -112,6 +123,10 @@ class _Sets:
         if not len(data):
             raise DataError(f"{data.source}: no examples")
         logger.info("%s %s: %d examples from %s", role, lang, len(data), data.source)
+        return data
+
+    def _encode(self, role: str, lang: str) -> EmbeddedSet:
+        data = self.read(role, lang)
         if self.encoder is None:
             return label_only(data)
         return embed(self.encoder, data, lang, self.heads, self.batch_size)
@@ -131,21 +146,7 @@ def transfer_matrix(encoder, source, train_sets: Sequence[TrainSet], test_langs:
         raise ConfigError("an encoder is needed for any classifier but 'majority'")
     sets = _Sets(encoder, source, heads, batch_size, limit)
     rows = [name(s) for s in train_sets]
-    tests = {}
-    for lang in dict.fromkeys(lang for s in train_sets for lang in s):
-        try:  # training files first: a `text<TAB>label` source takes its label set from the first one
-            sets.get("train", lang)
-        except LanguageSkipped:
-            pass  # recorded per training set below
-    skipped = {}
-    for lang in test_langs:
-        try:
-            tests[lang] = sets.get("test", lang)
-        except LanguageSkipped as err:
-            skipped[f"test {lang}"] = str(err)
-            logger.warning("skipping test language %s: %s", lang, err)
-    if not tests:
-        raise DataError("no test language can be scored: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+    tests, skipped = _test_sets(sets, train_sets, test_langs)
     label_names = list(source.label_names())
     result = TransferResult(task, model, rows, list(test_langs), label_names,
                             accuracy={r: dict.fromkeys(test_langs) for r in rows},
@@ -159,10 +160,38 @@ def transfer_matrix(encoder, source, train_sets: Sequence[TrainSet], test_langs:
         result.test_label_distribution[lang] = {n: float(c / counts.sum()) for n, c in zip(label_names, counts)}
     for train_set in tqdm(train_sets, desc=f"{task}: training sets", disable=show_progress is False or None):
         _train_row(result, sets, train_set, tests, classifier, config)
-    if all(f"train {r}" in result.skipped for r in rows):
-        reasons = "; ".join(f"{k}: {v}" for k, v in result.skipped.items())
-        raise DataError(f"nothing to score: {reasons}")
     return result
+
+
+def _test_sets(sets: _Sets, train_sets: Sequence[TrainSet], test_langs: Sequence[str]):
+    """Read every file first (cheap, and malformed ones fail before any encoding), then encode the tests.
+
+    -> ({lang: EmbeddedSet}, {"test LANG": reason skipped}).
+    """
+    unusable = {}
+    for lang in dict.fromkeys(lang for s in train_sets for lang in s):
+        try:  # training files first: a `text<TAB>label` source takes its label set from the first one
+            sets.read("train", lang)
+        except LanguageSkipped as err:  # recorded per training set in `_train_row`
+            unusable[lang] = str(err)
+    if all(any(lang in unusable for lang in s) for s in train_sets):
+        raise DataError("no training set can be used: " + "; ".join(f"{k}: {v}" for k, v in unusable.items()))
+    tests, skipped = {}, {}
+    for encode in (False, True):
+        for lang in test_langs:
+            if f"test {lang}" in skipped:
+                continue
+            try:
+                data = sets.get("test", lang) if encode else sets.read("test", lang)
+            except LanguageSkipped as err:  # no file, or the encoder does not know the language
+                skipped[f"test {lang}"] = str(err)
+                logger.warning("skipping test language %s: %s", lang, err)
+                continue
+            if encode:
+                tests[lang] = data
+        if len(skipped) == len(test_langs):
+            raise DataError("no test language can be scored: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+    return tests, skipped
 
 
 def _train_row(result: TransferResult, sets: _Sets, train_set: TrainSet, tests: dict, classifier: str,
