@@ -29,5 +29,11 @@ test-fast: install
 demo: install
 	$(PY) -m bridgeembed demo
 
+# Speed benchmarks (figures in README.md): training throughput, encoding throughput against MiniLM.
+bench: install
+	$(PY) -m pip install -q -e ".[bench]"
+	$(PY) benchmarks/train_throughput.py --threads 2
+	$(PY) benchmarks/encode_throughput.py --threads 2
+
 clean:
 	rm -rf $(VENV) .pytest_cache build dist *.egg-info

