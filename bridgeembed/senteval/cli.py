@@ -1,0 +1,56 @@
+"""`bridgeembed-bench senteval`: score an encoder on SentEval's tasks, per head if asked.
+
+    bridgeembed-bench senteval --model multi30k-m2m --tasks all --config prototype --out runs/senteval
+    bridgeembed-bench senteval --model multi30k-m2m --tasks MR,SST2,Length --heads each --seeds 5 --out runs/heads
+"""
+
+import logging
+from pathlib import Path
+
+from bridgeembed.paths import data_root
+
+log = logging.getLogger(__name__)
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--model", required=True, help="shipped model name, checkpoint path, untrained:NAME, minilm or bow")
+    parser.add_argument("--lang", default="en", help="language code the sentences are encoded as (default: en)")
+    parser.add_argument("--tasks", default="all",
+                        help="all, classification, nli, similarity, probing, or names like MR,CR,STS-B (default: all)")
+    parser.add_argument("--heads", default="mean", help="mean (sentence vector), each (every head), or head ids like 0,5,9")
+    parser.add_argument("--config", default="default", choices=["default", "prototype"],
+                        help="default: 10-fold/Adam/batch 64 (the literature); prototype: 5-fold/RMSprop/batch 128, faster")
+    parser.add_argument("--seeds", type=int, default=1, help="average over this many seeds 1111, 1112, ... (paper: 5)")
+    parser.add_argument("--data", default=None, help="data root holding senteval/downstream (default: $BRIDGEEMBED_DATA)")
+    parser.add_argument("--probing-data", default=None,
+                        help="folder of the 10 probing task files (default: DATA/senteval/probing); "
+                             "a file named REBUILT in it labels the results as rebuilt")
+    parser.add_argument("--out", required=True, help="output folder: results.json/.csv/.md and PNG plots")
+    parser.add_argument("--batch-size", type=int, default=64, help="sentences per encoder batch (default: 64)")
+    parser.add_argument("--device", default=None, help="device of the encoder and classifiers (default: cuda if available)")
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: torch's choice)")
+    parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def run(args) -> int:
+    import torch
+
+    from bridgeembed.resolve import load_encoder
+    from bridgeembed.senteval import report
+    from bridgeembed.senteval.config import get_config, seeds
+    from bridgeembed.senteval.runner import run_suite
+    from bridgeembed.senteval.tasks import Dirs
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    config, seed_list = get_config(args.config), seeds(args.seeds)
+    root = data_root(args.data) / "senteval"
+    dirs = Dirs(root / "downstream", Path(args.probing_data) if args.probing_data else root / "probing")
+    encoder = load_encoder(args.model, device=args.device)
+    result = run_suite(encoder, args.tasks, config, seed_list, args.heads, dirs, lang=args.lang,
+                       batch_size=args.batch_size, device=args.device, progress=not args.quiet, model_name=args.model)
+    paths = report.write(result, Path(args.out), plots=not args.no_plots)
+    print(report.markdown(result))
+    log.info("wrote %s", ", ".join(str(p) for p in paths))
+    return 0

@@ -1,0 +1,218 @@
+"""The task registry: each SentEval task is a family (how to read, featurise and score it) plus a line.
+
+Pair features follow SentEval: [|u-v|, u*v] for MRPC, SICK-E, SICK-R and STS-B; [u, v, u*v, |u-v|]
+for SNLI. A family's `evaluate` scores every view in `emb` (the sentence vector, or each head) and
+returns one metrics dict per view.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from bridgeembed.senteval import data, protocols, similarity
+from bridgeembed.senteval.config import EvalConfig
+
+
+@dataclass(frozen=True)
+class Dirs:
+    downstream: Path  # SentEval's data/downstream
+    probing: Path  # SentEval's data/probing, or a folder of rebuilt probing tasks
+
+
+def abs_diff_prod(u, v):  # (G, n, d) x2 -> (G, n, 2d)
+    return torch.cat([(u - v).abs(), u * v], dim=-1)
+
+
+def snli_features(u, v):  # (G, n, d) x2 -> (G, n, 4d)
+    return torch.cat([u, v, u * v, (u - v).abs()], dim=-1)
+
+
+def stack(emb, splits: dict, order, pair=None):
+    """Features of the named splits one after another -> (X (G, N, F), y (N,), {split: rows})."""
+    feats, ys, rows, start = [], [], {}, 0
+    for name in order:
+        s = splits[name]
+        feats.append(emb.of(s.a) if pair is None else pair(emb.of(s.a), emb.of(s.b)))
+        ys.extend(s.y)
+        rows[name] = np.arange(start, start + len(s))
+        start += len(s)
+    return torch.cat(feats, dim=1), np.asarray(ys), rows
+
+
+def _tokens(splits):
+    for s in splits.values():
+        yield from s.a
+        yield from s.b or []
+
+
+class Family:
+    group = ""
+    primary = "acc"
+    deterministic = False  # True: no classifier, so seeds do not matter
+
+    def __init__(self, folder: str, loader):
+        self.folder, self.loader = folder, loader  # folder under downstream/; loader(folder) -> {split: Split}
+
+    def path(self, dirs: Dirs) -> Path:
+        """The folder (or file) that must exist for the task to run."""
+        return dirs.downstream / self.folder
+
+    def load(self, dirs: Dirs):
+        return self.loader(self.path(dirs))
+
+    def missing(self, dirs: Dirs) -> data.MissingData:
+        return data.MissingData([self.path(dirs)])
+
+    def sentences(self, loaded):
+        return _tokens(loaded)
+
+    def source(self, dirs: Dirs) -> str:
+        return "senteval"
+
+
+class Binary(Family):
+    """MR, CR, SUBJ, MPQA: nested k-fold logistic regression (`binary.py`)."""
+
+    group = "classification"
+
+    def __init__(self, folder, pos, neg):
+        super().__init__(folder, lambda path: data.binary(path / pos, path / neg))
+
+    def evaluate(self, loaded, emb, cfg: EvalConfig, seed):
+        X, y, _ = stack(emb, loaded, ["all"])
+        res = protocols.inner_kfold(X, y, 2, cfg.classifier, cfg.kfold, seed, range(X.shape[0]))
+        n = len(y)
+        return [{"devacc": r.devacc, "acc": r.acc, "ndev": n, "ntest": n} for r in res]
+
+
+class KFoldTask(Family):
+    """TREC (`trec.py`) and MRPC (`mrpc.py`, which adds the test F1): k-fold on train, one test score."""
+
+    group = "classification"
+
+    def __init__(self, folder, loader, nclasses, pair=None):
+        super().__init__(folder, loader)
+        self.nclasses, self.pair = nclasses, pair
+
+    def evaluate(self, loaded, emb, cfg, seed):
+        X, y, rows = stack(emb, loaded, ["train", "test"], self.pair)
+        res = protocols.kfold(X, y, rows["train"], rows["test"], self.nclasses, cfg.classifier, cfg.kfold, seed,
+                              range(X.shape[0]))
+        out = []
+        for r in res:
+            m = {"devacc": r.devacc, "acc": r.acc, "ndev": len(rows["train"]), "ntest": len(rows["test"])}
+            if self.pair is not None:
+                from sklearn.metrics import f1_score
+
+                m["f1"] = round(100 * float(f1_score(y[rows["test"]], r.predictions)), 2)
+            out.append(m)
+        return out
+
+
+class SplitTask(Family):
+    """SST2/SST5 (`sst.py`), SICK-E (`sick.py`), SNLI (`snli.py`, no L2), probing: dev picks L2."""
+
+    def __init__(self, folder, loader, nclasses, group="classification", pair=None, noreg=False):
+        super().__init__(folder, loader)
+        self.nclasses, self.group, self.pair, self.noreg = nclasses, group, pair, noreg
+
+    def spec(self, cfg):
+        return cfg.classifier
+
+    def evaluate(self, loaded, emb, cfg, seed):
+        X, y, rows = stack(emb, loaded, ["train", "dev", "test"], self.pair)
+        nclasses = self.nclasses or int(y.max()) + 1
+        res = protocols.split(X, y, rows["train"], rows["dev"], rows["test"], nclasses, self.spec(cfg), seed,
+                              range(X.shape[0]), noreg=self.noreg)
+        return [{"devacc": r.devacc, "acc": r.acc, "ndev": len(rows["dev"]), "ntest": len(rows["test"])} for r in res]
+
+
+class Probing(SplitTask):
+    """One of Conneau et al.'s (2018) probing tasks: MLP (logistic regression for WordContent)."""
+
+    MARKER = "REBUILT"  # a folder holding this file has tasks rebuilt from other text, not SentEval's
+
+    def __init__(self, filename, linear=False):
+        super().__init__(None, None, 0, group="probing")
+        self.filename, self.linear = filename, linear
+
+    def path(self, dirs):
+        return dirs.probing / self.filename
+
+    def missing(self, dirs):
+        return data.MissingData([self.path(dirs)], what="probing task file", hint=data.PROBING_HINT)
+
+    def load(self, dirs):
+        splits, _classes = data.probing(self.path(dirs))
+        return splits
+
+    def spec(self, cfg):
+        return cfg.classifier if self.linear else cfg.probing
+
+    def source(self, dirs):
+        return "rebuilt" if (dirs.probing / self.MARKER).exists() else "senteval"
+
+
+class Relatedness(Family):
+    """SICK-R and STS-B: Tai et al.'s regressor on [|u-v|, u*v]."""
+
+    group = "similarity"
+    primary = "pearson"
+
+
+    def evaluate(self, loaded, emb, cfg, seed):
+        X, y, rows = stack(emb, loaded, ["train", "dev", "test"], abs_diff_prod)
+        return similarity.relatedness(X, y, rows["train"], rows["dev"], rows["test"], seed, range(X.shape[0]))
+
+
+class STS(Family):
+    """STS12-16: cosine similarity, no training."""
+
+    group = "similarity"
+    primary = "pearson"
+    deterministic = True
+
+    def __init__(self, year, subsets):
+        super().__init__(f"STS/STS{year}-en-test", lambda path: data.sts(path, subsets))
+
+    def evaluate(self, loaded, emb, cfg, seed):
+        pairs = {name: (emb.of(s.a), emb.of(s.b), np.asarray(s.y)) for name, s in loaded.items()}
+        return similarity.sts(pairs, emb.vectors.shape[0])
+
+
+TASKS = {
+    "MR": Binary("MR", "rt-polarity.pos", "rt-polarity.neg"),
+    "CR": Binary("CR", "custrev.pos", "custrev.neg"),
+    "SUBJ": Binary("SUBJ", "subj.objective", "subj.subjective"),  # SentEval: objective is label 1
+    "MPQA": Binary("MPQA", "mpqa.pos", "mpqa.neg"),
+    "SST2": SplitTask("SST/binary", lambda path: data.sst(path, 2), 2),
+    "SST5": SplitTask("SST/fine", lambda path: data.sst(path, 5), 5),
+    "TREC": KFoldTask("TREC", data.trec, 6),
+    "MRPC": KFoldTask("MRPC", data.mrpc, 2, pair=abs_diff_prod),
+    "SNLI": SplitTask("SNLI", data.snli, 3, group="nli", pair=snli_features, noreg=True),
+    "SICK-E": SplitTask("SICK", lambda path: data.sick(path, True), 3, group="nli", pair=abs_diff_prod),
+    "SICK-R": Relatedness("SICK", lambda path: data.sick(path, False)),
+    "STS-B": Relatedness("STS/STSBenchmark", data.sts_benchmark),
+    "STS12": STS(12, ["MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN", "surprise.SMTnews"]),
+    "STS13": STS(13, ["FNWN", "headlines", "OnWN"]),  # without SMT, withheld upstream for licence reasons
+    "STS14": STS(14, ["deft-forum", "deft-news", "headlines", "images", "OnWN", "tweet-news"]),
+    "STS15": STS(15, ["answers-forums", "answers-students", "belief", "headlines", "images"]),
+    "STS16": STS(16, ["answer-answer", "headlines", "plagiarism", "postediting", "question-question"]),
+    "Length": Probing("sentence_length.txt"),
+    "WordContent": Probing("word_content.txt", linear=True),
+    "Depth": Probing("tree_depth.txt"),
+    "TopConstituents": Probing("top_constituents.txt"),
+    "BigramShift": Probing("bigram_shift.txt"),
+    "Tense": Probing("past_present.txt"),
+    "SubjNumber": Probing("subj_number.txt"),
+    "ObjNumber": Probing("obj_number.txt"),
+    "OddManOut": Probing("odd_man_out.txt"),
+    "CoordinationInversion": Probing("coordination_inversion.txt"),
+}
+
+# SentEval's own names for the same tasks, accepted everywhere a task is named
+ALIASES = {"SICKEntailment": "SICK-E", "SICKRelatedness": "SICK-R", "STSBenchmark": "STS-B"}
+
+GROUPS = {g: [n for n, t in TASKS.items() if t.group == g] for g in ("classification", "nli", "similarity", "probing")}
