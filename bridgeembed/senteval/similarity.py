@@ -40,12 +40,12 @@ def _correlations(pred, gold) -> tuple:
     return float(pearsonr(pred, gold)[0]), float(spearmanr(pred, gold)[0])
 
 
-def relatedness(X, scores, train, dev, test, seed, groups) -> list:
+def relatedness(X, scores, train, dev, test, seed, groups, spec=RELATEDNESS) -> list:
     """X: (G, N, 2d) pair features; scores: (N,) gold; row arrays per split -> one dict per group."""
     scores = np.asarray(scores, dtype=np.float32)
     objective = Relatedness(tai_labels(scores), scores)
     jobs = [Job(g, train, dev, 0.0) for g in groups]
-    fitted = fit_many(X, jobs, objective, RELATEDNESS, seed)
+    fitted = fit_many(X, jobs, objective, spec, seed)
     outs = fitted.outputs(X, [test] * len(groups), groups)
     results = []
     for gi, out in enumerate(outs):

@@ -1,0 +1,132 @@
+"""SentEval protocols on synthetic features: separable classes score ~100%, random labels score
+chance, k-fold splits are disjoint and cover the data, the stacked optimizers match torch.optim,
+and Tai et al.'s label encoding."""
+
+import numpy as np
+import pytest
+import torch
+
+from bridgeembed.senteval import protocols, similarity
+from bridgeembed.senteval.classifiers import Classification, Job, fit_many
+from bridgeembed.senteval.config import RELATEDNESS, TrainSpec, get_config
+from bridgeembed.senteval.optim import make_optimizer
+
+FAST = TrainSpec(nhid=0, optim="rmsprop", batch_size=32, tenacity=3, epoch_size=2, max_epoch=30)
+
+
+def _data(n=400, d=8, separable=True, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    x = rng.standard_normal((n, d)).astype(np.float32)
+    if separable:
+        x[:, 0] += np.where(y == 1, 4.0, -4.0)
+    else:
+        y = rng.integers(0, 2, n)  # labels independent of x
+    return torch.from_numpy(x)[None], y  # (1, N, d)
+
+
+def test_stratified_folds_are_disjoint_and_cover():
+    y = np.array([0, 1] * 50 + [1] * 7)
+    folds = protocols.stratified_folds(y, 5, 1111)
+    tests = np.concatenate([te for _, te in folds])
+    assert sorted(tests) == list(range(len(y)))  # every row is tested exactly once
+    for tr, te in folds:
+        assert not set(tr) & set(te)
+        assert len(tr) + len(te) == len(y)
+
+
+def test_separable_classes_score_about_100():
+    X, y = _data()
+    res = protocols.inner_kfold(X, y, 2, FAST, 3, 1111, range(1))[0]
+    assert res.acc > 97 and res.devacc > 97
+
+
+def test_random_labels_score_chance():
+    X, y = _data(n=600, separable=False)
+    res = protocols.kfold(X, y, np.arange(400), np.arange(400, 600), 2, FAST, 3, 1111, range(1))[0]
+    assert 35 < res.acc < 65
+
+
+def test_split_protocol_scores_each_group_separately():
+    X, y = _data()
+    noise = torch.randn_like(X)
+    both = torch.cat([X, noise])  # group 0 carries the signal, group 1 does not
+    res = protocols.split(both, y, np.arange(200), np.arange(200, 300), np.arange(300, 400), 2, FAST, 1111, range(2))
+    assert res[0].acc > 95
+    assert res[1].acc < 75
+
+
+def test_same_seed_same_result_and_mlp_trains():
+    X, y = _data()
+    spec = FAST.replace(nhid=16, dropout=0.1)
+    a = protocols.split(X, y, np.arange(200), np.arange(200, 300), np.arange(300, 400), 2, spec, 7, range(1))
+    b = protocols.split(X, y, np.arange(200), np.arange(200, 300), np.arange(300, 400), 2, spec, 7, range(1))
+    assert a[0].acc == b[0].acc and a[0].acc > 95
+
+
+def test_stacked_models_train_independently():
+    """A model trained in a stack equals the same model trained alone (shared batches, masked rows)."""
+    X, y = _data()
+    job = Job(0, np.arange(300), np.arange(300, 400), 1e-3)
+    alone = fit_many(X, [job], Classification(y, 2), FAST, 3)
+    other = Job(0, np.arange(300), np.arange(300, 400), 1e-2)
+    stacked = fit_many(X, [job, other], Classification(y, 2), FAST, 3)
+    for p, q in zip(alone.params[0], stacked.params[0]):
+        torch.testing.assert_close(p, q)
+
+
+@pytest.mark.parametrize("name,cls,kwargs", [("adam", torch.optim.Adam, {}), ("rmsprop", torch.optim.RMSprop, {"lr": 0.01}),
+                                             ("sgd,lr=0.1", torch.optim.SGD, {"lr": 0.1})])
+def test_stacked_optimizer_matches_torch(name, cls, kwargs):
+    torch.manual_seed(0)
+    w0 = torch.randn(3, 4)
+    ref = w0.clone().requires_grad_()
+    ref_opt = cls([ref], weight_decay=1e-2, **kwargs)
+    stacked = w0[None].repeat(2, 1, 1).requires_grad_()  # two models, model axis 0
+    opt = make_optimizer(name, [stacked], [0], torch.tensor([1e-2, 0.0]))
+    for step in range(5):
+        g = torch.randn(3, 4)
+        ref.grad = g.clone()
+        ref_opt.step()
+        stacked.grad = g[None].repeat(2, 1, 1)
+        opt.step(torch.tensor([True, step % 2 == 0]))
+    torch.testing.assert_close(stacked[0].detach(), ref.detach())
+    assert opt.steps.tolist() == [5.0, 3.0]  # the second model sat out two steps
+
+
+def test_tai_labels():
+    y = np.array([1.0, 2.5, 3.3, 5.0, 4.0])
+    t = similarity.tai_labels(y)
+    np.testing.assert_allclose(t.sum(1), 1.0, atol=1e-6)  # a distribution over the 5 bins
+    np.testing.assert_allclose(t @ np.arange(1, 6), y, atol=1e-6)  # whose mean is the score
+    np.testing.assert_allclose(t[1], [0, 0.5, 0.5, 0, 0])
+    np.testing.assert_allclose(t[2], [0, 0, 0.7, 0.3, 0], atol=1e-6)
+    np.testing.assert_allclose(t[3], [0, 0, 0, 0, 1])
+
+
+def test_relatedness_learns_scores():
+    rng = np.random.default_rng(0)
+    n = 300
+    scores = rng.uniform(1, 5, n).astype(np.float32)
+    X = torch.from_numpy(np.c_[scores, rng.standard_normal((n, 3))].astype(np.float32))[None]
+    spec = RELATEDNESS.replace(epoch_size=5, max_epoch=100, optim="adam,lr=0.01")  # SentEval: 50 and 1000, lr 1e-3
+    res = similarity.relatedness(X, scores, np.arange(200), np.arange(200, 250), np.arange(250, 300), 1111, range(1), spec)[0]
+    assert res["pearson"] > 0.9 and res["devpearson"] > 0.9
+
+
+def test_identical_sts_pairs_correlate_at_one():
+    u = torch.randn(1, 50, 6)
+    gold = np.linspace(0, 5, 50)
+    v = u.clone()
+    v[0, :, :] = u[0] + torch.randn(50, 6) * torch.linspace(3, 0, 50)[:, None]  # closer as gold rises
+    perfect = similarity.sts({"a": (u, u.clone(), np.full(50, 5.0)), "b": (u, v, gold)}, 1)[0]
+    assert perfect["b.pearson"] > 0.5
+    same = similarity.cosine(u, u.clone())
+    torch.testing.assert_close(same, torch.ones_like(same))
+
+
+def test_configs():
+    assert get_config("default").kfold == 10 and get_config("default").classifier.optim == "adam"
+    proto = get_config("prototype")
+    assert (proto.kfold, proto.classifier.batch_size, proto.classifier.tenacity, proto.classifier.epoch_size) == (5, 128, 3, 2)
+    assert proto.probing.nhid == 200 and proto.probing.dropout == 0.1
