@@ -1,0 +1,85 @@
+"""Wall time of the full SentEval suite, per task and overall, for some encoders and configs.
+
+    python benchmarks/senteval_suite.py --model bow --model minilm --config prototype --config default \
+        --data ../shared/data --out runs/senteval-bench
+
+Writes OUT/MODEL-CONFIG/ (the usual results.json/.csv/.md and plots) for every pair, and
+OUT/suite.json and OUT/suite.md with the wall time of every task and of each run, plus the
+machine (cores, torch threads) they were measured on.
+"""
+
+import argparse
+import json
+import logging
+import os
+import platform
+import re
+import time
+from pathlib import Path
+
+import torch
+
+from bridgeembed.paths import data_root
+from bridgeembed.resolve import load_encoder
+from bridgeembed.senteval import report
+from bridgeembed.senteval.config import get_config, seeds
+from bridgeembed.senteval.runner import run_suite
+from bridgeembed.senteval.tasks import Dirs
+
+log = logging.getLogger("senteval_suite")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", action="append", required=True, help="a --model spec; repeat for several")
+    parser.add_argument("--config", action="append", choices=["default", "prototype"], help="repeat for several (default: both)")
+    parser.add_argument("--tasks", default="all")
+    parser.add_argument("--heads", default="mean")
+    parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--data", default=None)
+    parser.add_argument("--probing-data", default=None)
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    root = data_root(args.data) / "senteval"
+    dirs = Dirs(root / "downstream", Path(args.probing_data) if args.probing_data else root / "probing")
+    out = Path(args.out)
+    runs = []
+    for spec in args.model:
+        encoder = load_encoder(spec)
+        for config in args.config or ["prototype", "default"]:
+            start = time.perf_counter()
+            result = run_suite(encoder, args.tasks, get_config(config), seeds(args.seeds), args.heads, dirs,
+                               progress=False, model_name=spec)
+            wall = time.perf_counter() - start
+            report.write(result, out / re.sub(r"[^\w.-]+", "_", f"{spec}-{config}"))
+            runs.append({"model": spec, "config": config, "wall_seconds": wall,
+                         "tasks": {n: {"status": e["status"], "seconds": e.get("seconds", 0.0),
+                                       "encode_seconds": e.get("encode_seconds", 0.0)} for n, e in result["tasks"].items()}})
+            log.info("%s / %s: %.1f min", spec, config, wall / 60)
+    machine = {"cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(), "torch": torch.__version__,
+               "platform": platform.platform(), "load_average_at_end": os.getloadavg()}
+    (out / "suite.json").write_text(json.dumps({"machine": machine, "runs": runs}, indent=2) + "\n")
+    (out / "suite.md").write_text(_markdown(machine, runs))
+    print(_markdown(machine, runs))
+    return 0
+
+
+def _markdown(machine, runs) -> str:
+    names = list(runs[0]["tasks"]) if runs else []
+    head = [f"{r['model']} / {r['config']}" for r in runs]
+    lines = ["# SentEval suite wall time (seconds)", "",
+             f"{machine['cpus']} CPUs, {machine['torch_threads']} torch threads, torch {machine['torch']}", "",
+             "| task | " + " | ".join(head) + " |", "|---" * (len(runs) + 1) + "|"]
+    for n in names:
+        cells = [f"{r['tasks'][n]['seconds']:.1f}" if r["tasks"][n]["status"] == "ok" else "skipped" for r in runs]
+        lines.append(f"| {n} | " + " | ".join(cells) + " |")
+    lines.append("| **total** | " + " | ".join(f"**{r['wall_seconds']:.1f}**" for r in runs) + " |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
