@@ -209,9 +209,10 @@ def bridge_model_meta(wrapper: BridgeMTEBEncoder, name=None, revision=None, lice
         extra["heads"] = str(wrapper.heads)
     if wrapper.normalize:
         extra["normalize"] = "True"
-    return ModelMeta(
+    fields = dict(
         loader=_load_from_meta if loadable else None,
-        loader_kwargs={"source": source, "heads": wrapper.heads, "languages": wrapper.language_map} if loadable else {},
+        loader_kwargs={"source": source, "heads": wrapper.heads, "languages": wrapper.language_map,
+                       "normalize": wrapper.normalize, "batch_size": wrapper.batch_size} if loadable else {},
         name=name,
         revision=revision,
         release_date=None,
@@ -232,3 +233,5 @@ def bridge_model_meta(wrapper: BridgeMTEBEncoder, name=None, revision=None, lice
         citation=CITATION,
         experiment_kwargs=extra or None,
     )
+    # ModelMeta forbids unknown fields, and some of these came during 2.x (targeted: mteb 2.26)
+    return ModelMeta(**{key: value for key, value in fields.items() if key in ModelMeta.model_fields})
