@@ -86,6 +86,8 @@ def main(argv=None) -> int:
     parser.add_argument("--size", type=int, default=120000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--build-only", action="store_true", help="build the probing folders, score nothing")
+    parser.add_argument("--reuse", action="store_true", help="keep probing folders that a previous run built")
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads of the harness")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     root = data_root(args.data)
@@ -98,13 +100,15 @@ def main(argv=None) -> int:
             build += ["--spacy-model", model]
         else:
             logger.warning("%s: no spaCy pipeline %s installed: syntactic tasks skipped", lang, SPACY_MODELS.get(lang))
-        subprocess.run(build, check=True)
+        if not (args.reuse and (folder / "README.md").is_file()):
+            subprocess.run(build, check=True)
         if args.build_only:
             continue
         for heads in args.heads.split(","):
             subprocess.run([sys.executable, "-m", "bridgeembed.cli.bench", "senteval", "--model", args.model,
                             "--lang", lang, "--tasks", "probing", "--heads", heads, "--config", args.config,
-                            "--probing-data", str(folder), "--out", str(args.out / f"results-{lang}-{heads}")],
+                            "--threads", str(args.threads), "--quiet", "--probing-data", str(folder),
+                            "--out", str(args.out / f"results-{lang}-{heads}")],
                            check=True)
     return 0
 

@@ -31,7 +31,8 @@ def _few_threads(monkeypatch):
     # Tests are small; more threads than cores only adds noise on the 2-core CI machine.
     import torch
 
-    torch.set_num_threads(min(2, os.cpu_count() or 1))
+    # $BRIDGEEMBED_TEST_THREADS=1 helps on a busy machine, where two threads wait on each other.
+    torch.set_num_threads(int(os.environ.get("BRIDGEEMBED_TEST_THREADS", min(2, os.cpu_count() or 1))))
 
 
 @pytest.fixture(scope="session")
