@@ -1,10 +1,11 @@
-"""`python -m bridgeembed demo|encode ...`."""
+"""`python -m bridgeembed demo|encode|attention ...`."""
 
 from bridgeembed.cli.registry import dispatch
 
 COMMANDS = {
     "demo": ("bridgeembed.demo", "encode, compare and translate with the shipped model (offline)"),
     "encode": ("bridgeembed.cli.encode", "sentences in, vectors out (same as bridgeembed-encode)"),
+    "attention": ("bridgeembed.attention_plot", "heat maps of the bridge's attention over a sentence's tokens"),
 }
 
 

@@ -26,13 +26,20 @@ def shared_data() -> Path:
     return root
 
 
-@pytest.fixture(autouse=True)
-def _few_threads(monkeypatch):
+def _set_threads():
     # Tests are small; more threads than cores only adds noise on the 2-core CI machine.
+    # $BRIDGEEMBED_TEST_THREADS=1 helps on a busy machine, where two threads wait on each other.
     import torch
 
-    # $BRIDGEEMBED_TEST_THREADS=1 helps on a busy machine, where two threads wait on each other.
     torch.set_num_threads(int(os.environ.get("BRIDGEEMBED_TEST_THREADS", min(2, os.cpu_count() or 1))))
+
+
+_set_threads()  # at import, so that session fixtures (the toy model) train with it too
+
+
+@pytest.fixture(autouse=True)
+def _few_threads():
+    _set_threads()  # again per test: a test may change the thread count
 
 
 @pytest.fixture(scope="session")

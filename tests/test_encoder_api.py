@@ -114,3 +114,13 @@ def test_encode_command_line(toy_run, tmp_path, capsys):
     assert np.load(tmp_path / "v.npy").shape == (2, 8, 64)
     assert main(["--model", str(out / "last.pt"), "--lang", "zz", "apple"]) == 2
     assert "unknown language 'zz'" in capsys.readouterr().err
+
+
+def test_attention_heat_map_command(toy_run, tmp_path, capsys):
+    from bridgeembed.__main__ import main
+
+    out, _ = toy_run
+    assert main(["attention", "--model", str(out / "last.pt"), "--lang", "x", "--out", str(tmp_path / "a.png"),
+                 "apple banana", "kite lemon mango"]) == 0
+    assert (tmp_path / "a-1.png").stat().st_size > 1000 and (tmp_path / "a-2.png").is_file()
+    assert "8 heads" in capsys.readouterr().out

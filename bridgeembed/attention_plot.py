@@ -1,0 +1,47 @@
+"""`python -m bridgeembed attention`: heat maps of the bridge's attention A (k heads x subword tokens).
+
+    python -m bridgeembed attention --lang en "A dog runs on the beach." --out dog.png
+"""
+
+from pathlib import Path
+
+
+def plot_attention(result, path, title: str = "") -> None:
+    """result: a `SentenceAttention` (tokens, attention (k, n)) from `BridgeEncoder.attention`; writes a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    k, n = result.attention.shape
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.45 * n + 1.5), max(2.5, 0.32 * k + 1.2)))
+    image = ax.imshow(result.attention, aspect="auto", cmap="viridis", vmin=0.0)
+    ax.set_xticks(range(n), result.tokens, rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(range(k), [f"head {h}" for h in range(k)], fontsize=8)
+    ax.set_title(title or "attention bridge: A (each row sums to 1)", fontsize=9)
+    fig.colorbar(image, ax=ax, fraction=0.03)
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("sentences", nargs="+", help="one or more sentences")
+    parser.add_argument("--lang", required=True, help="language code of the sentences")
+    parser.add_argument("--model", default="multi30k-m2m", help="shipped model name, checkpoint or export")
+    parser.add_argument("--out", default="attention.png",
+                        help="PNG path; with several sentences, NAME-1.png, NAME-2.png, ...")
+
+
+def run(args) -> int:
+    from bridgeembed.encoder_api import BridgeEncoder
+
+    encoder = BridgeEncoder.from_pretrained(args.model, device="cpu")
+    results = encoder.attention(args.sentences, args.lang)
+    out = Path(args.out)
+    for i, (sentence, result) in enumerate(zip(args.sentences, results), start=1):
+        path = out if len(results) == 1 else out.with_name(f"{out.stem}-{i}{out.suffix or '.png'}")
+        plot_attention(result, path, f"[{args.lang}] {sentence}")
+        print(f"wrote {path} ({len(result.tokens)} tokens x {encoder.num_heads} heads)")
+    return 0
