@@ -10,6 +10,7 @@ Section 4); every head is also available on its own (their Section 5.3 studies e
 """
 
 import logging
+import sys
 import warnings
 from typing import NamedTuple
 
@@ -99,8 +100,9 @@ class BridgeEncoder:
         select = self._head_selector(heads)
         if device is not None:
             self.model.to(device)
-        if show_progress_bar is None:
-            show_progress_bar = logger.getEffectiveLevel() <= logging.INFO and len(sentences) > batch_size
+        if show_progress_bar is None:  # as sentence-transformers: by log level; never into a log file
+            show_progress_bar = (logger.getEffectiveLevel() <= logging.INFO and len(sentences) > batch_size
+                                 and sys.stderr.isatty())
         memory = self._memory(sentences, langs, batch_size, show_progress_bar)  # (N, k, d)
         out = select(memory)
         if normalize:
@@ -138,7 +140,7 @@ class BridgeEncoder:
             warnings.warn(f"{truncated} of {N} sentences are longer than the model's maximum of {self.max_len} "
                           f"subword tokens and were truncated", stacklevel=3)
         with torch.inference_mode():
-            for code, rows, seqs in tqdm(jobs, desc="encode", unit="batch", disable=not progress):
+            for code, rows, seqs in tqdm(jobs, desc="encode", unit="batch", disable=not progress, leave=False):
                 src = pad(seqs).to(self.device)  # (B, T)
                 lengths = torch.tensor([len(s) for s in seqs], device=self.device)  # (B,)
                 memory = self.model.encode(src, lengths, code).memory  # (B, k, d)
