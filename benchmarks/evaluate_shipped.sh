@@ -5,7 +5,8 @@
 #   BRIDGEEMBED_DATA=../shared/data bash benchmarks/evaluate_shipped.sh [MODEL]
 #
 # Lane A: test BLEU of all 16 directions (beam 5), crosslingual tables (XNLI, sentiment, retrieval)
-#         for the model, its untrained control and the majority baseline.
+#         for the model, its untrained control and the majority baseline; SentEval of the untrained
+#         control, bow and MiniLM; at the end, probing of the untrained control.
 # Lane B: SentEval (default and prototype configs, with wall time), per-head SentEval (prototype),
 #         rebuilt probing tasks in en/de/fr, mean-pooled and per head.
 set -euo pipefail
@@ -24,6 +25,19 @@ lane_a() {
     $PY benchmarks/crosslingual_tables.py --model "$MODEL" "untrained:$MODEL" majority --data "$DATA" \
         --xnli-train en en+de en+fr en+de+fr --test-langs en,de,fr,es --device cpu \
         --out $OUT/crosslingual > $OUT/crosslingual.log 2>&1
+    # controls and the reference encoder on SentEval; the untrained control on the probing folders
+    $PY benchmarks/senteval_suite.py --model "untrained:$MODEL" --model bow --config default --threads 1 \
+        --data "$DATA" --out $OUT/senteval-controls > $OUT/senteval-controls.log 2>&1
+    $PY -m bridgeembed.cli.bench senteval --model minilm --config default --threads 1 --data "$DATA" --quiet \
+        --out $OUT/senteval-minilm > $OUT/senteval-minilm.log 2>&1 || echo "MiniLM skipped: pip install -e '.[bench]'"
+}
+
+lane_a_probing_controls() {  # after lane B built the probing folders
+    for lang in en de fr; do
+        $PY -m bridgeembed.cli.bench senteval --model "untrained:$MODEL" --lang $lang --tasks probing --heads mean \
+            --config prototype --threads 1 --quiet --probing-data $OUT/probing/probing-$lang \
+            --out $OUT/probing/untrained-$lang-mean > $OUT/probing-untrained-$lang.log 2>&1
+    done
 }
 
 lane_b() {
@@ -39,3 +53,4 @@ lane_a & A=$!
 lane_b & B=$!
 wait $A; echo "lane A done ($(date))"
 wait $B; echo "lane B done ($(date))"
+lane_a_probing_controls; echo "probing controls done ($(date))"
