@@ -25,7 +25,8 @@ def run(args) -> int:
     from bridgeembed.pretrained import resolve
     from bridgeembed.translate import Translator
 
-    encoder = BridgeEncoder.from_pretrained(args.model, device="cpu")
+    model, tokenizers, config = load_model(resolve(args.model))  # one read serves encoding and translation
+    encoder = BridgeEncoder(model, tokenizers, config, device="cpu", source=args.model)
     print(encoder, "\n")
     langs = [lang for lang in CAPTIONS if lang in encoder.languages]
     sentences = [s for lang in langs for s in CAPTIONS[lang]]
@@ -40,7 +41,6 @@ def run(args) -> int:
     off = ~np.eye(len(labels), dtype=bool)
     print(f"\nmean cosine, same caption across languages: {sims[same & off].mean():.3f}; "
           f"different captions: {sims[~same].mean():.3f}\n")
-    model, tokenizers, config = load_model(resolve(args.model))
     if not model.decoders:
         print("(this model ships without decoders: no translation)")
         return 0

@@ -6,6 +6,7 @@
 
 import argparse
 import sys
+from pathlib import Path
 
 from bridgeembed.cli.registry import guarded, setup_logging
 from bridgeembed.errors import BridgeembedError
@@ -36,14 +37,11 @@ def parse_heads(text: str):
 def run(args) -> int:
     import numpy as np
 
+    from bridgeembed.data import read_lines
     from bridgeembed.encoder_api import BridgeEncoder
 
     if args.input:
-        try:
-            with open(args.input, encoding="utf-8") as handle:
-                sentences = [line.rstrip("\r\n") for line in handle]
-        except (OSError, UnicodeDecodeError) as err:
-            raise BridgeembedError(f"cannot read --in {args.input}: {err}") from None
+        sentences = read_lines(Path(args.input))  # a DataError naming the file when it cannot be read
     elif args.sentences:
         sentences = args.sentences
     else:

@@ -6,6 +6,7 @@
 
 import argparse
 import sys
+from pathlib import Path
 
 from bridgeembed.cli.registry import guarded, setup_logging
 
@@ -35,7 +36,7 @@ def run(args) -> int:
     import torch
 
     from bridgeembed.checkpoint import load_model
-    from bridgeembed.data import corpus_dir
+    from bridgeembed.data import corpus_dir, read_lines
     from bridgeembed.errors import ConfigError
     from bridgeembed.pretrained import resolve
     from bridgeembed.schedule import Direction
@@ -55,8 +56,7 @@ def run(args) -> int:
     if not (args.src and args.tgt):
         raise ConfigError("--src and --tgt are required to translate (or use --evaluate)")
     if args.input:
-        with open(args.input, encoding="utf-8") as handle:
-            sentences = [line.rstrip("\r\n") for line in handle]
+        sentences = read_lines(Path(args.input))  # a DataError naming the file when it cannot be read
     else:
         sentences = [line.rstrip("\r\n") for line in sys.stdin]
     hyps = Translator(model, tokenizers, config.tokenizer.max_len).translate(
