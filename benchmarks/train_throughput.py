@@ -6,6 +6,14 @@ on the shipped model's BPE). One direction per step, as in training; the directi
 4 languages. Configurations: the paper's (Vázquez et al. 2020) and the shipped model's
 (pretrained/multi30k-m2m/config.yaml). CPU always, CUDA when available.
 
+Two step variants, timed in one run so that they share the machine's state:
+- `baseline`: the step as it was before the speed work: fp32, logits on every (padded) target
+  position, Adam without fused kernels;
+- `fast`: what the trainer does now with `train.precision: auto`: bf16 autocast where the device
+  computes it natively, logits only on real target tokens, fused Adam.
+Rounds alternate the variants (baseline, fast, baseline, fast...) so that a change in the machine's
+load hits both alike; the table gives the median over rounds.
+
     python benchmarks/train_throughput.py                       # paper + shipped, CPU (+ GPU)
     python benchmarks/train_throughput.py --configs shipped --steps 20 --threads 2
 """
@@ -13,6 +21,7 @@ on the shipped model's BPE). One direction per step, as in training; the directi
 import argparse
 import json
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +30,7 @@ import torch
 from bridgeembed.config import Config, ModelConfig
 from bridgeembed.model import BridgeModel
 from bridgeembed.model.nmt import translation_loss
+from bridgeembed.trainer import make_optimizer, pick_precision
 from bridgeembed.tokenization import BOS, EOS, PAD
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,11 +62,17 @@ def synthetic_batch(rng, batch: int, vocab: int, device):
             int(2 * lengths.sum()))
 
 
-def measure(cfg: ModelConfig, vocab: int, batch: int, device, steps: int, warmup: int = 3) -> dict:
+VARIANTS = ("baseline", "fast")
+
+
+def measure(cfg: ModelConfig, vocab: int, batch: int, device, steps: int, variant: str = "fast", warmup: int = 3) -> dict:
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     model = BridgeModel(cfg, {lang: vocab for lang in LANGS}).to(device).train()
-    optimizer = torch.optim.Adam(model.parameters(), lr=4e-4)
+    fast = variant == "fast"
+    optimizer = (make_optimizer(model.parameters(), "adam", 4e-4) if fast
+                 else torch.optim.Adam(model.parameters(), lr=4e-4, foreach=False, fused=False))
+    dtype = pick_precision("auto", device) if fast else None
     batches = [synthetic_batch(rng, batch, vocab, device) for _ in range(8)]
     pairs = tokens = 0
     for step in range(warmup + steps):
@@ -66,8 +82,10 @@ def measure(cfg: ModelConfig, vocab: int, batch: int, device, steps: int, warmup
             start, pairs, tokens = time.perf_counter(), 0, 0
         src, lengths, tgt_in, tgt_out, n_tokens = batches[step % len(batches)]
         src_lang, tgt_lang = LANGS[step % 4], LANGS[(step // 4) % 4]
-        parts = translation_loss(model(src, lengths, src_lang, tgt_in, tgt_lang), tgt_out)
-        loss = parts.nll / parts.tokens + parts.penalty / parts.sentences
+        keep = (tgt_out != PAD) if fast else None
+        with torch.autocast(device.type, dtype=dtype) if dtype else nullcontext():
+            parts = translation_loss(model(src, lengths, src_lang, tgt_in, tgt_lang, keep=keep), tgt_out)
+            loss = parts.nll / parts.tokens + parts.penalty / parts.sentences
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
@@ -76,7 +94,8 @@ def measure(cfg: ModelConfig, vocab: int, batch: int, device, steps: int, warmup
     if device.type == "cuda":
         torch.cuda.synchronize()
     seconds = time.perf_counter() - start
-    return {"pairs_per_s": pairs / seconds, "tokens_per_s": tokens / seconds, "steps": steps, "batch": batch,
+    return {"variant": variant, "precision": str(dtype or torch.float32).replace("torch.", ""),
+            "pairs_per_s": pairs / seconds, "tokens_per_s": tokens / seconds, "steps": steps, "batch": batch,
             "parameters": sum(p.numel() for p in model.parameters())}
 
 
@@ -86,26 +105,42 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int, default=30, help="timed steps per configuration")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     parser.add_argument("--devices", default="auto", help="auto (cpu, and cuda if available) or e.g. cpu")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per variant (median reported)")
+    parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated: baseline, fast")
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else []) if args.devices == "auto" \
         else args.devices.split(",")
+    variants = args.variants.split(",")
     available = model_configs()
     results = []
-    print("| config | device | batch | parameters | pairs/s | tokens/s |\n|---|---|---|---|---|---|")
+    name_of = torch.cuda.get_device_name if torch.cuda.is_available() else None
+    print("| config | device | variant | precision | batch | parameters | pairs/s | tokens/s | speed-up |\n"
+          "|---|---|---|---|---|---|---|---|---|")
     for name in args.configs.split(","):
         if name not in available:
             print(f"(skipping {name!r}: not available; known: {', '.join(available)})")
             continue
         cfg, vocab, batch = available[name]
         for device in devices:
-            row = {"config": name, "device": device, "threads": torch.get_num_threads(),
-                   **measure(cfg, vocab, batch, torch.device(device), args.steps)}
-            results.append(row)
-            print(f"| {name} | {device} | {batch} | {row['parameters'] / 1e6:.1f} M | {row['pairs_per_s']:.0f} "
-                  f"| {row['tokens_per_s']:.0f} |", flush=True)
+            runs = {v: [] for v in variants}
+            for _ in range(args.rounds):
+                for variant in variants:
+                    runs[variant].append(measure(cfg, vocab, batch, torch.device(device), args.steps, variant))
+            base = None
+            for variant in variants:
+                rows = runs[variant]
+                row = dict(rows[0], pairs_per_s=float(np.median([r["pairs_per_s"] for r in rows])),
+                           tokens_per_s=float(np.median([r["tokens_per_s"] for r in rows])),
+                           rounds=[r["pairs_per_s"] for r in rows], config=name, threads=torch.get_num_threads(),
+                           device=device if device == "cpu" or name_of is None else f"{device} ({name_of()})")
+                base = base or row["pairs_per_s"]
+                results.append(row)
+                print(f"| {name} | {row['device']} | {variant} | {row['precision']} | {batch} | "
+                      f"{row['parameters'] / 1e6:.1f} M | {row['pairs_per_s']:.0f} | {row['tokens_per_s']:.0f} | "
+                      f"{row['pairs_per_s'] / base:.2f}x |", flush=True)
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     return 0

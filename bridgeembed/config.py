@@ -82,6 +82,11 @@ class TrainConfig:
     log_every: int = 100  # steps between log.jsonl records
     threads: int = 0  # torch CPU threads (0: torch's default)
     device: str = "auto"  # auto | cpu | cuda | cuda:1 ...
+    precision: str = "fp32"  # fp32 | bf16 (autocast; losses and weights stay fp32) | auto (bf16 where the CPU or GPU computes it natively)
+    init_from: str = ""  # start from this checkpoint's weights and tokenizers (same model and tokenizer config), e.g. a shipped model; a last.pt in out_dir takes precedence
+    align_weight: float = 0.0  # weight of the alignment loss between a sentence's and its translation's mean bridge vectors (0: the paper's objective, exactly)
+    align_loss: str = "infonce"  # infonce (in-batch contrastive, symmetric) | mse
+    align_temperature: float = 0.05  # InfoNCE temperature on cosine similarities
 
 
 SECTIONS = {"model": ModelConfig, "tokenizer": TokenizerConfig, "data": DataConfig, "train": TrainConfig}
@@ -178,5 +183,15 @@ def validate(config: Config, source: str = "config") -> None:
         value = getattr(m if name == "heads" else t, name)
         if value < 1:
             raise ConfigError(f"{source}: {name} must be at least 1, got {value}")
+    if t.precision not in ("auto", "fp32", "bf16"):
+        raise ConfigError(f"{source}: train.precision must be auto, fp32 or bf16, got {t.precision!r}")
+    if t.align_loss not in ("infonce", "mse"):
+        raise ConfigError(f"{source}: train.align_loss must be infonce or mse, got {t.align_loss!r}")
+    if t.align_weight < 0 or t.align_temperature <= 0:
+        raise ConfigError(f"{source}: train.align_weight must be >= 0 and train.align_temperature > 0, "
+                          f"got {t.align_weight} and {t.align_temperature}")
+    if t.align_weight > 0 and len(d.languages) < 2:
+        raise ConfigError(f"{source}: train.align_weight > 0 aligns translations, which needs at least two "
+                          f"data.languages; got {d.languages!r} (set train.align_weight=0)")
     if config.tokenizer.max_len < 2:
         raise ConfigError(f"{source}: tokenizer.max_len must be at least 2, got {config.tokenizer.max_len}")

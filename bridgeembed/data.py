@@ -111,12 +111,17 @@ class Batch(NamedTuple):
 
     def shard(self, rank: int, world: int) -> "Batch":
         """The rank-th contiguous slice of the batch (distributed training)."""
-        bounds = np.linspace(0, self.src.size(0), world + 1).astype(int)
-        part = slice(bounds[rank], bounds[rank + 1])
+        part = shard_slice(self.src.size(0), rank, world)
         src_len = int(self.lengths[part].max())
         tgt_len = int((self.tgt_out[part] != PAD).sum(1).max())
         return self._replace(src=self.src[part, :src_len], lengths=self.lengths[part],
                              tgt_in=self.tgt_in[part, :tgt_len], tgt_out=self.tgt_out[part, :tgt_len])
+
+
+def shard_slice(size: int, rank: int, world: int) -> slice:
+    """The rows of a batch of `size` that process `rank` of `world` trains on."""
+    bounds = np.linspace(0, size, world + 1).astype(int)
+    return slice(bounds[rank], bounds[rank + 1])
 
 
 def pad(seqs, prefix=()) -> torch.Tensor:

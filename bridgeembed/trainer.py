@@ -8,9 +8,10 @@ resumed from `last.pt` reaches the same parameters as one that never stopped.
 import json
 import logging
 import math
+import re
 import signal
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -21,10 +22,10 @@ from tqdm.auto import tqdm
 
 from bridgeembed import distributed
 from bridgeembed.checkpoint import build_from_payload, load_checkpoint, make_payload, save_atomic
-from bridgeembed.data import DirectionBatches, corpus_dir, encode_split, make_batch, read_split
+from bridgeembed.data import DirectionBatches, corpus_dir, encode_split, make_batch, pad, read_split, shard_slice
 from bridgeembed.errors import ConfigError
 from bridgeembed.model import BridgeModel
-from bridgeembed.model.nmt import translation_loss
+from bridgeembed.model.nmt import Partner, alignment_loss, translation_loss
 from bridgeembed.schedule import RotatingScheduler, evaluation_directions, training_directions
 from bridgeembed.tokenization import PAD, LanguageTokenizer
 from bridgeembed.validation import validate
@@ -45,6 +46,37 @@ def pick_device(name: str, local_rank: int = 0) -> torch.device:
     if name == "auto":
         return torch.device(f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu")
     return torch.device(name)
+
+
+def native_bf16(device: torch.device) -> bool:
+    """Does this device compute bf16 matrix products in hardware (CUDA Ampere+; a CPU with AVX512-BF16 or AMX)?
+
+    On the CPU this reads the Linux flags (torch has no public query); elsewhere it answers no, so
+    `precision: auto` stays fp32 wherever bf16 would only be emulated (and slower)."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    try:
+        flags = Path("/proc/cpuinfo").read_text(errors="ignore")
+    except OSError:
+        return False
+    return bool(re.search(r"\b(avx512_bf16|amx_bf16)\b", flags))
+
+
+def pick_precision(name: str, device: torch.device):
+    """train.precision -> the autocast dtype (None: fp32)."""
+    if name == "bf16" or (name == "auto" and native_bf16(device)):
+        return torch.bfloat16
+    return None
+
+
+def make_optimizer(params, name: str, lr: float) -> torch.optim.Optimizer:
+    """Adam or SGD; fused kernels where this torch has them (one pass over all parameters, not one per tensor)."""
+    params = list(params)
+    kind = torch.optim.SGD if name == "sgd" else torch.optim.Adam
+    try:
+        return kind(params, lr=lr, fused=True)
+    except (RuntimeError, TypeError, ValueError):  # older torch: no fused kernel for this device
+        return kind(params, lr=lr, foreach=True)
 
 
 @contextmanager
@@ -68,6 +100,7 @@ class Trainer:
         self.cfg, t = config, config.train
         self.world = world or distributed.from_environment()
         self.device = pick_device(t.device, self.world.local_rank)
+        self.autocast_dtype = pick_precision(t.precision, self.device)
         self.out = Path(t.out_dir)
         self.show_progress = show_progress
         if t.threads:
@@ -79,8 +112,13 @@ class Trainer:
         folder = corpus_dir(config.data.path, data)
         raw_train = read_split(folder, config.data.train, config.data.languages)
         self.raw_valid = read_split(folder, config.data.valid, config.data.languages)
-        self.tokenizers = (build_from_payload(resume, "last.pt")[1] if resume
-                           else self._train_tokenizers(raw_train))
+        init = None if resume or not t.init_from else self._load_init(t.init_from)
+        if resume:
+            self.tokenizers = build_from_payload(resume, "last.pt")[1]
+        elif init:
+            self.tokenizers = build_from_payload(init, t.init_from)[1]
+        else:
+            self.tokenizers = self._train_tokenizers(raw_train)
         self.train_data = encode_split(raw_train, self.tokenizers, config.tokenizer.max_len)
         self.valid_data = encode_split(self.raw_valid, self.tokenizers, config.tokenizer.max_len)
         self.directions = training_directions(config.data)
@@ -92,6 +130,9 @@ class Trainer:
         self.model.to(self.device)
         self.optimizer = self._make_optimizer()
         self.state = TrainState(lr=t.lr)
+        if init:
+            self.model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in init["model"].items()})
+            logger.info("initialised from %s", t.init_from)
         if resume:
             self._restore(resume)
         self.ddp = self._wrap()
@@ -106,6 +147,19 @@ class Trainer:
         if payload["kind"] != "trainer" or "trainer" not in payload:
             raise ConfigError(f"{self.out / 'last.pt'} is not a trainer checkpoint; cannot resume from it")
 
+    def _load_init(self, path) -> dict:
+        """A checkpoint to start from: it must have this run's model and tokenizer config and every decoder."""
+        payload = load_checkpoint(path)
+        for section in ("model", "tokenizer"):
+            if payload["config"].get(section) != asdict(getattr(self.cfg, section)):
+                raise ConfigError(f"train.init_from {path} has a different {section} config than this run; "
+                                  f"copy its {section} section (e.g. from its config.yaml) into your config")
+        have = set(payload["decoder_languages"]) & set(payload["tokenizers"])
+        missing = sorted(set(self.cfg.data.languages) - have)
+        if missing:
+            raise ConfigError(f"train.init_from {path} lacks the encoder or decoder of {', '.join(missing)}")
+        return payload
+
     def _train_tokenizers(self, raw: dict) -> dict:
         tok = self.cfg.tokenizer
         return {lang: LanguageTokenizer.train(lang, lines, tok.vocab_size, tok.lowercase, tok.moses, self.cfg.train.seed)
@@ -117,10 +171,7 @@ class Trainer:
         return DirectionBatches(pairs, lengths, self.cfg.train.batch_size, self.cfg.train.seed, key)
 
     def _make_optimizer(self):
-        t = self.cfg.train
-        if t.optimizer == "sgd":
-            return torch.optim.SGD(self.model.parameters(), lr=t.lr)
-        return torch.optim.Adam(self.model.parameters(), lr=t.lr)
+        return make_optimizer(self.model.parameters(), self.cfg.train.optimizer, self.cfg.train.lr)
 
     def _wrap(self):
         if not self.world.distributed:
@@ -168,31 +219,70 @@ class Trainer:
             group["lr"] = lr
 
     # --- the loop ---------------------------------------------------------------------------
+    def _rows(self, step: int):
+        """(direction, line numbers) of the batch every rank agrees on at `step`."""
+        index = self.scheduler.index(step)
+        return self.directions[index], self.batches[index].batch(self.scheduler.visits_before(step, index))
+
     def global_batch(self, step: int):
         """The batch every rank agrees on at `step` (each then trains on its slice)."""
-        index = self.scheduler.index(step)
-        d = self.directions[index]
-        rows = self.batches[index].batch(self.scheduler.visits_before(step, index))
+        d, rows = self._rows(step)
         ids = self.train_data.ids
         return make_batch([ids[d.src][i] for i in rows], [ids[d.tgt][i] for i in rows], d.src, d.tgt)
+
+    def partner_language(self, step: int, d) -> str:
+        """The language whose sentences the alignment loss pairs with the source: the target, or for
+        a copy A->A another language, a different one every cycle of the scheduler."""
+        if d.src != d.tgt:
+            return d.tgt
+        others = [lang for lang in self.cfg.data.languages if lang != d.src]
+        return others[(step // len(self.directions)) % len(others)]
+
+    def partner(self, step: int) -> Partner:
+        """This rank's rows of the step's batch in the partner language (rows without text there are left out)."""
+        d, rows = self._rows(step)
+        rows = rows[shard_slice(len(rows), self.world.rank, self.world.size)]
+        lang = self.partner_language(step, d)
+        seqs = self.train_data.ids[lang]
+        found = [j for j, i in enumerate(rows) if seqs[i] is not None]
+        if not found:
+            empty = torch.zeros(0, dtype=torch.long)
+            return Partner(empty.view(0, 1), empty, lang, empty)
+        chosen = [seqs[rows[j]] for j in found]
+        return Partner(pad(chosen), torch.tensor([len(x) for x in chosen]), lang, torch.tensor(found))
 
     def train_step(self, step: int) -> dict:
         t = self.cfg.train
         batch = self.global_batch(step)
         tokens, sentences = int((batch.tgt_out != PAD).sum()), batch.src.size(0)
         local = batch.shard(self.world.rank, self.world.size).to(self.device)
+        partner = None
+        if t.align_weight > 0:
+            p = self.partner(step)
+            partner = p._replace(src=p.src.to(self.device), lengths=p.lengths.to(self.device),
+                                 rows=p.rows.to(self.device))
         self.model.train()
-        output = self.ddp(local.src, local.lengths, local.src_lang, local.tgt_in, local.tgt_lang)
-        parts = translation_loss(output, local.tgt_out, t.label_smoothing)
-        # normalised by the global counts; DDP averages over ranks, hence the factor world.size
-        loss = (parts.nll / tokens + t.penalty_weight * parts.penalty / sentences) * self.world.size
+        keep = local.tgt_out != PAD  # logits only on real target tokens
+        autocast = (torch.autocast(self.device.type, dtype=self.autocast_dtype) if self.autocast_dtype
+                    else nullcontext())
+        with autocast:
+            output = self.ddp(local.src, local.lengths, local.src_lang, local.tgt_in, local.tgt_lang,
+                              keep=keep, partner=partner)
+            parts = translation_loss(output, local.tgt_out, t.label_smoothing)
+            # normalised by the global counts; DDP averages over ranks, hence the factor world.size
+            loss = (parts.nll / tokens + t.penalty_weight * parts.penalty / sentences) * self.world.size
+            align = None
+            if partner is not None:  # a mean over this rank's pairs; DDP averages the ranks
+                align = alignment_loss(output, partner.rows, t.align_loss, t.align_temperature)
+                loss = loss + t.align_weight * align
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if t.clip_norm > 0:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), t.clip_norm)
         self.optimizer.step()
         return {"nll": float(parts.nll.detach()), "penalty": float(parts.penalty.detach()), "tokens": parts.tokens,
-                "sentences": local.src.size(0), "src_tokens": int(local.lengths.sum())}
+                "sentences": local.src.size(0), "src_tokens": int(local.lengths.sum()),
+                "align": 0.0 if align is None else float(align.detach())}
 
     def train(self) -> TrainState:
         """Train until max_steps / max_epochs, early stopping, or an interrupt; returns the final state."""
@@ -254,7 +344,7 @@ class TrainingLog:
 
     def __init__(self, path: Path, world):
         self.path, self.world = path, world
-        self.sums = {"nll": 0.0, "penalty": 0.0, "tokens": 0, "sentences": 0, "src_tokens": 0, "steps": 0}
+        self.sums = {"nll": 0.0, "penalty": 0.0, "align": 0.0, "tokens": 0, "sentences": 0, "src_tokens": 0, "steps": 0}
         self.clock = time.perf_counter()
 
     def start(self, trainer) -> None:
@@ -275,18 +365,21 @@ class TrainingLog:
 
     def flush_train(self, trainer) -> dict:
         s = self.sums
-        nll, penalty, tokens, sentences, src_tokens = distributed.sum_all(
-            [s["nll"], s["penalty"], s["tokens"], s["sentences"], s["src_tokens"]], self.world)
+        nll, penalty, align, tokens, sentences, src_tokens, steps = distributed.sum_all(
+            [s["nll"], s["penalty"], s["align"], s["tokens"], s["sentences"], s["src_tokens"], s["steps"]], self.world)
         seconds = time.perf_counter() - self.clock
         record = {"step": trainer.state.step, "epoch": round(trainer.state.step / trainer.steps_per_epoch, 4),
                   "lr": trainer.state.lr, "nll": nll / max(tokens, 1), "ppl": math.exp(min(nll / max(tokens, 1), 50)),
-                  "penalty": penalty / max(sentences, 1), "pairs_per_s": sentences / seconds,
+                  "penalty": penalty / max(sentences, 1), "align": align / max(steps, 1), "pairs_per_s": sentences / seconds,
                   "tokens_per_s": (tokens + src_tokens) / seconds}
         self.event("train", **record)
         self.sums = dict.fromkeys(self.sums, 0)
-        self.sums["nll"] = self.sums["penalty"] = 0.0
+        self.sums["nll"] = self.sums["penalty"] = self.sums["align"] = 0.0
         self.clock = time.perf_counter()
-        return {"nll": f"{record['nll']:.3f}", "pen": f"{record['penalty']:.3f}", "pairs/s": f"{record['pairs_per_s']:.0f}"}
+        shown = {"nll": f"{record['nll']:.3f}", "pen": f"{record['penalty']:.3f}", "pairs/s": f"{record['pairs_per_s']:.0f}"}
+        if trainer.cfg.train.align_weight > 0:
+            shown["align"] = f"{record['align']:.3f}"
+        return shown
 
     def event(self, kind: str, **fields) -> None:
         if not self.world.main:

@@ -7,6 +7,8 @@ COMMANDS = {
     "xnli": ("bridgeembed.crosslingual.cli:xnli", "crosslingual NLI transfer (train languages x test languages)"),
     "sentiment": ("bridgeembed.crosslingual.cli:sentiment", "crosslingual sentiment transfer, trained on one language"),
     "retrieval": ("bridgeembed.crosslingual.cli:retrieval", "bitext retrieval: nearest-neighbour accuracy by cosine"),
+    "neutrality": ("bridgeembed.crosslingual.cli:neutrality",
+                   "language neutrality: pair and mixed-pool retrieval, cosines, language-ID probe"),
 }
 
 

@@ -3,6 +3,7 @@
     bridgeembed-bench xnli --model multi30k-m2m --train-langs en en+de en+de+fr --test-langs en,de,fr
     bridgeembed-bench sentiment --model multi30k-m2m --train-langs en --test-langs en,de,fr,es
     bridgeembed-bench retrieval --model multi30k-m2m --langs en,de,fr,cs
+    bridgeembed-bench neutrality --model multi30k-m2m --langs en,de,fr,cs
 
 `--model majority` scores the majority-class baseline (no encoder); `--model untrained:NAME` the same
 architecture with random weights. Each run writes JSON, CSV, Markdown and PNG under `--out`.
@@ -142,27 +143,38 @@ class Sentiment:
         return _transfer(args, "sentiment", source)
 
 
+def read_parallel(args) -> tuple:
+    """--langs/--template/--limit -> ({lang: lines}, {lang: path}, {lang: why skipped})."""
+    template = args.template or str(data_root(args.data) / "multi30k" / "test_2016_flickr.{lang}.gz")
+    paths, skipped = find_bitext(template, parse_langs(args.langs))
+    for lang, reason in skipped.items():
+        logger.warning("skipping %s: %s", lang, reason)
+    if len(paths) < 2:
+        raise DataError(f"{args.command or 'this benchmark'} needs files in two languages: " + "; ".join(skipped.values()))
+    lines = read_bitext(paths)
+    if args.limit:
+        lines = {lang: rows[: args.limit] for lang, rows in lines.items()}
+    return lines, paths, skipped
+
+
+def add_parallel(parser, task: str) -> None:
+    add_common(parser, task)
+    parser.add_argument("--langs", default="en,de,fr,cs", help="comma-separated languages")
+    parser.add_argument("--template", help="line-aligned (multi-way parallel) files with {lang} "
+                                           "(default: DATA/multi30k/test_2016_flickr.{lang}.gz)")
+    parser.set_defaults(command=task)
+
+
 class Retrieval:
     """Bitext retrieval: nearest neighbour by cosine, both directions of every language pair."""
 
     def add_arguments(self, parser) -> None:
-        add_common(parser, "retrieval")
-        parser.add_argument("--langs", default="en,de,fr,cs", help="comma-separated languages")
-        parser.add_argument("--template", help="line-aligned files with {lang} "
-                                               "(default: DATA/multi30k/test_2016_flickr.{lang}.gz)")
+        add_parallel(parser, "retrieval")
 
     def run(self, args) -> int:
         if args.model == MAJORITY:
             raise ConfigError("'majority' is a classifier baseline; retrieval needs an encoder (chance is 1/N)")
-        template = args.template or str(data_root(args.data) / "multi30k" / "test_2016_flickr.{lang}.gz")
-        paths, skipped = find_bitext(template, parse_langs(args.langs))
-        for lang, reason in skipped.items():
-            logger.warning("skipping %s: %s", lang, reason)
-        if len(paths) < 2:
-            raise DataError("retrieval needs files in two languages: " + "; ".join(skipped.values()))
-        lines = read_bitext(paths)
-        if args.limit:
-            lines = {lang: rows[: args.limit] for lang, rows in lines.items()}
+        lines, paths, skipped = read_parallel(args)
         encoder, _ = load_model(args.model, args.device)
         result = retrieval_matrix(encoder, lines, files=paths, heads=parse_heads(args.heads),
                                   batch_size=args.batch_size, model=args.model, skipped=skipped)
@@ -172,6 +184,28 @@ class Retrieval:
         return 0
 
 
+class Neutrality:
+    """Language neutrality: pair and mixed-pool retrieval, cosines, a language-ID probe; raw and centred."""
+
+    def add_arguments(self, parser) -> None:
+        add_parallel(parser, "neutrality")
+
+    def run(self, args) -> int:
+        from bridgeembed.crosslingual.neutrality import neutrality, write_neutrality
+
+        if args.model == MAJORITY:
+            raise ConfigError("'majority' is a classifier baseline; neutrality needs an encoder")
+        lines, paths, skipped = read_parallel(args)
+        encoder, _ = load_model(args.model, args.device)
+        result = neutrality(encoder, lines, files=paths, heads=parse_heads(args.heads),
+                            batch_size=args.batch_size, model=args.model, skipped=skipped)
+        out = write_neutrality(result, args.out or Path("results") / "neutrality" / slug(args.model))
+        print(out["md"].read_text(encoding="utf-8"))
+        logger.info("results in %s", out["json"].parent)
+        return 0
+
+
 xnli = Xnli()
 sentiment = Sentiment()
 retrieval = Retrieval()
+neutrality = Neutrality()

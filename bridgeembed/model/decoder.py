@@ -57,6 +57,12 @@ class LSTMDecoder(nn.Module):
 
     def step(self, tokens: torch.Tensor, memory: torch.Tensor, state: DecoderState) -> StepOutput:
         """tokens: (B, t) previous target ids; memory: (B, k, d_h). t must be 1 with input feeding."""
+        attentional, alpha, state = self.attentional(tokens, memory, state)
+        logits = self.out(self.dropout(attentional))  # (B, t, V)
+        return StepOutput(logits, alpha, state)
+
+    def attentional(self, tokens: torch.Tensor, memory: torch.Tensor, state: DecoderState):
+        """h~ before the output layer: (B, t, H), with the attention (B, t, k) and the new state."""
         x = self.dropout(self.embed(tokens))  # (B, t, E)
         if self.input_feed:
             x = torch.cat([x, state.feed.unsqueeze(1)], dim=-1)  # (B, 1, E + H)
@@ -65,17 +71,21 @@ class LSTMDecoder(nn.Module):
         alpha = scores.softmax(dim=-1)  # (B, t, k)
         context = alpha @ memory  # (B, t, d_h)
         attentional = torch.tanh(self.attn_out(torch.cat([context, out], dim=-1)))  # h~: (B, t, H)
-        logits = self.out(self.dropout(attentional))  # (B, t, V)
-        return StepOutput(logits, alpha, DecoderState(h, c, attentional[:, -1]))
+        return attentional, alpha, DecoderState(h, c, attentional[:, -1])
 
-    def forward(self, tokens: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
-        """Teacher forcing. tokens: (B, T) = BOS + target; returns logits (B, T, V)."""
+    def forward(self, tokens: torch.Tensor, memory: torch.Tensor, keep: torch.Tensor = None) -> torch.Tensor:
+        """Teacher forcing. tokens: (B, T) = BOS + target; returns logits (B, T, V), or (N, V) for
+        the N positions where `keep` (B, T) is True: the output layer and its softmax then run on
+        real target tokens only, not on padding (about 15% of a CPU training step)."""
         state = self.init(memory)
         if not self.input_feed:
-            return self.step(tokens, memory, state).logits  # the LSTM runs over the whole sentence at once
-        logits = []
-        for t in range(tokens.size(1)):
-            out = self.step(tokens[:, t : t + 1], memory, state)
-            logits.append(out.logits)
-            state = out.state
-        return torch.cat(logits, dim=1)
+            states = self.attentional(tokens, memory, state)[0]  # the LSTM runs over the whole sentence at once
+        else:
+            steps = []
+            for t in range(tokens.size(1)):
+                att, _, state = self.attentional(tokens[:, t : t + 1], memory, state)
+                steps.append(att)
+            states = torch.cat(steps, dim=1)  # (B, T, H)
+        if keep is not None:
+            states = states[keep]  # (N, H)
+        return self.out(self.dropout(states))  # (B, T, V) or (N, V)

@@ -5,7 +5,7 @@ target language its own decoder, and all of them meet in the bridge, whose outpu
 thing a decoder sees of the source. Loss: token NLL + lambda ||A A^T - I||_F^2 (Section 2.2, Eq. 4).
 """
 
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import torch
 from torch import nn
@@ -19,8 +19,18 @@ from bridgeembed.tokenization import PAD
 
 
 class ModelOutput(NamedTuple):
-    logits: torch.Tensor  # (B, T_tgt, V)
+    logits: torch.Tensor  # (B, T_tgt, V), or (N, V) on the N real target tokens when forward got `keep`
     bridge: BridgeOutput  # M (B, k, d_h), A (B, k, T_src), mask (B, T_src)
+    partner: Optional[BridgeOutput] = None  # the bridge over the same rows in another language (alignment)
+
+
+class Partner(NamedTuple):
+    """The sentences of some rows of the batch in another language, for the alignment loss."""
+
+    src: torch.Tensor  # (P, T_p) ids + EOS, PAD after
+    lengths: torch.Tensor  # (P,)
+    lang: str
+    rows: torch.Tensor  # (P,) which rows of the batch they translate
 
 
 class LossParts(NamedTuple):
@@ -67,18 +77,57 @@ class BridgeModel(nn.Module):
         mask = torch.arange(src.size(1), device=src.device)[None, :] < lengths.to(src.device)[:, None]  # (B, T)
         return self.bridge(states, mask)
 
-    def forward(self, src, lengths, src_lang: str, tgt_in, tgt_lang: str) -> ModelOutput:
-        """tgt_in: (B, T_tgt) = BOS + target tokens (teacher forcing)."""
+    def forward(self, src, lengths, src_lang: str, tgt_in, tgt_lang: str, keep=None, partner: Partner = None) -> ModelOutput:
+        """tgt_in: (B, T_tgt) = BOS + target tokens (teacher forcing). `keep` (B, T_tgt): logits only
+        there (the real target tokens). `partner`: also encode those rows in another language; inside
+        forward, so that DistributedDataParallel sees every parameter the loss uses."""
         decoder = self._module(self.decoders, tgt_lang, "decoders")
         bridge = self.encode(src, lengths, src_lang)
-        return ModelOutput(decoder(tgt_in, bridge.memory), bridge)
+        other = None if partner is None else self.encode(partner.src, partner.lengths, partner.lang)
+        return ModelOutput(decoder(tgt_in, bridge.memory, keep), bridge, other)
 
 
 def translation_loss(output: ModelOutput, tgt_out: torch.Tensor, label_smoothing: float = 0.0) -> LossParts:
     """tgt_out: (B, T_tgt) = target tokens + EOS, PAD where the sentence has ended."""
-    logits = output.logits.reshape(-1, output.logits.size(-1))  # (B * T, V)
-    nll = F.cross_entropy(logits, tgt_out.reshape(-1), ignore_index=PAD, reduction="sum",
+    if output.logits.dim() == 2:  # logits of the real tokens only, in row-major order
+        targets = tgt_out[tgt_out != PAD]  # (N,)
+        logits = output.logits  # (N, V)
+    else:
+        targets = tgt_out.reshape(-1)  # (B * T,)
+        logits = output.logits.reshape(-1, output.logits.size(-1))  # (B * T, V)
+    nll = F.cross_entropy(logits.float(), targets, ignore_index=PAD, reduction="sum",
                           label_smoothing=label_smoothing)
     tokens = int((tgt_out != PAD).sum())
-    penalty = attention_penalty(output.bridge.attention).sum()
+    penalty = attention_penalty(output.bridge.attention.float()).sum()
     return LossParts(nll, tokens, penalty, tgt_out.size(0))
+
+
+def sentence_vectors(bridge: BridgeOutput) -> torch.Tensor:
+    """The sentence vector the encoder API returns by default: the mean of M over the k heads. (B, d_h)"""
+    return bridge.memory.float().mean(dim=1)
+
+
+def alignment_loss(output: ModelOutput, rows: torch.Tensor, kind: str = "infonce",
+                   temperature: float = 0.05) -> torch.Tensor:
+    """Pull the mean bridge vector of a sentence towards that of its translation (mean over pairs).
+
+    infonce: the in-batch contrastive loss of SimCLR (NT-Xent; Chen et al. 2020) over the 2P
+    vectors of P translation pairs: each vector must pick its translation, by cosine / temperature,
+    among all 2P - 1 others. The candidates include the other sentences of its own language, so the
+    loss also pushes apart same-language sentences that are not translations: a query's nearest
+    neighbour in a pool of all languages must be its translation, not a sentence that merely shares
+    its language. mse: the squared distance of the two vectors."""
+    if output.partner is None or rows.numel() == 0:
+        return output.bridge.memory.new_zeros(())
+    u = sentence_vectors(output.bridge)[rows]  # (P, d_h)
+    v = sentence_vectors(output.partner)  # (P, d_h)
+    if kind == "mse":
+        return (u - v).pow(2).sum(dim=-1).mean()
+    P = u.size(0)
+    if P < 2:  # no negatives
+        return u.new_zeros(())
+    z = F.normalize(torch.cat([u, v]), dim=-1)  # (2P, d_h)
+    scores = z @ z.T / temperature  # (2P, 2P)
+    scores = scores.masked_fill(torch.eye(2 * P, dtype=torch.bool, device=z.device), float("-inf"))  # not itself
+    gold = torch.cat([torch.arange(P, 2 * P), torch.arange(P)]).to(z.device)  # row i pairs with i + P and back
+    return F.cross_entropy(scores, gold)
