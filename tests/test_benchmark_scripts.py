@@ -1,0 +1,52 @@
+"""The benchmark scripts behind the README's and the model card's figures run, on tiny inputs."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run(script: str, *args) -> str:
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *args], capture_output=True,
+                          text=True, cwd=REPO, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_train_throughput_times_both_variants(tmp_path):
+    out = tmp_path / "speed.json"
+    text = run("train_throughput.py", "--configs", "shipped", "--steps", "1", "--rounds", "1", "--threads", "1",
+               "--devices", "cpu", "--out", str(out))
+    rows = json.loads(out.read_text())
+    assert [r["variant"] for r in rows] == ["baseline", "fast"]
+    assert rows[0]["precision"] == "float32" and all(r["pairs_per_s"] > 0 for r in rows)
+    assert "| shipped | cpu | fast |" in text
+
+
+def test_ablation_table_reads_every_result_kind(tmp_path):
+    root = tmp_path / "ablation"
+    for name, shift in (("noalign", 0.0), ("align", 0.1), ("untrained", -0.1)):
+        folder = root / name
+        (folder / "bleu").mkdir(parents=True)
+        directions = {f"{a}-{b}": {"bleu": 20 + 10 * shift} for a in ("en", "de") for b in ("en", "de")}
+        (folder / "bleu" / "bleu.json").write_text(json.dumps({"directions": directions}))
+        (folder / "neutrality").mkdir()
+        summary = {k: 0.5 + shift for k in ("pair_accuracy_mean", "pair_accuracy_min", "mixed_pool", "same_language",
+                                              "cos_translation", "cos_random_within", "cos_random_across",
+                                              "langid_accuracy")}
+        grid = {"en": {"en": None, "de": 0.5 + shift}, "de": {"en": 0.5 + shift, "de": None}}
+        (folder / "neutrality" / "neutrality.json").write_text(json.dumps(
+            {"summary": {"raw": summary, "centred": summary}, "raw": {"pair_accuracy": grid}}))
+        (folder / "senteval").mkdir()
+        tasks = {"MR": {"primary": "acc", "views": {"mean": {"metrics": {"acc": 60 + 100 * shift}}}}}
+        (folder / "senteval" / "results.json").write_text(json.dumps({"tasks": tasks}))
+        (folder / "xnli").mkdir()
+        (folder / "xnli" / "xnli.json").write_text(json.dumps(
+            {"accuracy": {"en": {"en": 0.45 + shift, "de": 0.40, "fr": 0.38}}}))
+    text = run("ablation_table.py", str(root))
+    assert "| **mean of 2** | **20.00** | **21.00** | **19.00** | **38.6** |" in text
+    assert "| mixed-pool retrieval (%) | 50.0 | 50.0 | 60.0 | 60.0 | 40.0 | 40.0 |" in text
+    assert "noalign 1 of 1, align 1 of 1" in text
+    assert "| align | 55.0 | 40.0 | 38.0 | 16.0 |" in text
