@@ -21,6 +21,12 @@ def load(folder: Path, relative: str):
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
+def loaded(root: Path, names: list, relative: str) -> dict:
+    """{model: its parsed `relative` file}, for the models that have it."""
+    found = {n: load(root / n, relative) for n in names}
+    return {n: r for n, r in found.items() if r}
+
+
 def models(root: Path) -> list:
     found = [p.name for p in root.iterdir() if p.is_dir()]
     return sorted(found, key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
@@ -33,8 +39,7 @@ def table(header: list, rows: list) -> str:
 
 
 def bleu(root: Path, names: list) -> str:
-    results = {n: load(root / n, "bleu/bleu.json") for n in names}
-    results = {n: r for n, r in results.items() if r}
+    results = loaded(root, names, "bleu/bleu.json")
     if not results:
         return ""
     first = next(iter(results.values()))["directions"]
@@ -66,7 +71,7 @@ def neutrality(root: Path, names: list) -> str:
     for label, key, scale in NEUTRALITY:
         fmt = "{:.1f}" if scale == 100 else "{:.3f}"
         rows.append([label] + [fmt.format(scale * s[view][key]) for s in results.values() for view in ("raw", "centred")])
-    pairs = {n: load(root / n, "neutrality/neutrality.json")["raw"]["pair_accuracy"] for n in results}
+    pairs = {n: r["raw"]["pair_accuracy"] for n, r in full.items()}
     out = "### Language neutrality (test_2016_flickr, 1,000 captions x 4 languages)\n\n" + table(header, rows)
     for name, grid in pairs.items():
         langs = list(grid)
@@ -77,8 +82,7 @@ def neutrality(root: Path, names: list) -> str:
 
 
 def senteval(root: Path, names: list) -> str:
-    results = {n: load(root / n, "senteval/results.json") for n in names}
-    results = {n: r for n, r in results.items() if r}
+    results = loaded(root, names, "senteval/results.json")
     if not results:
         return ""
     tasks = list(next(iter(results.values()))["tasks"])
@@ -111,8 +115,7 @@ def senteval(root: Path, names: list) -> str:
 
 
 def xnli(root: Path, names: list) -> str:
-    results = {n: load(root / n, "xnli/xnli.json") for n in names}
-    results = {n: r for n, r in results.items() if r}
+    results = loaded(root, names, "xnli/xnli.json")
     if not results:
         return ""
     rows = []

@@ -165,6 +165,20 @@ def add_parallel(parser, task: str) -> None:
     parser.set_defaults(command=task)
 
 
+def _parallel_bench(args, task: str, measure, write, render) -> int:
+    """The shared run of retrieval and neutrality: read the files, load the encoder, measure, write."""
+    if args.model == MAJORITY:
+        raise ConfigError(f"'majority' is a classifier baseline; {task} needs an encoder")
+    lines, paths, skipped = read_parallel(args)
+    encoder, _ = load_model(args.model, args.device)
+    result = measure(encoder, lines, files=paths, heads=parse_heads(args.heads), batch_size=args.batch_size,
+                     model=args.model, skipped=skipped)
+    out = write(result, args.out or Path("results") / task / slug(args.model))
+    print(render(result, out))
+    logger.info("results in %s", out["json"].parent)
+    return 0
+
+
 class Retrieval:
     """Bitext retrieval: nearest neighbour by cosine, both directions of every language pair."""
 
@@ -172,16 +186,8 @@ class Retrieval:
         add_parallel(parser, "retrieval")
 
     def run(self, args) -> int:
-        if args.model == MAJORITY:
-            raise ConfigError("'majority' is a classifier baseline; retrieval needs an encoder (chance is 1/N)")
-        lines, paths, skipped = read_parallel(args)
-        encoder, _ = load_model(args.model, args.device)
-        result = retrieval_matrix(encoder, lines, files=paths, heads=parse_heads(args.heads),
-                                  batch_size=args.batch_size, model=args.model, skipped=skipped)
-        out = write_retrieval(result, args.out or Path("results") / "retrieval" / slug(args.model))
-        print(to_markdown(retrieval_table(result)))
-        logger.info("results in %s", out["json"].parent)
-        return 0
+        return _parallel_bench(args, "retrieval", retrieval_matrix, write_retrieval,
+                               lambda result, out: to_markdown(retrieval_table(result)))
 
 
 class Neutrality:
@@ -193,16 +199,8 @@ class Neutrality:
     def run(self, args) -> int:
         from bridgeembed.crosslingual.neutrality import neutrality, write_neutrality
 
-        if args.model == MAJORITY:
-            raise ConfigError("'majority' is a classifier baseline; neutrality needs an encoder")
-        lines, paths, skipped = read_parallel(args)
-        encoder, _ = load_model(args.model, args.device)
-        result = neutrality(encoder, lines, files=paths, heads=parse_heads(args.heads),
-                            batch_size=args.batch_size, model=args.model, skipped=skipped)
-        out = write_neutrality(result, args.out or Path("results") / "neutrality" / slug(args.model))
-        print(out["md"].read_text(encoding="utf-8"))
-        logger.info("results in %s", out["json"].parent)
-        return 0
+        return _parallel_bench(args, "neutrality", neutrality, write_neutrality,
+                               lambda result, out: out["md"].read_text(encoding="utf-8"))
 
 
 xnli = Xnli()

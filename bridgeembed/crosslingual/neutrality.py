@@ -24,11 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional
 
 import numpy as np
-from tqdm.auto import tqdm
-
-from bridgeembed.crosslingual.encoding import LanguageSkipped, check_language, encode_unique
-from bridgeembed.crosslingual.retrieval import accuracy, normalize
-from bridgeembed.errors import DataError
+from bridgeembed.crosslingual.retrieval import accuracy, encode_parallel, normalize
 
 logger = logging.getLogger(__name__)
 
@@ -161,18 +157,9 @@ def neutrality(encoder, lines: Dict[str, List[str]], *, files: Optional[dict] = 
     """`lines`: {lang: line-aligned sentences} (a multi-way parallel set)."""
     langs = list(lines)
     skipped = dict(skipped or {})
-    vectors = {}
-    for lang in tqdm(langs, desc="neutrality: encoding", disable=show_progress is False or None):
-        try:
-            check_language(encoder, lang)
-            unique, index = encode_unique(encoder, lines[lang], lang, heads, batch_size)  # (M, d), (N,)
-            vectors[lang] = unique[index].astype(np.float64)  # (N, d)
-        except LanguageSkipped as err:
-            skipped[lang] = str(err)
-            logger.warning("skipping %s: %s", lang, err)
-    if len(vectors) < 2:
-        reasons = "; ".join(f"{k}: {v}" for k, v in skipped.items()) or "fewer than two languages given"
-        raise DataError(f"neutrality needs two languages the model knows: {reasons}")
+    vectors = {lang: v.astype(np.float64)
+               for lang, v in encode_parallel(encoder, lines, heads, batch_size, skipped, "neutrality",
+                                              show_progress).items()}  # {lang: (N, d)}
     texts = {lang: lines[lang] for lang in vectors}
     raw = figures(vectors, texts, langs)
     centred = figures(centre(vectors), texts, langs)

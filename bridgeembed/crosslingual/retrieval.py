@@ -70,14 +70,12 @@ class RetrievalResult:
         return {**asdict(self), "pairs": self.pairs()}
 
 
-def retrieval_matrix(encoder, lines: Dict[str, List[str]], *, files: Optional[dict] = None, heads="mean",
-                     batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
-                     show_progress=None) -> RetrievalResult:
-    """`lines`: {lang: line-aligned sentences}; every ordered pair of distinct languages is scored."""
-    langs = list(lines)
-    skipped = dict(skipped or {})
+def encode_parallel(encoder, lines: Dict[str, List[str]], heads, batch_size: int, skipped: dict, task: str,
+                    show_progress=None) -> Dict[str, np.ndarray]:
+    """{lang: (N, d) vectors} of line-aligned sentences; languages the encoder refuses go into `skipped`
+    with the reason. Fewer than two languages left is a DataError."""
     vectors = {}
-    for lang in tqdm(langs, desc="retrieval: encoding", disable=show_progress is False or None):
+    for lang in tqdm(list(lines), desc=f"{task}: encoding", disable=show_progress is False or None):
         try:
             check_language(encoder, lang)
             unique, index = encode_unique(encoder, lines[lang], lang, heads, batch_size)  # (M, d), (N,)
@@ -87,7 +85,17 @@ def retrieval_matrix(encoder, lines: Dict[str, List[str]], *, files: Optional[di
             logger.warning("skipping %s: %s", lang, err)
     if len(vectors) < 2:
         reasons = "; ".join(f"{k}: {v}" for k, v in skipped.items()) or "fewer than two languages given"
-        raise DataError(f"retrieval needs two languages the model knows: {reasons}")
+        raise DataError(f"{task} needs two languages the model knows: {reasons}")
+    return vectors
+
+
+def retrieval_matrix(encoder, lines: Dict[str, List[str]], *, files: Optional[dict] = None, heads="mean",
+                     batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
+                     show_progress=None) -> RetrievalResult:
+    """`lines`: {lang: line-aligned sentences}; every ordered pair of distinct languages is scored."""
+    langs = list(lines)
+    skipped = dict(skipped or {})
+    vectors = encode_parallel(encoder, lines, heads, batch_size, skipped, "retrieval", show_progress)
     table = {a: dict.fromkeys(langs) for a in langs}
     for a, b in itertools.permutations(vectors, 2):
         table[a][b] = accuracy(vectors[a], vectors[b], lines[b])
