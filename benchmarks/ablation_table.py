@@ -62,8 +62,8 @@ NEUTRALITY = [("pair retrieval, mean of 12 (%)", "pair_accuracy_mean", 100),
 
 
 def neutrality(root: Path, names: list) -> str:
-    results = {n: load(root / n, "neutrality/neutrality.json") for n in names}
-    results = {n: r["summary"] for n, r in results.items() if r}
+    full = loaded(root, names, "neutrality/neutrality.json")
+    results = {n: r["summary"] for n, r in full.items()}
     if not results:
         return ""
     header = ["measure"] + [f"{n} ({view})" for n in results for view in ("raw", "centred")]
