@@ -20,7 +20,7 @@ import torch
 from tqdm.auto import tqdm
 
 from bridgeembed.checkpoint import load_model, make_payload, save_atomic
-from bridgeembed.data import pad, with_eos
+from bridgeembed.data import check_sentences, pad, with_eos
 from bridgeembed.devices import resolve_device
 from bridgeembed.errors import UnknownLanguageError
 from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained, resolve
@@ -177,18 +177,7 @@ class BridgeEncoder:
     # --- argument checks ------------------------------------------------------------------------
     @staticmethod
     def _check_sentences(sentences) -> list:
-        if sentences is None or isinstance(sentences, (bytes, dict)) or not hasattr(sentences, "__iter__"):
-            raise TypeError(f"sentences must be a string or a list of strings, got {type(sentences).__name__}")
-        sentences = list(sentences)
-        for i, text in enumerate(sentences):
-            if not isinstance(text, str):
-                raise TypeError(f"sentence {i} is {type(text).__name__}, expected str")
-            try:
-                text.encode("utf-8")
-            except UnicodeEncodeError as err:  # sentencepiece would fail with "List elements must be str or bytes"
-                raise ValueError(f"sentence {i} is not valid Unicode: {err.reason} at character {err.start} "
-                                 f"({text[err.start]!r}; bytes decoded with errors='surrogateescape'?)") from None
-        return sentences
+        return check_sentences(sentences)
 
     def _check_langs(self, lang, n: int) -> list:
         known = ", ".join(self.languages)
