@@ -7,6 +7,7 @@ and the weights. Files are written atomically (temporary file, fsync, rename): a
 save leaves the previous checkpoint intact.
 """
 
+import logging
 import os
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from bridgeembed.tokenization import LanguageTokenizer
 FORMAT = "bridgeembed"
 VERSION = 1
 KINDS = ("trainer", "encoder")
+logger = logging.getLogger(__name__)
 
 
 def save_atomic(obj, path) -> None:
@@ -35,6 +37,32 @@ def save_atomic(obj, path) -> None:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def remove_stale_temporaries(folder) -> list:
+    """Delete `.NAME.PID.tmp` files that a process killed during `save_atomic` left behind (not a live one's)."""
+    removed = []
+    for tmp in Path(folder).glob(".*.*.tmp"):
+        pid = tmp.name[:-len(".tmp")].rsplit(".", 1)[-1]
+        if pid.isdigit() and not _alive(int(pid)):
+            tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    if removed:
+        logger.info("removed %d stale temporary file(s) of interrupted saves: %s", len(removed),
+                    ", ".join(p.name for p in removed))
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True  # this process may be saving right now (another thread)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, belongs to someone else
+    return True
 
 
 def make_payload(model, tokenizers: dict, config: Config, kind: str = "trainer", half: bool = False) -> dict:
