@@ -7,6 +7,7 @@ and the weights. Files are written atomically (temporary file, fsync, rename): a
 save leaves the previous checkpoint intact.
 """
 
+import logging
 import os
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from bridgeembed.tokenization import LanguageTokenizer
 FORMAT = "bridgeembed"
 VERSION = 1
 KINDS = ("trainer", "encoder")
+logger = logging.getLogger(__name__)
 
 
 def save_atomic(obj, path) -> None:
@@ -35,6 +37,32 @@ def save_atomic(obj, path) -> None:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def remove_stale_temporaries(folder) -> list:
+    """Delete `.NAME.PID.tmp` files that a process killed during `save_atomic` left behind (not a live one's)."""
+    removed = []
+    for tmp in Path(folder).glob(".*.*.tmp"):
+        pid = tmp.name[:-len(".tmp")].rsplit(".", 1)[-1]
+        if pid.isdigit() and not _alive(int(pid)):
+            tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    if removed:
+        logger.info("removed %d stale temporary file(s) of interrupted saves: %s", len(removed),
+                    ", ".join(p.name for p in removed))
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True  # this process may be saving right now (another thread)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, belongs to someone else
+    return True
 
 
 def make_payload(model, tokenizers: dict, config: Config, kind: str = "trainer", half: bool = False) -> dict:
@@ -62,9 +90,8 @@ def load_checkpoint(path) -> dict:
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises many types for bad bytes (UnpicklingError, RuntimeError, IndexError...)
-        first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise CheckpointError(f"{path} is not a readable checkpoint (corrupt, truncated, or not a "
-                              f"bridgeembed file): {first_line}") from None
+                              f"bridgeembed file): {_load_failure(err)}") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a bridgeembed checkpoint (no format marker)")
     if payload.get("version") != VERSION:
@@ -73,7 +100,38 @@ def load_checkpoint(path) -> dict:
     missing = [key for key in ("kind", "config", "tokenizers", "model", "decoder_languages") if key not in payload]
     if missing or payload["kind"] not in KINDS:
         raise CheckpointError(f"{path} is incomplete: missing {', '.join(missing) or 'a valid kind'}")
+    _check_finite(payload["model"], path)
     return payload
+
+
+def _load_failure(err: Exception) -> str:
+    """torch's reason, without its advice to retry with weights_only=False: that would run the file's code."""
+    text = str(err).strip()
+    if "WeightsUnpickler error:" in text:  # bytes that are no tensor pickle, or objects we never unpickle
+        detail = text.split("WeightsUnpickler error:", 1)[1].strip().splitlines()[0]
+        detail = detail.split(" was not an allowed global")[0].split(". Please use")[0].strip()
+        return f"{detail} (only tensors and plain data are read; loading never runs code from a file)"
+    first = text.splitlines()[0] if text else type(err).__name__
+    return type(err).__name__ if "weights_only" in first else first
+
+
+def _check_finite(state, path) -> None:
+    """NaN or Inf weights (a diverged run) would give NaN vectors and empty translations much later."""
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{path} is incomplete: its weights are not a mapping of tensors")
+    bad = [name for name, value in state.items()
+           if isinstance(value, torch.Tensor) and value.is_floating_point() and not torch.isfinite(value).all()]
+    if bad:
+        shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
+        raise CheckpointError(f"{path} has NaN or Inf weights in {shown}: the run that wrote it diverged; "
+                              f"use an earlier checkpoint (e.g. best.pt) or retrain with a lower train.lr")
+
+
+def _mismatch(err: RuntimeError, limit: int = 3) -> str:
+    """torch's state-dict error lists one problem per line after a header: keep the problems."""
+    problems = [line.strip() for line in str(err).splitlines()[1:] if line.strip()] or [str(err).strip()]
+    shown = [p if len(p) <= 300 else p[:297] + "..." for p in problems[:limit]]
+    return "; ".join(shown) + (f" (and {len(problems) - limit} more)" if len(problems) > limit else "")
 
 
 def build_from_payload(payload: dict, source="checkpoint", with_decoders: bool = True):
@@ -94,8 +152,7 @@ def build_from_payload(payload: dict, source="checkpoint", with_decoders: bool =
     try:
         model.load_state_dict(state)
     except RuntimeError as err:
-        raise CheckpointError(f"{source} does not fit the model its config describes: "
-                              f"{str(err).splitlines()[0]}") from None
+        raise CheckpointError(f"{source} does not fit the model its config describes: {_mismatch(err)}") from None
     return model.eval(), tokenizers, config
 
 

@@ -122,7 +122,12 @@ class Config:
         try:
             raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         except yaml.YAMLError as err:
-            raise ConfigError(f"{path} is not valid YAML: {err}") from None
+            raise ConfigError(f"{path} is not valid YAML: {' '.join(str(err).split())}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{path} is not a UTF-8 text file") from None
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{path}: expected a mapping with sections {', '.join(SECTIONS)}, "
+                              f"got a YAML {type(raw).__name__}")
         return cls.from_dict(apply_overrides(raw, overrides), source=str(path))
 
 
@@ -166,6 +171,7 @@ def validate(config: Config, source: str = "config") -> None:
     m, t, d = config.model, config.train, config.data
     from bridgeembed.model.encoder import ENCODERS  # late: the model imports torch
 
+    _check_ranges(config, source)
     if m.encoder not in ENCODERS:
         raise ConfigError(f"{source}: model.encoder {m.encoder!r} unknown; expected one of {', '.join(ENCODERS)}")
     if m.encoder == "bilstm" and m.enc_hidden % 2:
@@ -195,3 +201,46 @@ def validate(config: Config, source: str = "config") -> None:
                           f"data.languages; got {d.languages!r} (set train.align_weight=0)")
     if config.tokenizer.max_len < 2:
         raise ConfigError(f"{source}: tokenizer.max_len must be at least 2, got {config.tokenizer.max_len}")
+
+
+def _positive(v):
+    return v >= 1
+
+
+def _non_negative(v):
+    return v >= 0
+
+
+# section.key -> (test, what the test expects); NaN fails every test
+RANGES = {
+    **{f"model.{k}": (_positive, "at least 1") for k in ("emb_dim", "enc_hidden", "enc_layers", "dec_hidden",
+                                                          "dec_layers", "bridge_dim", "transformer_heads",
+                                                          "transformer_ff")},
+    "model.dropout": (lambda v: 0 <= v < 1, "in [0, 1)"),
+    "tokenizer.vocab_size": (lambda v: v > 4, "larger than the 4 special pieces (pad, unk, bos, eos)"),
+    "train.lr": (lambda v: 0 < v < float("inf"), "a positive number"),
+    "train.max_steps": (_positive, "at least 1"),
+    "train.max_epochs": (_non_negative, "0 (off) or positive"),
+    "train.clip_norm": (_non_negative, "0 (off) or positive"),
+    "train.penalty_weight": (_non_negative, "0 or positive"),
+    "train.label_smoothing": (lambda v: 0 <= v < 1, "in [0, 1)"),
+    "train.lr_decay": (lambda v: 0 < v <= 1, "in (0, 1]"),
+    "train.valid_sentences": (_non_negative, "0 (all) or positive"),
+    "train.valid_beam": (_positive, "at least 1"),
+    "train.patience": (_non_negative, "0 (never stop early) or positive"),
+    "train.threads": (_non_negative, "0 (torch's default) or positive"),
+}
+
+
+def _check_ranges(config: Config, source: str) -> None:
+    """Values torch or sentencepiece would reject with a traceback much later, or worse, accept:
+    `batch_size: true` is an int to Python and trained with batch 1; `max_steps: -5` saved an untrained model."""
+    for name, kind in SECTIONS.items():
+        section, defaults = getattr(config, name), kind()
+        for f in dataclasses.fields(kind):
+            value, default = getattr(section, f.name), getattr(defaults, f.name)
+            if isinstance(value, bool) and not isinstance(default, bool) and isinstance(default, (int, float)):
+                raise ConfigError(f"{source}: {name}.{f.name}: expected {type(default).__name__}, got {value!r}")
+            test, expected = RANGES.get(f"{name}.{f.name}", (None, ""))
+            if test and not test(value):
+                raise ConfigError(f"{source}: {name}.{f.name} must be {expected}, got {value!r}")

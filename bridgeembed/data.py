@@ -6,6 +6,7 @@ so that the trainer can log them.
 """
 
 import gzip
+import io
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,12 +44,38 @@ def read_lines(path: Path) -> list:
     """Lines of a UTF-8 text file (gzipped or not) without their line ends."""
     opener = gzip.open if str(path).endswith(".gz") else open
     try:
-        with opener(path, "rt", encoding="utf-8", newline="") as handle:
-            return [line.rstrip("\r\n") for line in handle]
-    except UnicodeDecodeError as err:
-        raise DataError(f"{path} is not UTF-8 text ({err})") from None
+        with opener(path, "rb") as handle:
+            raw = handle.read()
     except (OSError, EOFError) as err:
         raise DataError(f"cannot read {path}: {err}") from None
+    return decode_lines(raw, path)
+
+
+def decode_lines(raw: bytes, name) -> list:
+    """UTF-8 bytes -> lines without their line ends; bytes that are not UTF-8 are a DataError naming the line."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        raise DataError(f"{name}: line {line} is not UTF-8 text (byte 0x{raw[err.start]:02x}); a binary file, "
+                        f"or another encoding (convert it with e.g. `iconv -f latin1 -t utf-8`)") from None
+    return [line.rstrip("\r\n") for line in io.StringIO(text, newline="")]  # splits as text files do
+
+
+def check_sentences(sentences) -> list:
+    """A list of str that sentencepiece can take, or a TypeError/ValueError naming the first bad sentence."""
+    if sentences is None or isinstance(sentences, (bytes, dict)) or not hasattr(sentences, "__iter__"):
+        raise TypeError(f"sentences must be a string or a list of strings, got {type(sentences).__name__}")
+    sentences = list(sentences)
+    for i, text in enumerate(sentences):
+        if not isinstance(text, str):
+            raise TypeError(f"sentence {i} is {type(text).__name__}, expected str")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as err:  # sentencepiece would fail with "List elements must be str or bytes"
+            raise ValueError(f"sentence {i} is not valid Unicode: {err.reason} at character {err.start} "
+                             f"({text[err.start]!r}; bytes decoded with errors='surrogateescape'?)") from None
+    return sentences
 
 
 def read_split(folder: Path, split: str, languages) -> dict:

@@ -26,7 +26,7 @@ def run(args) -> int:
     from bridgeembed.translate import Translator
 
     model, tokenizers, config = load_model(resolve(args.model))  # one read serves encoding and translation
-    encoder = BridgeEncoder(model, tokenizers, config, device="cpu", source=args.model)
+    encoder = BridgeEncoder.from_model(model, tokenizers, config, device="cpu", source=args.model)
     print(encoder, "\n")
     langs = [lang for lang in CAPTIONS if lang in encoder.languages]
     sentences = [s for lang in langs for s in CAPTIONS[lang]]

@@ -10,6 +10,7 @@ Section 4); every head is also available on its own (their Section 5.3 studies e
 """
 
 import logging
+import os
 import sys
 import warnings
 from typing import NamedTuple
@@ -19,7 +20,8 @@ import torch
 from tqdm.auto import tqdm
 
 from bridgeembed.checkpoint import load_model, make_payload, save_atomic
-from bridgeembed.data import pad, with_eos
+from bridgeembed.data import check_sentences, pad, with_eos
+from bridgeembed.devices import resolve_device
 from bridgeembed.errors import UnknownLanguageError
 from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained, resolve
 
@@ -32,23 +34,40 @@ class SentenceAttention(NamedTuple):
 
 
 class BridgeEncoder:
-    """Sentence vectors from the shared attention bridge of a trained model."""
+    """Sentence vectors from the shared attention bridge of a trained model.
 
-    def __init__(self, model, tokenizers: dict, config, device=None, source: str = "model"):
+    `BridgeEncoder()` loads the shipped model; `BridgeEncoder("multi30k-m2m")` or
+    `BridgeEncoder("runs/x/best.pt")` a shipped model by name or any checkpoint or export by path,
+    as `SentenceTransformer("...")` does. `from_pretrained` is the same with a classmethod's name.
+    """
+
+    def __init__(self, model_name_or_path=DEFAULT_MODEL, device=None):
+        if not isinstance(model_name_or_path, (str, os.PathLike)):
+            raise TypeError(f"BridgeEncoder(model_name_or_path): expected a shipped model's name or a path, got "
+                            f"{type(model_name_or_path).__name__}; use BridgeEncoder.from_model(model, tokenizers, "
+                            f"config) to wrap a model in memory")
+        target = resolve_device(device)  # before loading: a bad device fails fast
+        model, tokenizers, config = load_model(resolve(model_name_or_path), with_decoders=False)
+        self._setup(model, tokenizers, config, target, str(model_name_or_path))
+
+    def _setup(self, model, tokenizers: dict, config, device, source: str) -> None:
         self.model, self.tokenizers, self.config, self.source = model.eval(), tokenizers, config, source
         self.max_len = config.tokenizer.max_len
         if device is not None:
-            self.model.to(device)
+            self.model.to(resolve_device(device))
 
     # --- loading and saving -------------------------------------------------------------------
     @classmethod
+    def from_model(cls, model, tokenizers: dict, config, device=None, source: str = "model") -> "BridgeEncoder":
+        """Wrap a model already in memory (e.g. one `load_model` also serves a Translator with)."""
+        encoder = cls.__new__(cls)
+        encoder._setup(model, tokenizers, config, device, source)
+        return encoder
+
+    @classmethod
     def from_pretrained(cls, name_or_path=DEFAULT_MODEL, device=None) -> "BridgeEncoder":
         """A shipped model's name (see `list_pretrained()`), a trainer checkpoint, or an export."""
-        path = resolve(name_or_path)
-        model, tokenizers, config = load_model(path, with_decoders=False)
-        if device is None:
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        return cls(model, tokenizers, config, device, source=str(name_or_path))
+        return cls(name_or_path, device)
 
     list_pretrained = staticmethod(list_pretrained)
 
@@ -62,7 +81,8 @@ class BridgeEncoder:
 
         torch.manual_seed(seed)
         model = BridgeModel(self.config.model, {lang: t.vocab_size for lang, t in self.tokenizers.items()}, [])
-        return BridgeEncoder(model, self.tokenizers, self.config, self.device, source=f"untrained:{self.source}")
+        return BridgeEncoder.from_model(model, self.tokenizers, self.config, self.device,
+                                        source=f"untrained:{self.source}")
 
     # --- properties ---------------------------------------------------------------------------
     @property
@@ -92,21 +112,27 @@ class BridgeEncoder:
         """float32 vectors: (N, d) for heads="mean" or one head, (N, k, d) for "each", (N, len, d) for a list.
 
         A single string gives one vector ((d,) or (k, d)). `lang` is one code or one per sentence.
-        `normalize` scales every returned vector to unit L2 norm.
+        `normalize` scales every returned vector to unit L2 norm. Every argument is checked before any
+        work, so a bad one is a TypeError or ValueError naming it, never a silently wrong array.
         """
         single = isinstance(sentences, str)
         sentences = self._check_sentences([sentences] if single else sentences)
         langs = self._check_langs(lang, len(sentences))
-        select = self._head_selector(heads)
+        select, row_shape = self._head_selector(heads)
+        _check_batch_size(batch_size)
+        if not isinstance(normalize, (bool, np.bool_)):
+            raise TypeError(f"normalize must be True or False, got {normalize!r}")
         if device is not None:
-            self.model.to(device)
+            self.model.to(resolve_device(device))
         if show_progress_bar is None:  # as sentence-transformers: by log level; never into a log file
             show_progress_bar = (logger.getEffectiveLevel() <= logging.INFO and len(sentences) > batch_size
                                  and sys.stderr.isatty())
-        memory = self._memory(sentences, langs, batch_size, show_progress_bar)  # (N, k, d)
-        out = select(memory)
-        if normalize:
-            out = out / np.maximum(np.linalg.norm(out, axis=-1, keepdims=True), 1e-12)
+        out = np.zeros((len(sentences), *row_shape), dtype=np.float32)  # the result, and all that grows with N
+        for rows, memory in self._batches(sentences, langs, batch_size, show_progress_bar):  # memory: (B, k, d)
+            vectors = select(memory).float()  # (B, d) or (B, len, d): reduced before it leaves the batch
+            if normalize:
+                vectors = vectors / vectors.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+            out[rows] = vectors.cpu().numpy()
         return out[0] if single else out
 
     def attention(self, sentences, lang) -> list:
@@ -124,10 +150,13 @@ class BridgeEncoder:
                 results.append(SentenceAttention(pieces, out.attention[0].float().cpu().numpy()))
         return results[0] if single else results
 
-    def _memory(self, sentences, langs, batch_size: int, progress: bool) -> np.ndarray:
-        """M of every sentence, (N, k, d) float32, batched by language and length, input order kept."""
+    def _batches(self, sentences, langs, batch_size: int, progress: bool):
+        """Yield (input rows, M (B, k, d)) batch by batch, batched by language and length.
+
+        Only one batch of M exists at a time: `encode` reduces it to the requested heads at once, so
+        memory is O(result), not O(N k d) (100k sentences: 195 MiB of means instead of 2 GiB of heads).
+        """
         N = len(sentences)
-        out = np.zeros((N, self.num_heads, self.dim), dtype=np.float32)
         jobs, truncated = [], 0
         for code in dict.fromkeys(langs):
             rows = [i for i in range(N) if langs[i] == code]
@@ -143,47 +172,59 @@ class BridgeEncoder:
             for code, rows, seqs in tqdm(jobs, desc="encode", unit="batch", disable=not progress, leave=False):
                 src = pad(seqs).to(self.device)  # (B, T)
                 lengths = torch.tensor([len(s) for s in seqs], device=self.device)  # (B,)
-                memory = self.model.encode(src, lengths, code).memory  # (B, k, d)
-                out[rows] = memory.float().cpu().numpy()
-        return out
+                yield rows, self.model.encode(src, lengths, code).memory  # (B, k, d)
 
     # --- argument checks ------------------------------------------------------------------------
     @staticmethod
     def _check_sentences(sentences) -> list:
-        if sentences is None:
-            raise TypeError("sentences must be a string or a list of strings, got None")
-        sentences = list(sentences)
-        for i, text in enumerate(sentences):
-            if not isinstance(text, str):
-                raise TypeError(f"sentence {i} is {type(text).__name__}, expected str")
-        return sentences
+        return check_sentences(sentences)
 
     def _check_langs(self, lang, n: int) -> list:
-        langs = [lang] * n if isinstance(lang, str) else list(lang) if lang is not None else None
-        if langs is None:
-            raise TypeError(f"lang must be a language code ({', '.join(self.languages)}) or a list of them")
+        known = ", ".join(self.languages)
+        if isinstance(lang, str):
+            langs = [lang] * n
+        elif isinstance(lang, (list, tuple, np.ndarray)):
+            langs = list(lang)
+        else:
+            raise TypeError(f"lang must be a language code ({known}) or a list with one code per sentence, "
+                            f"got {type(lang).__name__}")
         if len(langs) != n:
             raise ValueError(f"got {len(langs)} language codes for {n} sentences; give one code or one per sentence")
+        for i, code in enumerate(langs):
+            if not isinstance(code, str):
+                raise TypeError(f"lang[{i}] is {type(code).__name__} {code!r}, expected a language code ({known})")
         for code in dict.fromkeys(langs):
             if code not in self.tokenizers:
                 raise UnknownLanguageError(code, self.tokenizers, "the model")
         return langs
 
     def _head_selector(self, heads):
-        """heads -> a function (N, k, d) -> the requested array."""
-        k = self.num_heads
+        """heads -> (a function M (B, k, d) -> the requested part, the shape of one sentence's part)."""
+        k, d = self.num_heads, self.dim
+        expected = f"'mean', 'each', a head index 0..{k - 1} or a non-empty list of them"
         if isinstance(heads, str):
             if heads == "mean":
-                return lambda m: m.mean(axis=1)
+                return (lambda m: m.mean(dim=1)), (d,)  # (B, d)
             if heads == "each":
-                return lambda m: m
-            raise ValueError(f"heads must be 'mean', 'each', a head index or a list of indices, got {heads!r}")
+                return (lambda m: m), (k, d)  # (B, k, d)
+            raise ValueError(f"heads must be {expected}, got {heads!r}")
+        if isinstance(heads, (bool, np.bool_)) or not isinstance(heads, (int, np.integer, list, tuple, np.ndarray)):
+            raise TypeError(f"heads must be {expected}, got {heads!r}")
         index = [heads] if isinstance(heads, (int, np.integer)) else list(heads)
+        if not index:
+            raise ValueError(f"heads={heads!r} selects no head; heads must be {expected}")
         for h in index:
-            if not isinstance(h, (int, np.integer)) or isinstance(h, bool):
+            if not isinstance(h, (int, np.integer)) or isinstance(h, (bool, np.bool_)):
                 raise TypeError(f"head index {h!r} is not an int")
             if not -k <= h < k:
                 raise IndexError(f"head {h} out of range: the model has k = {k} heads (0..{k - 1})")
         if isinstance(heads, (int, np.integer)):
-            return lambda m: m[:, int(heads)]
-        return lambda m: m[:, index]
+            return (lambda m: m[:, int(heads)]), (d,)  # (B, d)
+        index = [int(h) for h in index]
+        return (lambda m: m[:, index]), (len(index), d)  # (B, len, d)
+
+
+def _check_batch_size(batch_size) -> None:
+    """0 used to fail inside range(), and -1 to return zeros: both are errors naming the option."""
+    if isinstance(batch_size, (bool, np.bool_)) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")

@@ -7,6 +7,7 @@ was trained with runs again at encode and translate time.
 
 import io
 import logging
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -90,19 +91,33 @@ class LanguageTokenizer:
             raise DataError(f"cannot train a tokenizer for {lang!r}: no non-empty training sentences")
         model = io.BytesIO()
         spm.set_random_generator_seed(seed)
-        spm.SentencePieceTrainer.train(
-            sentence_iterator=iter(lines),
-            model_writer=model,
-            model_type="bpe",
-            vocab_size=vocab_size,
-            hard_vocab_limit=False,  # small corpora have fewer merges than asked for
-            character_coverage=1.0,
-            pad_id=PAD, unk_id=UNK, bos_id=BOS, eos_id=EOS,
-            num_threads=1,  # one thread keeps the merges identical from run to run
-            minloglevel=2,
-        )
+        try:
+            spm.SentencePieceTrainer.train(
+                sentence_iterator=iter(lines),
+                model_writer=model,
+                model_type="bpe",
+                vocab_size=vocab_size,
+                hard_vocab_limit=False,  # small corpora have fewer merges than asked for
+                character_coverage=1.0,
+                pad_id=PAD, unk_id=UNK, bos_id=BOS, eos_id=EOS,
+                num_threads=1,  # one thread keeps the merges identical from run to run
+                minloglevel=2,
+            )
+        except RuntimeError as err:  # sentencepiece's INTERNAL: src/trainer_interface.cc(...) [...] messages
+            raise _training_failure(lang, vocab_size, err) from None
         tokenizer = cls(lang, model.getvalue(), lowercase, moses)
         if tokenizer.vocab_size < vocab_size:
             logger.info("%s: BPE vocabulary has %d pieces (asked for %d; the corpus has no more merges)",
                         lang, tokenizer.vocab_size, vocab_size)
         return tokenizer
+
+
+def _training_failure(lang: str, vocab_size: int, err: RuntimeError) -> Exception:
+    from bridgeembed.errors import ConfigError, DataError
+
+    sizes = re.search(r"smaller than required_chars\. (\d+) vs (\d+)", str(err))
+    if sizes:  # every character of the text needs a piece (character_coverage 1.0), plus 4 special pieces
+        return ConfigError(f"tokenizer.vocab_size {vocab_size} is too small for the {lang!r} training text: its "
+                           f"{int(sizes.group(2)) - 4} distinct characters and 4 special pieces need at least "
+                           f"{sizes.group(2)}")
+    return DataError(f"cannot train the {lang!r} tokenizer: {' '.join(str(err).split())}")

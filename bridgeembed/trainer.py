@@ -21,14 +21,16 @@ import yaml
 from tqdm.auto import tqdm
 
 from bridgeembed import distributed
-from bridgeembed.checkpoint import build_from_payload, load_checkpoint, make_payload, save_atomic
+from bridgeembed.checkpoint import (build_from_payload, load_checkpoint, make_payload, remove_stale_temporaries,
+                                    save_atomic)
 from bridgeembed.data import DirectionBatches, corpus_dir, encode_split, make_batch, pad, read_split, shard_slice
+from bridgeembed.devices import resolve_device
 from bridgeembed.errors import ConfigError
 from bridgeembed.model import BridgeModel
 from bridgeembed.model.nmt import Partner, alignment_loss, translation_loss
 from bridgeembed.schedule import RotatingScheduler, evaluation_directions, training_directions
 from bridgeembed.tokenization import PAD, LanguageTokenizer
-from bridgeembed.validation import validate
+from bridgeembed.validation import check_validation_data, validate
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +47,7 @@ class TrainState:
 def pick_device(name: str, local_rank: int = 0) -> torch.device:
     if name == "auto":
         return torch.device(f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
+    return resolve_device(name)  # a ConfigError for cuda without CUDA, before any data is read
 
 
 def native_bf16(device: torch.device) -> bool:
@@ -82,10 +84,10 @@ def make_optimizer(params, name: str, lr: float) -> torch.optim.Optimizer:
 @contextmanager
 def interrupt_guard():
     """SIGINT/SIGTERM ask the loop to stop after the current step (and save) instead of dying mid-step."""
-    flag = {"stop": False}
+    flag = {"stop": 0}  # the signal number once one arrived
 
     def handler(signum, frame):
-        flag["stop"] = True
+        flag["stop"] = signum
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -112,6 +114,7 @@ class Trainer:
         folder = corpus_dir(config.data.path, data)
         raw_train = read_split(folder, config.data.train, config.data.languages)
         self.raw_valid = read_split(folder, config.data.valid, config.data.languages)
+        check_validation_data(self.raw_valid, evaluation_directions(config.data), folder, config.data.valid)
         init = None if resume or not t.init_from else self._load_init(t.init_from)
         if resume:
             self.tokenizers = build_from_payload(resume, "last.pt")[1]
@@ -130,6 +133,7 @@ class Trainer:
         self.model.to(self.device)
         self.optimizer = self._make_optimizer()
         self.state = TrainState(lr=t.lr)
+        self.stopped_by = 0  # the signal (SIGINT, SIGTERM) that stopped train(), if one did
         if init:
             self.model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in init["model"].items()})
             logger.info("initialised from %s", t.init_from)
@@ -207,7 +211,12 @@ class Trainer:
 
     def _restore(self, payload) -> None:
         self.model.load_state_dict(payload["model"])
-        self.optimizer.load_state_dict(payload["optimizer"])
+        if "optimizer" in payload:
+            self.optimizer.load_state_dict(payload["optimizer"])
+        else:  # best.pt is saved without it; resuming from a copy of it used to fail with KeyError: 'optimizer'
+            logger.warning("%s has no optimizer state (best.pt is saved without it): resuming at step %d with a "
+                           "fresh %s state, so the run will not match an uninterrupted one exactly",
+                           self.out / "last.pt", payload["trainer"]["step"], self.cfg.train.optimizer)
         saved = dict(payload["trainer"])
         torch.set_rng_state(saved.pop("rng"))
         self.state = TrainState(**saved)
@@ -287,6 +296,8 @@ class Trainer:
     def train(self) -> TrainState:
         """Train until max_steps / max_epochs, early stopping, or an interrupt; returns the final state."""
         self.out.mkdir(parents=True, exist_ok=True)
+        if self.world.main:
+            remove_stale_temporaries(self.out)
         log = TrainingLog(self.out / "log.jsonl", self.world)
         log.start(self)
         bar = tqdm(total=self.max_steps, initial=self.state.step, desc="train", unit="step",
@@ -295,7 +306,7 @@ class Trainer:
         with interrupt_guard() as interrupt:
             while self.state.step < self.max_steps:
                 if distributed.any_rank(interrupt["stop"], self.world):
-                    reason = "interrupted"
+                    reason, self.stopped_by = "interrupted", interrupt["stop"] or signal.SIGTERM
                     break
                 stats = self.train_step(self.state.step)
                 self.state.step += 1

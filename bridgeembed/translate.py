@@ -6,7 +6,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from bridgeembed.data import pad, with_eos
+from bridgeembed.data import check_sentences, pad, with_eos
 from bridgeembed.errors import UnknownLanguageError
 from bridgeembed.search import beam_search
 
@@ -30,11 +30,14 @@ class Translator:
     @torch.no_grad()
     def translate(self, sentences, src: str, tgt: str, beam: int = 5, batch_size: int = 64,
                   alpha: float = 1.0, show_progress: bool = False) -> list:
+        for name, value in (("beam", beam), ("batch_size", batch_size)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if tgt not in self.model.decoders:
             raise UnknownLanguageError(tgt, self.model.decoders, "the model's decoders")
         was_training = self.model.training
         self.model.eval()
-        ids = self.source_ids(list(sentences), src)
+        ids = self.source_ids(check_sentences(sentences), src)
         order = np.argsort([-len(s) for s in ids], kind="stable")  # long first: the slowest batches show early
         out = [None] * len(ids)
         starts = range(0, len(ids), batch_size)

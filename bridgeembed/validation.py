@@ -11,6 +11,7 @@ import torch
 
 from bridgeembed.bleu import corpus_bleu
 from bridgeembed.data import make_batch
+from bridgeembed.errors import DataError
 from bridgeembed.model.nmt import translation_loss
 from bridgeembed.translate import Translator
 
@@ -24,6 +25,20 @@ class ValidationResult:
 
     def record(self) -> dict:
         return {"mean_bleu": self.mean_bleu, "bleu": self.bleu, "loss": self.loss, "penalty": self.penalty}
+
+
+def check_validation_data(raw: dict, directions, folder, split: str) -> None:
+    """Every validated direction needs dev pairs with text on both sides (`raw`: {lang: dev lines}).
+
+    Checked before step 1: found out at the first validation, an empty dev set crashed inside
+    sacrebleu and lost every step since the last save."""
+    for d in directions:
+        src, tgt = raw[d.src], raw[d.tgt]
+        if not any(a.strip() and b.strip() for a, b in zip(src, tgt)):
+            counts = ", ".join(f"{split}.{lang}: {sum(1 for t in raw[lang] if t.strip())} non-empty of "
+                               f"{len(raw[lang])} lines" for lang in dict.fromkeys([d.src, d.tgt]))
+            raise DataError(f"validation split {split!r} in {folder} has no sentence pair with text on both sides "
+                            f"for {d} ({counts}); fix the files or set data.valid to another split")
 
 
 @torch.no_grad()

@@ -1,7 +1,9 @@
 """Checkpoints load safely, fail clearly, and round-trip exactly."""
 
+import datetime
 import pickle
 
+import numpy as np
 import pytest
 import torch
 
@@ -83,3 +85,34 @@ def test_save_load_and_export_round_trip(checkpoint, tmp_path):
     weights = {name: sum(t.numel() * t.element_size() for t in load_checkpoint(tmp_path / name)["model"].values())
                for name in ("copy.pt", "half.pt")}
     assert weights["half.pt"] == weights["copy.pt"] / 2
+
+
+def test_unreadable_files_never_suggest_weights_only_false(tmp_path):
+    """torch's advice to retry with weights_only=False would run the file's code: never pass it on."""
+    (tmp_path / "random.pt").write_bytes(np.random.default_rng(0).bytes(5000))
+    torch.save({"format": "bridgeembed", "when": datetime.datetime(2020, 1, 1)}, tmp_path / "object.pt")
+    for name, reason in (("random.pt", "Unsupported operand"), ("object.pt", "datetime.datetime")):
+        with pytest.raises(CheckpointError) as err:
+            load_checkpoint(tmp_path / name)
+        message = str(err.value)
+        assert "weights_only" not in message and "trusted source" not in message
+        assert reason in message and str(tmp_path / name) in message and "\n" not in message
+
+
+def test_state_dict_mismatch_keeps_the_detail(checkpoint):
+    payload = load_checkpoint(checkpoint)
+    payload["config"]["model"]["heads"] = 3  # the stored bridge has 8 heads
+    with pytest.raises(CheckpointError) as err:
+        build_from_payload(payload, "edited")
+    assert "size mismatch for bridge." in str(err.value) and "torch.Size([8" in str(err.value)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_non_finite_weights_are_refused_at_load(checkpoint, tmp_path, bad):
+    payload = load_checkpoint(checkpoint)
+    name = next(k for k, v in payload["model"].items() if k.startswith("bridge.") and v.is_floating_point())
+    payload["model"][name] = payload["model"][name].clone()
+    payload["model"][name].view(-1)[3] = bad
+    torch.save(payload, tmp_path / "diverged.pt")
+    with pytest.raises(CheckpointError, match=f"NaN or Inf weights in {name}"):
+        load_model(tmp_path / "diverged.pt")

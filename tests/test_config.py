@@ -43,3 +43,40 @@ def _write(folder, text):
     path = folder / "x.yaml"
     path.write_text(text)
     return path
+
+
+@pytest.mark.parametrize("raw, message", [
+    ({"train": {"batch_size": True}}, "train.batch_size: expected int, got True"),
+    ({"model": {"heads": False}}, "model.heads: expected int, got False"),
+    ({"train": {"max_steps": -5}}, "train.max_steps must be at least 1, got -5"),
+    ({"train": {"max_steps": 0}}, "train.max_steps must be at least 1, got 0"),
+    ({"train": {"lr": 0}}, r"train.lr must be a positive number, got 0.0"),
+    ({"train": {"lr": -0.1}}, r"train.lr must be a positive number, got -0.1"),
+    ({"train": {"lr": float("nan")}}, r"train.lr must be a positive number, got nan"),
+    ({"model": {"dropout": 1.0}}, r"model.dropout must be in \[0, 1\), got 1.0"),
+    ({"model": {"dropout": -0.1}}, r"model.dropout must be in \[0, 1\)"),
+    ({"tokenizer": {"vocab_size": 0}}, "tokenizer.vocab_size must be larger than the 4 special pieces"),
+    ({"tokenizer": {"vocab_size": -100}}, "tokenizer.vocab_size must be larger"),
+    ({"train": {"lr_decay": 0}}, r"train.lr_decay must be in \(0, 1\]"),
+    ({"train": {"valid_beam": 0}}, "train.valid_beam must be at least 1"),
+    ({"model": {"bridge_dim": 0}}, "model.bridge_dim must be at least 1"),
+])
+def test_out_of_range_values_are_refused_at_config_time(raw, message):
+    with pytest.raises(ConfigError, match=message):
+        Config.from_dict(raw)
+
+
+def test_yaml_that_is_not_a_mapping(tmp_path):
+    for text in ("- model\n- train\n", "42\n", "just text\n"):
+        for overrides in ((), ["train.lr=0.1"]):
+            with pytest.raises(ConfigError, match="expected a mapping with sections model, tokenizer, data, train"):
+                Config.from_yaml(_write(tmp_path, text), overrides)
+
+
+def test_a_vocabulary_smaller_than_the_alphabet_is_named():
+    from bridgeembed.tokenization import LanguageTokenizer
+
+    text = ["apple banana cherry dog", "eagle fish grape"] * 20  # 16 letters and the space
+    with pytest.raises(ConfigError, match="vocab_size 12 is too small for the 'en' training text: "
+                                          "its 17 distinct characters and 4 special pieces need at least 21"):
+        LanguageTokenizer.train("en", text, 12, moses=False)

@@ -115,3 +115,27 @@ def test_bench_user_errors_are_one_line(tmp_path, toy_model, capsys):
     assert bench.main(["xnli", "--model", "toy", "--train-langs", "en+", "--out", str(tmp_path / "o")]) == 2
     assert bench.main(["retrieval", "--model", "majority", "--out", str(tmp_path / "o")]) == 2
     assert bench.main(["xnli", "--model", "toy", "--heads", "first", "--out", str(tmp_path / "o")]) == 2
+
+
+@pytest.mark.parametrize("langs", [["en", "de"], ["en", "de", "fr", "cs"]])
+def test_heat_map_has_a_fixed_scale_and_an_unclipped_title(langs):
+    """22.0 against 22.2 must not fill the colour range; the title must fit in the figure."""
+    import matplotlib.pyplot as plt
+
+    from bridgeembed.crosslingual.report import MatrixTable, heatmap_figure
+
+    values = [[None if a == b else 0.220 + 0.002 * ((i + j) % 2) for j, b in enumerate(langs)]
+              for i, a in enumerate(langs)]
+    table = MatrixTable("bitext retrieval: accuracy (%) of untrained:/a/long/path/to/some-checkpoint-name.pt",
+                        "query \\ target", langs, langs, values, [[False] * len(langs) for _ in langs])
+    fig = heatmap_figure(table)
+    try:
+        ax, image = fig.axes[0], fig.axes[0].images[0]
+        assert image.get_clim() == (0, 100)
+        assert abs(image.norm(22.2) - image.norm(22.0)) < 0.01
+        fig.canvas.draw()
+        title, frame = ax.title.get_window_extent(), fig.bbox
+        assert frame.x0 <= title.x0 and title.x1 <= frame.x1 and title.y1 <= frame.y1, (title, frame)
+        assert "some-checkpoint-name.pt" in ax.get_title().replace("\n", " ")
+    finally:
+        plt.close(fig)

@@ -46,3 +46,15 @@ def test_translations_are_closer_than_random_captions(shipped, shared_data):
         other = (vectors[a] * vectors[b][shuffled]).sum(1)  # cosine with a random other caption
         assert same.mean() > other.mean() + 0.05, (a, b, same.mean(), other.mean())
         assert (same > other).mean() > 0.8, (a, b, (same > other).mean())
+
+
+def test_constructor_loads_by_name_path_or_default(shipped):
+    """`BridgeEncoder()` and `BridgeEncoder("multi30k-m2m")`, as the README, the docstring and the model card show."""
+    from bridgeembed import BridgeEncoder
+    from bridgeembed.pretrained import resolve
+
+    expected = shipped.encode("Ein Hund rennt.", "de")
+    for args in ((), (DEFAULT_MODEL,), (resolve(DEFAULT_MODEL).parent,)):
+        encoder = BridgeEncoder(*args, device="cpu")
+        np.testing.assert_array_equal(encoder.encode("Ein Hund rennt.", "de"), expected)
+    assert BridgeEncoder().source == DEFAULT_MODEL

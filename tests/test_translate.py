@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from bridgeembed.cli.translate import main
 
 
@@ -42,3 +44,60 @@ def test_unknown_language_lists_known_ones(toy_run, tmp_path, capsys):
 def test_missing_model_is_one_line(tmp_path, capsys):
     assert main(["--model", str(tmp_path / "nope.pt"), "--src", "x", "--tgt", "y"]) == 2
     assert "no model" in capsys.readouterr().err
+
+
+def _one_line_error(capsys) -> str:
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in captured.err, captured.err
+    return lines[0]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--beam", "0"], "--beam must be a positive integer, got 0"),
+    (["--batch-size", "0"], "--batch-size must be a positive integer, got 0"),
+    (["--batch-size", "-1"], "--batch-size must be a positive integer, got -1"),
+    (["--threads", "-2"], "--threads must be a positive integer, got -2"),
+    (["--output", "/missing/dir/x"], "--output /missing/dir/x: folder /missing/dir does not exist"),
+    (["--device", "cuda:x"], "device 'cuda:x' is not a torch device"),
+])
+def test_bad_options_are_one_line_before_any_work(toy_run, tmp_path, monkeypatch, capsys, argv, message):
+    import bridgeembed.checkpoint
+
+    (tmp_path / "in.txt").write_text("apple\n")
+    monkeypatch.setattr(bridgeembed.checkpoint, "load_model", lambda *a: pytest.fail("loaded before the check"))
+    assert main(["--model", str(toy_run[0] / "best.pt"), "--src", "x", "--tgt", "y",
+                 "--input", str(tmp_path / "in.txt"), *argv]) == 2
+    assert message in _one_line_error(capsys)
+
+
+def test_model_defaults_to_the_shipped_one_and_threads_apply(toy_run, tmp_path, capsys):
+    import torch
+
+    from bridgeembed.cli.translate import parse_args
+
+    assert parse_args(["--src", "de", "--tgt", "en"]).model == "multi30k-m2m"
+    (tmp_path / "in.txt").write_text("apple banana\n")
+    before = torch.get_num_threads()
+    try:
+        assert main(["--model", str(toy_run[0] / "best.pt"), "--src", "x", "--tgt", "y", "--threads", "1",
+                     "--input", str(tmp_path / "in.txt"), "--beam", "1"]) == 0
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+    out = capsys.readouterr().out
+    assert len(out.splitlines()) == 1 and out.startswith("banana apple")
+
+
+def test_library_translate_rejects_bad_beam_and_text(toy_run):
+    from bridgeembed.checkpoint import load_model
+    from bridgeembed.translate import Translator
+
+    model, tokenizers, config = load_model(toy_run[0] / "best.pt")
+    translator = Translator(model, tokenizers, config.tokenizer.max_len)
+    with pytest.raises(ValueError, match="beam must be a positive integer, got 0"):
+        translator.translate(["apple"], "x", "y", beam=0)
+    with pytest.raises(ValueError, match="batch_size must be a positive integer, got -1"):
+        translator.translate(["apple"], "x", "y", batch_size=-1)
+    with pytest.raises(ValueError, match="sentence 1 is not valid Unicode"):
+        translator.translate(["apple", "kite \udce9"], "x", "y")

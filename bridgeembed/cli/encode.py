@@ -6,8 +6,8 @@
 
 import argparse
 import sys
-from pathlib import Path
 
+from bridgeembed.cli.checks import output_file, positive_int, read_sentences, set_threads
 from bridgeembed.cli.registry import guarded, setup_logging
 from bridgeembed.errors import BridgeembedError
 
@@ -22,6 +22,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--normalize", action="store_true", help="unit-length vectors")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--device", default=None, help="cpu, cuda, ... (default: cuda if available)")
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: torch's choice)")
 
 
 def parse_heads(text: str):
@@ -37,24 +38,25 @@ def parse_heads(text: str):
 def run(args) -> int:
     import numpy as np
 
-    from bridgeembed.data import read_lines
     from bridgeembed.encoder_api import BridgeEncoder
 
-    if args.input:
-        sentences = read_lines(Path(args.input))  # a DataError naming the file when it cannot be read
-    elif args.sentences:
-        sentences = args.sentences
-    else:
-        sentences = [line.rstrip("\r\n") for line in sys.stdin]
-    encoder = BridgeEncoder.from_pretrained(args.model, device=args.device)
+    positive_int(args.batch_size, "--batch-size")  # every option is checked before the model loads
+    heads = parse_heads(args.heads)
+    out = output_file(args.out, "--out", suffix=".npy")  # np.save appends .npy: say where it really goes
+    set_threads(args.threads)
+    sentences, source = read_sentences(args.input, args.sentences)
+    if not sentences:
+        raise BridgeembedError(f"no sentences to encode: {source} is empty; give sentences as arguments, "
+                               f"with --in FILE, or one per line on stdin")
+    encoder = BridgeEncoder(args.model, device=args.device)
     try:
-        vectors = encoder.encode(sentences, args.lang, heads=parse_heads(args.heads), batch_size=args.batch_size,
+        vectors = encoder.encode(sentences, args.lang, heads=heads, batch_size=args.batch_size,
                                  normalize=args.normalize)
-    except (ValueError, IndexError) as err:
+    except (TypeError, ValueError, IndexError) as err:
         raise BridgeembedError(str(err)) from None
-    if args.out:
-        np.save(args.out, vectors)
-        print(f"wrote {args.out}: {vectors.shape[0]} sentences, array shape {vectors.shape}", file=sys.stderr)
+    if out:
+        np.save(out, vectors)
+        print(f"wrote {out}: {vectors.shape[0]} sentences, array shape {vectors.shape}", file=sys.stderr)
     else:
         for row in vectors.reshape(len(sentences), -1):
             print(" ".join(f"{x:.6g}" for x in row))

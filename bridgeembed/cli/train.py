@@ -6,6 +6,7 @@ Run it again with the same config to resume from OUT_DIR/last.pt. For several pr
 
 import argparse
 import logging
+import signal
 import sys
 
 from bridgeembed.cli.registry import guarded, setup_logging
@@ -32,6 +33,10 @@ def run(args) -> int:
     logging.getLogger("bridgeembed").info(
         "stopped at step %d; best mean dev BLEU %.2f at step %d; checkpoints in %s",
         state.step, state.best_bleu, state.best_step, config.train.out_dir)
+    if trainer.stopped_by:  # saved, but not finished: 130 (SIGINT) or 143 (SIGTERM), so that scripts can tell
+        logging.getLogger("bridgeembed").info("interrupted by %s; last.pt is saved; run the same command to resume",
+                                              signal.Signals(trainer.stopped_by).name)
+        return 128 + trainer.stopped_by
     return 0
 
 

@@ -6,15 +6,16 @@
 
 import argparse
 import sys
-from pathlib import Path
 
+from bridgeembed.cli.checks import output_file, positive_int, read_sentences, set_threads
 from bridgeembed.cli.registry import guarded, setup_logging
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(prog="bridgeembed-translate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="a checkpoint, an export, or a shipped model's name")
+    parser.add_argument("--model", default="multi30k-m2m",
+                        help="a shipped model's name, a checkpoint or an export (default: multi30k-m2m)")
     parser.add_argument("--src", help="source language")
     parser.add_argument("--tgt", help="target language")
     parser.add_argument("--input", help="one sentence per line (default: stdin)")
@@ -28,23 +29,29 @@ def parse_args(argv=None):
     parser.add_argument("--beam", type=int, default=5, help="beam size (1: greedy)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--device", default=None, help="cpu, cuda, ... (default: cuda if available)")
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: torch's choice)")
     parser.add_argument("-v", "--verbose", action="store_true")
     return parser.parse_args(argv)
 
 
 def run(args) -> int:
-    import torch
-
     from bridgeembed.checkpoint import load_model
-    from bridgeembed.data import corpus_dir, read_lines
+    from bridgeembed.data import corpus_dir
+    from bridgeembed.devices import resolve_device
     from bridgeembed.errors import ConfigError
     from bridgeembed.pretrained import resolve
     from bridgeembed.schedule import Direction
     from bridgeembed.translate import Translator
     from bridgeembed.translation_eval import evaluate, markdown_table
 
+    positive_int(args.beam, "--beam")  # every option is checked before the model loads and the work starts
+    positive_int(args.batch_size, "--batch-size")
+    if not args.evaluate and not (args.src and args.tgt):
+        raise ConfigError("--src and --tgt are required to translate (or use --evaluate)")
+    output = output_file(args.output, "--output")
+    set_threads(args.threads)
+    device = resolve_device(args.device)
     model, tokenizers, config = load_model(resolve(args.model))
-    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     model.to(device)
     if args.evaluate:
         folder = corpus_dir(args.corpus or config.data.path, args.data)
@@ -53,17 +60,15 @@ def run(args) -> int:
                            args.beam, args.batch_size, args.out)
         print(markdown_table(results), end="")
         return 0
-    if not (args.src and args.tgt):
-        raise ConfigError("--src and --tgt are required to translate (or use --evaluate)")
-    if args.input:
-        sentences = read_lines(Path(args.input))  # a DataError naming the file when it cannot be read
-    else:
-        sentences = [line.rstrip("\r\n") for line in sys.stdin]
-    hyps = Translator(model, tokenizers, config.tokenizer.max_len).translate(
-        sentences, args.src, args.tgt, beam=args.beam, batch_size=args.batch_size)
+    sentences, _ = read_sentences(args.input)
+    try:
+        hyps = Translator(model, tokenizers, config.tokenizer.max_len).translate(
+            sentences, args.src, args.tgt, beam=args.beam, batch_size=args.batch_size)
+    except (TypeError, ValueError) as err:
+        raise ConfigError(str(err)) from None
     text = "".join(h + "\n" for h in hyps)
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as handle:
+    if output:
+        with open(output, "w", encoding="utf-8") as handle:
             handle.write(text)
     else:
         sys.stdout.write(text)

@@ -1,0 +1,38 @@
+"""Peak memory of `encode` on many short sentences (README, "Memory"): run it under `/usr/bin/time -v`.
+
+The sentences are the first five words of the Multi30k training captions (English), repeated
+until there are --sentences of them; heads="mean", so the result is (N, 512) float32.
+
+    /usr/bin/time -v python benchmarks/encode_memory.py --data ../shared/data --sentences 100000
+"""
+
+import argparse
+import time
+
+import torch
+
+from bridgeembed.data import corpus_dir, read_lines
+from bridgeembed.encoder_api import BridgeEncoder
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="multi30k-m2m")
+    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
+    parser.add_argument("--sentences", type=int, default=100_000)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    captions = [" ".join(line.split()[:5]) for line in read_lines(corpus_dir("multi30k", args.data) / "train.en.gz")]
+    sentences = [captions[i % len(captions)] for i in range(args.sentences)]
+    encoder = BridgeEncoder.from_pretrained(args.model, device="cpu")
+    start = time.perf_counter()
+    vectors = encoder.encode(sentences, "en", batch_size=args.batch_size)
+    print(f"{len(sentences)} sentences -> {vectors.shape} float32 ({vectors.nbytes / 2**20:.0f} MiB) "
+          f"in {time.perf_counter() - start:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
