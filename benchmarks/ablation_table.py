@@ -85,13 +85,13 @@ def senteval(root: Path, names: list) -> str:
     results = loaded(root, names, "senteval/results.json")
     if not results:
         return ""
-    tasks = list(next(iter(results.values()))["tasks"])
+    tasks = [t for t, e in next(iter(results.values()))["tasks"].items() if "views" in e]  # skipped tasks have none
     rows, wins = [], {n: 0 for n in results}
     for task in tasks:
         cells = []
         for name, r in results.items():
             entry = r["tasks"].get(task)
-            if entry is None:
+            if entry is None or "views" not in entry:
                 cells.append("–")
                 continue
             value = entry["views"]["mean"]["metrics"][entry["primary"]]
@@ -105,7 +105,7 @@ def senteval(root: Path, names: list) -> str:
             if name == "untrained":
                 continue
             for task, entry in r["tasks"].items():
-                if task in ref:
+                if task in ref and "views" in entry and "views" in ref[task]:
                     metric = entry["primary"]
                     mine = entry["views"]["mean"]["metrics"][metric]
                     wins[name] += mine > ref[task]["views"]["mean"]["metrics"][metric]
