@@ -118,11 +118,11 @@ def test_adapters_feed_real_senteval_batches():
 
 
 @pytest.mark.slow
-def test_real_data_mr_and_sts12(shared_data, tmp_path):
+def test_real_data_mr_and_sts12(real_data, tmp_path):
     from bridgeembed.baselines import HashBowEncoder
     from bridgeembed.senteval.config import get_config
 
-    root = shared_data / "senteval"
+    root = real_data("senteval/downstream/MR", "senteval/downstream/STS") / "senteval"
     res = run_suite(HashBowEncoder(), "MR,STS12", get_config("prototype"), [1111], "mean",
                     Dirs(root / "downstream", root / "probing"), progress=False)
     mr = res["tasks"]["MR"]["views"]["mean"]["metrics"]
