@@ -247,13 +247,14 @@ def test_md5_checksums_are_checked_too(server, tmp_path):
 
 def test_senteval_never_installs_a_truncated_file(server, tmp_path, monkeypatch, capsys):
     """The audit's case: TREC_10.label cut at half, no Content-Length, and the command reported success."""
+    assert {"TREC_10.label", "train_5500.label"} <= set(senteval.SHA256)  # TREC's files are pinned
     senteval_mirror(server)
     trec = b"".join(b"DESC:def What is question %d ?\n" % i for i in range(500))
     server.files["/m/TREC_10.label"] = trec
     server.no_length = True
     server.truncate_once.add("/m/TREC_10.label")
     sums = {name: sha(server.files[f"/m/{name}"]) for name in ("train_5500.label", "TREC_10.label")}
-    monkeypatch.setattr(senteval, "SHA256", sums)  # as the real table pins TREC's files
+    monkeypatch.setattr(senteval, "SHA256", sums)  # the stand-ins' checksums, pinned as the real ones are
     command = ["senteval", "--data", str(tmp_path), "--mirror", f"{server.url}/m", "--tasks", "TREC"]
     assert data_main(command) == 2
     assert "checksum mismatch" in capsys.readouterr().err
