@@ -1,6 +1,7 @@
 # Everything runs in a virtual environment (.venv) that the first target creates.
-# TORCH pins the CPU wheel this project is tested with; pick another build with e.g.
-#   make install TORCH="torch --index-url https://download.pytorch.org/whl/cu124"
+# TORCH pins torch 2.13.0, the version this project is tested with. From PyPI that is the CUDA build on
+# Linux x86-64 (several GB of nvidia-* wheels) and the CPU build on macOS and Windows; choose a build with e.g.
+#   make install TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"   (CPU only, small)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -11,7 +12,7 @@ PYTEST_ARGS ?=
 
 $(VENV)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q "$(TORCH)"
+	$(PY) -m pip install -q $(TORCH)  # unquoted: TORCH may carry options (--index-url ...)
 	$(PY) -m pip install -q -e ".[test]"
 	touch $@
 

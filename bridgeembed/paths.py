@@ -5,10 +5,28 @@ folder): `multi30k/`, `senteval/downstream/`, `senteval/probing/`, `xnli/xtreme/
 """
 
 import os
+import re
 from pathlib import Path
 
 ENV_VAR = "BRIDGEEMBED_DATA"
 DEFAULT_ROOT = Path("~/.cache/bridgeembed/data")
+
+
+def default_out(task: str, model: str) -> Path:
+    """Where a benchmark writes without --out: `results/TASK/MODEL`, the model spec made a folder name."""
+    name = Path(model).name if "/" in model else model
+    return Path("results") / task / (re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "model")
+
+
+def senteval_dir(explicit=None) -> Path:
+    """SentEval's folder (downstream/, probing/): `<data root>/senteval`, or the root itself when `--data`
+    names that folder, so `--data DIR` and `--data DIR/senteval` both work, for downloads and benchmarks."""
+    root = data_root(explicit)
+    if (root / "downstream").is_dir() or (root / "probing").is_dir():
+        return root
+    if not (root / "senteval").is_dir() and root.name == "senteval":
+        return root
+    return root / "senteval"
 
 
 def data_root(explicit=None) -> Path:

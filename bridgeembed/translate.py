@@ -34,7 +34,7 @@ class Translator:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if tgt not in self.model.decoders:
-            raise UnknownLanguageError(tgt, self.model.decoders, "the model's decoders")
+            raise UnknownLanguageError(tgt, self.model.decoders, "the model (decoders)")
         was_training = self.model.training
         self.model.eval()
         ids = self.source_ids(check_sentences(sentences), src)

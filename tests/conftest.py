@@ -1,5 +1,6 @@
 """Shared fixtures. Real-data tests use $BRIDGEEMBED_DATA, else ../shared/data beside the checkout,
-and are skipped (not failed) where neither exists."""
+and are skipped (not failed) where neither exists, or where the data set a test needs is not in it
+(`real_data("xnli/xtreme")`): an existing but empty folder skips them too."""
 
 import os
 import sys
@@ -24,6 +25,19 @@ def shared_data() -> Path:
     if root is None:
         pytest.skip("real data not found: set BRIDGEEMBED_DATA or put shared/data beside the checkout")
     return root
+
+
+@pytest.fixture(scope="session")
+def real_data(shared_data):
+    """real_data("multi30k", ...) -> those folders' parent (the data root), or a skip naming what is missing."""
+
+    def need(*parts) -> Path:
+        missing = [part for part in parts if not (shared_data / part).exists()]
+        if missing:
+            pytest.skip(f"real data not found: {', '.join(str(shared_data / p) for p in missing)}")
+        return shared_data
+
+    return need
 
 
 def _set_threads():

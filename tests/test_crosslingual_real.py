@@ -14,7 +14,8 @@ pytestmark = pytest.mark.slow
 XNLI_LANGS = "ar bg de el en es fr hi ru sw th tr ur vi zh".split()
 
 
-def test_every_xnli_file_reads_with_balanced_shared_labels(shared_data):
+def test_every_xnli_file_reads_with_balanced_shared_labels(real_data):
+    shared_data = real_data("xnli/xtreme")
     source = XnliXtreme(shared_data / "xnli" / "xtreme")
     test_labels = None
     for lang in XNLI_LANGS:
@@ -26,7 +27,8 @@ def test_every_xnli_file_reads_with_balanced_shared_labels(shared_data):
     assert np.bincount(test_labels).tolist() == [1670, 1670, 1670]
 
 
-def test_tweets_and_multi30k_read(shared_data):
+def test_tweets_and_multi30k_read(real_data):
+    shared_data = real_data("reviews/xlm-t-umsab-tweets", "multi30k")
     source = XlmtTweets(shared_data / "reviews" / "xlm-t-umsab-tweets")
     for lang in ("en", "de", "fr", "es"):
         assert (len(source.load("train", lang)), len(source.load("test", lang))) == (1839, 870)
@@ -35,7 +37,8 @@ def test_tweets_and_multi30k_read(shared_data):
     assert {len(v) for v in lines.values()} == {1000}
 
 
-def test_three_commands_with_bow_on_a_slice(shared_data, tmp_path):
+def test_three_commands_with_bow_on_a_slice(real_data, tmp_path):
+    shared_data = real_data("xnli/xtreme", "reviews/xlm-t-umsab-tweets", "multi30k")
     common = ["--model", "bow", "--data", str(shared_data), "--limit", "300"]
     assert bench.main(["xnli", *common, "--train-langs", "en", "en+de", "--test-langs", "en,de,fr",
                        "--out", str(tmp_path / "x")]) == 0

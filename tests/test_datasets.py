@@ -22,6 +22,7 @@ class Server:
 
     def __init__(self):
         self.files, self.requests, self.truncate_once, self.ignore_range = {}, [], set(), False
+        self.no_length = False  # no Content-Length: the body ends when the connection closes (HTTP/1.0)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -41,7 +42,8 @@ class Server:
                         self.send_error(416)
                         return
                 self.send_response(status)
-                self.send_header("Content-Length", str(len(data) - start))
+                if not server.no_length:
+                    self.send_header("Content-Length", str(len(data) - start))
                 if status == 206:
                     self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
                 self.end_headers()
@@ -220,3 +222,70 @@ def test_corpus_commands_fill_the_data_root_layout(server, tmp_path, monkeypatch
     server.files["/root/multi30k/train.en.gz"] = b"tampered"
     (root / "multi30k/train.en.gz").unlink()
     assert data_main(["multi30k", "--data", str(root), "--mirror", f"{server.url}/root", "--only", "train.en"]) == 2
+
+
+def test_a_response_without_length_or_checksum_is_refused(server, tmp_path):
+    """A connection closed early is indistinguishable from the end of such a body: nothing may land."""
+    server.files["/f"] = PAYLOAD
+    server.no_length = True
+    server.truncate_once.add("/f")
+    with pytest.raises(DataError, match="declares no length and no checksum is known") as err:
+        fetch(f"{server.url}/f", tmp_path / "f", progress=False)
+    assert f"{server.url}/f" in str(err.value) and str(tmp_path / "f") in str(err.value)
+    assert list(tmp_path.iterdir()) == []
+    assert fetch(f"{server.url}/f", tmp_path / "f", sha(PAYLOAD), progress=False).read_bytes() == PAYLOAD
+
+
+def test_md5_checksums_are_checked_too(server, tmp_path):
+    server.files["/f"] = PAYLOAD
+    url = f"{server.url}/f"
+    with pytest.raises(DataError, match="expected md5 0+, got " + hashlib.md5(PAYLOAD).hexdigest()):
+        fetch(url, tmp_path / "f", "md5:" + "0" * 32, progress=False)
+    assert not (tmp_path / "f").exists()
+    assert fetch(url, tmp_path / "f", "md5:" + hashlib.md5(PAYLOAD).hexdigest(), progress=False).exists()
+
+
+def test_senteval_never_installs_a_truncated_file(server, tmp_path, monkeypatch, capsys):
+    """The audit's case: TREC_10.label cut at half, no Content-Length, and the command reported success."""
+    assert {"TREC_10.label", "train_5500.label"} <= set(senteval.SHA256)  # TREC's files are pinned
+    senteval_mirror(server)
+    trec = b"".join(b"DESC:def What is question %d ?\n" % i for i in range(500))
+    server.files["/m/TREC_10.label"] = trec
+    server.no_length = True
+    server.truncate_once.add("/m/TREC_10.label")
+    sums = {name: sha(server.files[f"/m/{name}"]) for name in ("train_5500.label", "TREC_10.label")}
+    monkeypatch.setattr(senteval, "SHA256", sums)  # the stand-ins' checksums, pinned as the real ones are
+    command = ["senteval", "--data", str(tmp_path), "--mirror", f"{server.url}/m", "--tasks", "TREC"]
+    assert data_main(command) == 2
+    assert "checksum mismatch" in capsys.readouterr().err
+    assert not (tmp_path / "senteval/downstream/TREC/TREC_10.label").exists()
+    assert data_main(command) == 0  # run again: the whole file this time
+    assert len((tmp_path / "senteval/downstream/TREC/TREC_10.label").read_bytes().splitlines()) == 500
+
+
+def test_every_senteval_file_without_a_checksum_needs_a_declared_length(server, tmp_path, monkeypatch, capsys):
+    assert {"snli_1.0.zip", "TREC_10.label", "train_5500.label"} <= set(senteval.SHA256)
+    senteval_mirror(server)
+    server.no_length = True
+    monkeypatch.setattr(senteval, "SHA256", {})
+    assert data_main(["senteval", "--data", str(tmp_path), "--mirror", f"{server.url}/m", "--tasks", "MRPC"]) == 2
+    assert "declares no length" in capsys.readouterr().err
+    assert not (tmp_path / "senteval/downstream/MRPC").exists()
+
+
+def test_download_and_benchmark_agree_on_the_data_folder(server, tmp_path, monkeypatch):
+    """The hint says `bridgeembed-data senteval --data DIR`, then `--data DIR`: both mean the data root,
+    and the senteval folder itself is accepted as well."""
+    from bridgeembed.paths import senteval_dir
+    from bridgeembed.senteval.data import MissingData
+
+    senteval_mirror(server)
+    monkeypatch.setattr(senteval, "SHA256", {})
+    hint = str(MissingData([tmp_path / "x"]))
+    assert "`bridgeembed-data senteval --data DIR`" in hint and "pass the same --data DIR" in hint
+    root = tmp_path / "root"
+    assert data_main(["senteval", "--data", str(root), "--mirror", f"{server.url}/m", "--tasks", "MRPC"]) == 0
+    for given in (root, root / "senteval"):
+        assert (senteval_dir(str(given)) / "downstream/MRPC/msr_paraphrase_train.txt").is_file()
+    monkeypatch.setenv("BRIDGEEMBED_DATA", str(root))
+    assert senteval_dir() == root / "senteval"

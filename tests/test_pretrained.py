@@ -32,11 +32,11 @@ def test_demo_runs_offline(capsys):
 
 
 @pytest.mark.slow
-def test_translations_are_closer_than_random_captions(shipped, shared_data):
+def test_translations_are_closer_than_random_captions(shipped, real_data):
     from bridgeembed.data import read_split
 
     langs = shipped.languages
-    lines = read_split(shared_data / "multi30k", "test_2016_flickr", langs)
+    lines = read_split(real_data("multi30k") / "multi30k", "test_2016_flickr", langs)
     n = 300
     vectors = {lang: shipped.encode(lines[lang][:n], lang, normalize=True) for lang in langs}
     shuffled = np.random.default_rng(0).permutation(n)

@@ -52,7 +52,7 @@ def test_malformed_line_names_file_and_line(tree):
 def test_missing_file_names_path_and_download(tmp_path):
     with pytest.raises(data.MissingData) as err:
         data.sst(tmp_path / "SST" / "binary", 2)
-    assert "sentiment-train" in str(err.value) and "bridgeembed-data senteval --dest DIR" in str(err.value)
+    assert "sentiment-train" in str(err.value) and "bridgeembed-data senteval --data DIR" in str(err.value)
 
 
 def test_snli_without_train_is_skipped(tmp_path):

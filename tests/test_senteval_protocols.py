@@ -115,12 +115,22 @@ def test_relatedness_learns_scores():
 
 
 def test_identical_sts_pairs_correlate_at_one():
-    u = torch.randn(1, 50, 6)
-    gold = np.linspace(0, 5, 50)
-    v = u.clone()
-    v[0, :, :] = u[0] + torch.randn(50, 6) * torch.linspace(3, 0, 50)[:, None]  # closer as gold rises
-    perfect = similarity.sts({"a": (u, u.clone(), np.full(50, 5.0)), "b": (u, v, gold)}, 1)[0]
-    assert perfect["b.pearson"] > 0.5
+    """Pairs built so that cosine(u, v) = gold / 5 exactly: Pearson and Spearman must be 1, not just > 0.5."""
+    torch.manual_seed(0)
+    n, d = 50, 6
+    u = torch.randn(1, n, d, dtype=torch.float64)
+    w = torch.randn(1, n, d, dtype=torch.float64)
+    w = w - (w * u).sum(-1, keepdim=True) / (u * u).sum(-1, keepdim=True) * u  # orthogonal to u
+    gold = np.linspace(0.2, 5, n)
+    angle = torch.as_tensor(np.arccos(gold / 5))[None, :, None]
+    v = torch.cos(angle) * u / u.norm(dim=-1, keepdim=True) + torch.sin(angle) * w / w.norm(dim=-1, keepdim=True)
+    result = similarity.sts({"linear": (u, v, gold), "reversed": (u, v, gold[::-1].copy()),
+                             "constant": (u, u.clone(), np.full(n, 5.0))}, 1)[0]
+    assert result["linear.pearson"] == pytest.approx(1.0, abs=1e-9)
+    assert result["linear.spearman"] == pytest.approx(1.0, abs=1e-9)
+    assert result["reversed.pearson"] < -0.9 and result["reversed.spearman"] == pytest.approx(-1.0, abs=1e-9)
+    assert result["constant.pearson"] == 0.0  # undefined correlation -> 0, as SentEval's nan_to_num
+    assert result["pearson"] == pytest.approx((1.0 + result["reversed.pearson"]) / 3, abs=1e-9)
     same = similarity.cosine(u, u.clone())
     torch.testing.assert_close(same, torch.ones_like(same))
 

@@ -67,7 +67,7 @@ def test_rebuilt_probing_and_reports(dirs, tmp_path):
 
 
 def test_missing_and_partial_data(dirs, tmp_path):
-    with pytest.raises(DataError, match=r"SUBJ.*bridgeembed-data senteval --dest DIR"):
+    with pytest.raises(DataError, match=r"SUBJ.*bridgeembed-data senteval --data DIR"):
         run_suite(HeadsEncoder(), "MR,SUBJ", TINY, [1111], "mean", dirs, progress=False)
     res = run_suite(HeadsEncoder(), "classification", TINY, [1111], "mean", dirs, progress=False)
     assert res["tasks"]["CR"]["status"] == "skipped" and "CR" in res["tasks"]["CR"]["reason"]
@@ -104,7 +104,7 @@ def test_cli_writes_outputs(dirs, tmp_path, capsys):
     assert (out / "results.md").exists() and "STS12" in capsys.readouterr().out
     rc = main(["senteval", "--model", "bow", "--data", str(tmp_path / "nowhere"), "--tasks", "MR", "--out", str(out)])
     assert rc == 2
-    assert "bridgeembed-data senteval --dest DIR" in capsys.readouterr().err
+    assert "bridgeembed-data senteval --data DIR" in capsys.readouterr().err
 
 
 def test_adapters_feed_real_senteval_batches():
@@ -118,14 +118,36 @@ def test_adapters_feed_real_senteval_batches():
 
 
 @pytest.mark.slow
-def test_real_data_mr_and_sts12(shared_data, tmp_path):
+def test_real_data_mr_and_sts12(real_data, tmp_path):
     from bridgeembed.baselines import HashBowEncoder
     from bridgeembed.senteval.config import get_config
 
-    root = shared_data / "senteval"
+    root = real_data("senteval/downstream/MR", "senteval/downstream/STS") / "senteval"
     res = run_suite(HashBowEncoder(), "MR,STS12", get_config("prototype"), [1111], "mean",
                     Dirs(root / "downstream", root / "probing"), progress=False)
     mr = res["tasks"]["MR"]["views"]["mean"]["metrics"]
     assert mr["ntest"] == 10662 and 55 < mr["acc"] < 80  # above chance, below learned encoders
     sts = res["tasks"]["STS12"]["views"]["mean"]["metrics"]
     assert sts["ntest"] == 3108 and 0.2 < sts["pearson"] < 0.8
+
+
+def test_bench_commands_share_model_and_out_defaults(dirs, tmp_path, monkeypatch, capsys):
+    """--model defaults to the shipped model and --out to results/TASK/MODEL in every bench command;
+    --data takes the data root or the senteval folder itself."""
+    import argparse
+
+    from bridgeembed.cli.bench import COMMANDS, main
+    from bridgeembed.cli.registry import load
+
+    for name, (target, _) in COMMANDS.items():
+        parser = argparse.ArgumentParser()
+        load(target).add_arguments(parser)
+        defaults = parser.parse_args([])
+        assert (defaults.model, defaults.out) == ("multi30k-m2m", None), name
+    monkeypatch.chdir(tmp_path)
+    senteval_folder = dirs.downstream.parent
+    for data in (senteval_folder.parent, senteval_folder):
+        assert main(["senteval", "--model", "bow", "--data", str(data), "--tasks", "STS12",
+                     "--config", "prototype", "--quiet", "--no-plots"]) == 0
+        assert (tmp_path / "results/senteval/bow/results.md").is_file()
+    capsys.readouterr()

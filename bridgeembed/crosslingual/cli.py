@@ -10,7 +10,6 @@ architecture with random weights. Each run writes JSON, CSV, Markdown and PNG un
 """
 
 import logging
-import re
 from pathlib import Path
 
 from bridgeembed.crosslingual.classifier import ClassifierConfig
@@ -21,7 +20,7 @@ from bridgeembed.crosslingual.retrieval import retrieval_matrix
 from bridgeembed.crosslingual.sources import NliTemplates, TsvTemplates, XlmtTweets, XnliXtreme
 from bridgeembed.crosslingual.transfer import parse_langs, parse_train_sets, transfer_matrix
 from bridgeembed.errors import ConfigError, DataError
-from bridgeembed.paths import data_root
+from bridgeembed.paths import data_root, default_out
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +29,7 @@ MAJORITY = "majority"
 
 def slug(spec: str) -> str:
     """A model spec as a folder name: `untrained:multi30k-m2m` -> `untrained-multi30k-m2m`."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", Path(spec).name if "/" in spec else spec).strip("-") or "model"
+    return default_out("", spec).name
 
 
 def encoder_for(spec: str, device=None):
@@ -63,8 +62,9 @@ def parse_floats(value: str, what: str):
 
 
 def add_common(parser, task: str) -> None:
-    parser.add_argument("--model", required=True,
-                        help="shipped model name, checkpoint path, untrained:NAME, minilm, bow, or majority")
+    parser.add_argument("--model", default="multi30k-m2m",
+                        help="shipped model name, checkpoint path, untrained:NAME, minilm, bow, or majority "
+                             "(default: multi30k-m2m)")
     parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA or ~/.cache/bridgeembed/data)")
     parser.add_argument("--out", help=f"output folder (default: results/{task}/MODEL)")
     parser.add_argument("--heads", default="mean", help="'mean' (the sentence vector) or one head index")
@@ -88,7 +88,7 @@ def _transfer(args, task: str, source) -> int:
     result = transfer_matrix(encoder, source, parse_train_sets(args.train_langs), parse_langs(args.test_langs),
                              classifier=classifier, config=config, heads=parse_heads(args.heads),
                              batch_size=args.batch_size, limit=args.limit, task=task, model=args.model)
-    paths = write_transfer(result, args.out or Path("results") / task / slug(args.model))
+    paths = write_transfer(result, args.out or default_out(task, args.model))
     print(to_markdown(transfer_table(result)))
     logger.info("results in %s", paths["json"].parent)
     return 0
@@ -173,7 +173,7 @@ def _parallel_bench(args, task: str, measure, write, render) -> int:
     encoder, _ = load_model(args.model, args.device)
     result = measure(encoder, lines, files=paths, heads=parse_heads(args.heads), batch_size=args.batch_size,
                      model=args.model, skipped=skipped)
-    out = write(result, args.out or Path("results") / task / slug(args.model))
+    out = write(result, args.out or default_out(task, args.model))
     print(render(result, out))
     logger.info("results in %s", out["json"].parent)
     return 0

@@ -3,6 +3,11 @@
 `fetch(url, dest, sha256)` writes `dest.part` and renames it to `dest` only once it is complete and
 its checksum matches, so an interrupted run leaves no half file under the final name and the next
 run continues where the last one stopped. Every error names the URL and the destination.
+
+"Complete" is always verified: by the checksum where one is known (sha256, or "md5:..." where only
+an MD5 is published), else by the length the server declared (Content-Length, or chunked framing,
+which http.client checks). A response with neither, whose end is just the connection closing, is
+refused: a connection dropped early would look like a complete file.
 """
 
 import hashlib
@@ -24,19 +29,25 @@ CHUNK = 1 << 16
 USER_AGENT = "bridgeembed-data (+https://pypi.org/project/bridgeembed/)"
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
+def _digest(path: Path, algorithm: str) -> str:
+    digest = hashlib.new(algorithm)
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
 
 
-def _verify(path: Path, sha256: Optional[str], url: str, dest: Path) -> None:
-    if sha256 and (got := sha256_of(path)) != sha256.lower():
+def _verify(path: Path, checksum: Optional[str], url: str, dest: Path) -> None:
+    """`checksum`: a sha256 hex digest, or "md5:<hex>"."""
+    if not checksum:
+        return
+    algorithm, _, expected = checksum.rpartition(":")
+    algorithm = algorithm or "sha256"
+    if (got := _digest(path, algorithm)) != expected.lower():
         path.unlink()
-        raise DataError(f"checksum mismatch for {url} -> {dest}: expected sha256 {sha256}, got {got} "
-                        f"(the file was removed; the source may have changed: check it, or use --mirror)")
+        raise DataError(f"checksum mismatch for {url} -> {dest}: expected {algorithm} {expected}, got {got} "
+                        f"(the file was removed; a download cut short, or the source changed: run again, "
+                        f"check the source, or use --mirror)")
 
 
 def _open(url: str, offset: int, timeout: float):
@@ -74,6 +85,12 @@ def fetch(url: str, dest, sha256: Optional[str] = None, timeout: float = 60, pro
             offset = 0
         length = response.headers.get("Content-Length")
         total = offset + int(length) if length else None
+        chunked = "chunked" in response.headers.get("Transfer-Encoding", "").lower()
+        if total is None and not chunked and not sha256:
+            raise DataError(f"cannot verify a download of {url} -> {dest}: the server declares no length and no "
+                            f"checksum is known, so a connection closed early would look complete; nothing was "
+                            f"written (use --mirror with a server that sends Content-Length, or put a checked "
+                            f"copy at {dest})")
         written = offset
         try:
             with open(part, "ab" if offset else "wb") as handle, tqdm(

@@ -1,7 +1,8 @@
 """`bridgeembed-data senteval`: SentEval's data, downloaded and preprocessed as SentEval's
 `data/downstream/get_transfer_data.bash` does (SentEval HEAD 5d6dc11), plus the ten probing files.
 
-Layout under `--dest` (default `<data root>/senteval`): `downstream/{SST,STS,TREC,SICK,MR,CR,SUBJ,MPQA,SNLI,MRPC}`
+Layout under `<--data>/senteval` (as every command reads it; `--dest` names the folder itself):
+`downstream/{SST,STS,TREC,SICK,MR,CR,SUBJ,MPQA,SNLI,MRPC}`
 and `probing/*.txt`. The preprocessing steps per task follow the script: Moses tokenisation
 (lower-cased for STS), PTB sed tokenisation after `cat -v` for MR/CR/SUBJ/MPQA, quote removal for
 TREC, SNLI's column extraction, renames of STS16 and of the STS folders. COCO is left out.
@@ -15,7 +16,7 @@ from pathlib import Path
 from bridgeembed.datasets.download import extract, fetch, move
 from bridgeembed.datasets.text import cat_v, moses, ptb
 from bridgeembed.errors import ConfigError
-from bridgeembed.paths import data_root
+from bridgeembed.paths import senteval_dir
 
 logger = logging.getLogger(__name__)
 
@@ -44,9 +45,15 @@ PROBING_TASKS = ("sentence_length word_content tree_depth top_constituents bigra
 BINARY = {"MR": ("rt10662", "rt-polarity", ("pos", "neg")), "CR": ("customerr", "custrev", ("pos", "neg")),
           "SUBJ": ("subj", "subj", ("subjective", "objective")), "MPQA": ("mpqa", "mpqa", ("pos", "neg"))}
 
-# sha256 of files SentEval uses exactly as downloaded, equal to the copies in the project's shared data.
-# The other upstream files have no published checksum and are not checked.
+# Checksums of upstream files. sha256 of the files SentEval uses exactly as downloaded, equal to the
+# copies in the project's shared data; for SNLI the sha256 that NLIDatasets.jl pins (SentEval's own
+# get_transfer_data.bash checks its MD5, 981c3df5...), for TREC the MD5s torchtext pins (the shared
+# copies had their quotes removed, so they cannot give one). Files without a published checksum are
+# checked against the length the server declares (`download.fetch` refuses a response without one).
 SHA256 = {
+    "snli_1.0.zip": "afb3d70a5af5d8de0d9d81e2637e0fb8c22d1235c2749d83125ca43dab0dbd3e",
+    "train_5500.label": "md5:073462e3fcefaae31e00edb1f18d2d02",
+    "TREC_10.label": "md5:323a3554401d86e650717e2d2f942589",
     "sentiment-train": "10a92a297ec38e262386e5a2713b4bc70e5d18ced88b7f54bd171a26e5b34ab5",
     "sentiment-dev": "9a6c7403b71a9b762158387afe4431253ae10cdfb2319b5275289f3766f48291",
     "sentiment-test": "4fefd1cd67526cf87ebc7fafc3afc21cc7cfa6ae53b45e74f77f9456e3c62752",
@@ -174,8 +181,9 @@ TASKS = {"SST": sst, "STS": sts, "STSBenchmark": sts_benchmark, "TREC": trec, "S
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--dest", type=Path, help="target folder (default: <data root>/senteval)")
-    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA or ~/.cache/bridgeembed/data)")
+    parser.add_argument("--data", help="data root; the data land in DATA/senteval, where `bridgeembed-bench senteval "
+                                       "--data DATA` reads them (default: $BRIDGEEMBED_DATA or ~/.cache/bridgeembed/data)")
+    parser.add_argument("--dest", type=Path, help="the senteval folder itself (instead of DATA/senteval)")
     parser.add_argument("--tasks", default="all", help=f"comma-separated subset of: {','.join(TASKS)}")
     parser.add_argument("--mirror", help="fetch every file from MIRROR/<upstream file name> instead")
     parser.add_argument("--keep-downloads", action="store_true", help="keep the archives in DEST/downloads")
@@ -186,7 +194,7 @@ def run(args) -> int:
     unknown = [n for n in names if n not in TASKS]
     if unknown:
         raise ConfigError(f"unknown SentEval task(s) {', '.join(unknown)}; expected some of {', '.join(TASKS)}")
-    job = Job(args.dest or data_root(args.data) / "senteval", args.mirror)
+    job = Job(args.dest or senteval_dir(args.data), args.mirror)
     for name in names:
         logger.info("SentEval %s", name)
         TASKS[name](job)

@@ -7,13 +7,14 @@
 import logging
 from pathlib import Path
 
-from bridgeembed.paths import data_root
+from bridgeembed.paths import default_out, senteval_dir
 
 log = logging.getLogger(__name__)
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--model", required=True, help="shipped model name, checkpoint path, untrained:NAME, minilm or bow")
+    parser.add_argument("--model", default="multi30k-m2m",
+                        help="shipped model name, checkpoint path, untrained:NAME, minilm or bow (default: multi30k-m2m)")
     parser.add_argument("--lang", default="en", help="language code the sentences are encoded as (default: en)")
     parser.add_argument("--tasks", default="all",
                         help="all, classification, nli, similarity, probing, or names like MR,CR,STS-B (default: all)")
@@ -21,11 +22,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("--config", default="default", choices=["default", "prototype"],
                         help="default: 10-fold/Adam/batch 64 (the literature); prototype: 5-fold/RMSprop/batch 128, faster")
     parser.add_argument("--seeds", type=int, default=1, help="average over this many seeds 1111, 1112, ... (paper: 5)")
-    parser.add_argument("--data", default=None, help="data root holding senteval/downstream (default: $BRIDGEEMBED_DATA)")
+    parser.add_argument("--data", default=None, help="data root holding senteval/ (or the senteval folder itself; "
+                                                     "default: $BRIDGEEMBED_DATA or ~/.cache/bridgeembed/data)")
     parser.add_argument("--probing-data", default=None,
                         help="folder of the 10 probing task files (default: DATA/senteval/probing); "
                              "a file named REBUILT in it labels the results as rebuilt")
-    parser.add_argument("--out", required=True, help="output folder: results.json/.csv/.md and PNG plots")
+    parser.add_argument("--out", help="output folder: results.json/.csv/.md and PNG plots (default: results/senteval/MODEL)")
     parser.add_argument("--batch-size", type=int, default=64, help="sentences per encoder batch (default: 64)")
     parser.add_argument("--device", default=None, help="device of the encoder and classifiers (default: cuda if available)")
     parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: torch's choice)")
@@ -45,12 +47,12 @@ def run(args) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     config, seed_list = get_config(args.config), seeds(args.seeds)
-    root = data_root(args.data) / "senteval"
+    root = senteval_dir(args.data)
     dirs = Dirs(root / "downstream", Path(args.probing_data) if args.probing_data else root / "probing")
     encoder = load_encoder(args.model, device=args.device)
     result = run_suite(encoder, args.tasks, config, seed_list, args.heads, dirs, lang=args.lang,
                        batch_size=args.batch_size, device=args.device, progress=not args.quiet, model_name=args.model)
-    paths = report.write(result, Path(args.out), plots=not args.no_plots)
+    paths = report.write(result, Path(args.out or default_out("senteval", args.model)), plots=not args.no_plots)
     print(report.markdown(result))
     log.info("wrote %s", ", ".join(str(p) for p in paths))
     return 0

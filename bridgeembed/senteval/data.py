@@ -16,7 +16,7 @@ from typing import Optional
 
 from bridgeembed.errors import DataError
 
-DOWNLOAD = "bridgeembed-data senteval --dest DIR"
+DOWNLOAD = "bridgeembed-data senteval --data DIR"  # DIR: the data root; the files land in DIR/senteval
 
 
 PROBING_HINT = (f"get SentEval's probing files with `{DOWNLOAD}`, or build tasks from raw text with "
@@ -26,7 +26,8 @@ PROBING_HINT = (f"get SentEval's probing files with `{DOWNLOAD}`, or build tasks
 class MissingData(DataError):
     def __init__(self, paths, what="SentEval data", hint=None):
         self.paths = [str(p) for p in paths]
-        hint = hint or f"download it with `{DOWNLOAD}` and pass --data DIR (or set $BRIDGEEMBED_DATA=DIR)"
+        hint = hint or (f"download it with `{DOWNLOAD}` and pass the same --data DIR (or set "
+                        f"$BRIDGEEMBED_DATA=DIR); DIR is the data root holding senteval/")
         super().__init__(f"{what} not found: {', '.join(self.paths)}; {hint}")
 
 

@@ -1,0 +1,130 @@
+"""docs/bad_input.md runs: every row's input is executed and what it prints or raises must match the
+table (`…` = any text), with exit status 2 and no traceback for command-line errors."""
+
+import io
+import re
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained, resolve
+
+REPO = Path(__file__).resolve().parents[1]
+DOC = REPO / "docs" / "bad_input.md"
+pytestmark = pytest.mark.skipif(DEFAULT_MODEL not in list_pretrained(), reason="shipped model not present")
+
+
+def rows(columns: int = 2) -> list:
+    """(input, note, expected) of every table row with `columns` cells whose first cell is code."""
+    out = []
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if len(cells) == columns and cells[0].startswith("`"):
+            code, note = re.fullmatch(r"`(.+?)`\s*(\(.*\))?", cells[0]).groups()
+            out.append((code, note or "", cells[1]))
+    return out
+
+
+def pattern(expected: str) -> re.Pattern:
+    text = re.fullmatch(r"`(.*)`", expected).group(1)
+    return re.compile(".*".join(re.escape(part) for part in text.split("…")), re.DOTALL)
+
+
+def programs() -> dict:
+    from bridgeembed.cli import bench, data, encode, train, translate
+
+    return {"bridgeembed-encode": encode.main, "bridgeembed-translate": translate.main,
+            "bridgeembed-train": train.main, "bridgeembed-bench": bench.main, "bridgeembed-data": data.main}
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory) -> Path:
+    """The files the table's inputs name."""
+    from bridgeembed.checkpoint import load_checkpoint
+
+    folder = tmp_path_factory.mktemp("bad_input")
+    (folder / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    (folder / "latin1.txt").write_bytes(b"A dog runs.\nA caf\xe9.\n")
+    (folder / "in.txt").write_text("Ein Hund rennt.\n", encoding="utf-8")
+    (folder / "list.yaml").write_text("- model\n- train\n")
+    (folder / "random.pt").write_bytes(bytes(range(256)) * 16)
+    (folder / "configs").mkdir()
+    shutil.copy(REPO / "configs" / "tiny.yaml", folder / "configs" / "tiny.yaml")
+    (folder / "empty").mkdir()
+    (folder / "empty-val").mkdir()
+    for lang in ("en", "de"):
+        (folder / "empty-val" / f"train.{lang}").write_text("a dog runs\n" * 20)
+        (folder / "empty-val" / f"val.{lang}").write_text("")
+    payload = load_checkpoint(resolve(DEFAULT_MODEL))
+    payload["model"]["bridge.w1.weight"] = payload["model"]["bridge.w1.weight"].float().clone()
+    payload["model"]["bridge.w1.weight"][0, 0] = float("nan")
+    torch.save(payload, folder / "nan.pt")
+    return folder
+
+
+def _skip_if_cuda(note: str) -> None:
+    if "no CUDA" in note and torch.cuda.is_available():
+        pytest.skip("CUDA is available here")
+
+
+COMMAND_ROWS = [r for r in rows() if r[0].split()[0] in ("bridgeembed-encode", "bridgeembed-translate",
+                                                          "bridgeembed-train", "bridgeembed-bench",
+                                                          "bridgeembed-data")]
+PYTHON_ROWS = [r for r in rows() if r not in COMMAND_ROWS]
+
+
+def test_the_table_covers_the_issue():
+    assert len(COMMAND_ROWS) >= 40 and len(PYTHON_ROWS) >= 15
+
+
+@pytest.mark.parametrize("command, note, expected", COMMAND_ROWS, ids=[r[0] for r in COMMAND_ROWS])
+def test_command_line_rows(command, note, expected, scratch, monkeypatch, capsys):
+    _skip_if_cuda(note)
+    monkeypatch.chdir(scratch)
+    tokens = shlex.split(command)
+    stdin = b""
+    if "<" in tokens:
+        at = tokens.index("<")
+        stdin = Path(tokens[at + 1]).read_bytes()
+        tokens = tokens[:at] + tokens[at + 2:]
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
+    code = programs()[tokens[0]](tokens[1:])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err + captured.out
+    lines = [line.replace("`", "") for line in captured.err.splitlines()]
+    is_error = expected.startswith("`error: ")
+    assert code == (2 if is_error else 0), captured.err
+    shown = [line for line in lines if line.startswith("error: ")] if is_error else lines
+    assert len(shown) >= 1 and (not is_error or len(shown) == 1), captured.err
+    assert any(pattern(expected).fullmatch(line) for line in shown), f"saw: {shown}"
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    from bridgeembed import BridgeEncoder
+
+    return BridgeEncoder(device="cpu")
+
+
+@pytest.mark.parametrize("expression, note, expected", PYTHON_ROWS, ids=[r[0] for r in PYTHON_ROWS])
+def test_python_rows(expression, note, expected, encoder, scratch, monkeypatch):
+    from bridgeembed import BridgeEncoder
+
+    _skip_if_cuda(note)
+    monkeypatch.chdir(scratch)
+    name, message = re.fullmatch(r"`(\w+): (.*)`", expected).groups()
+    with pytest.raises(Exception) as err:
+        eval(expression, {"encoder": encoder, "BridgeEncoder": BridgeEncoder})
+    assert type(err.value).__name__ == name, f"{type(err.value).__name__}: {err.value}"
+    assert pattern(f"`{message}`").fullmatch(str(err.value)), str(err.value)
+
+
+def test_rows_covered_elsewhere_name_existing_tests():
+    named = re.findall(r"`(tests/[\w/]+\.py)::(\w+)`", DOC.read_text(encoding="utf-8"))
+    assert len(named) >= 8
+    for path, name in named:
+        assert f"def {name}(" in (REPO / path).read_text(encoding="utf-8"), f"{path}::{name}"

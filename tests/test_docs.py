@@ -1,0 +1,182 @@
+"""The documentation runs: the README's and the model card's Python examples execute against the shipped
+model with every shape and printed value in their comments checked, the encoder_api docstring passes as
+a doctest, and every bridgeembed command line in README.md, docs/ and the model card parses."""
+
+import argparse
+import ast
+import doctest
+import io
+import re
+import shlex
+import tokenize
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained, resolve
+
+REPO = Path(__file__).resolve().parents[1]
+README, CARD = REPO / "README.md", REPO / "pretrained" / DEFAULT_MODEL / "MODEL_CARD.md"
+DOCS = [README, CARD, *sorted((REPO / "docs").glob("*.md"))]
+NOT_RUN = "<!-- not run by tests/test_docs.py"
+shipped = pytest.mark.skipif(DEFAULT_MODEL not in list_pretrained(), reason="shipped model not present")
+
+
+def blocks(path: Path, language: str) -> list:
+    """(first line number, code, run?) of every ```language block; a NOT_RUN comment just above skips running."""
+    out, lines = [], path.read_text(encoding="utf-8").splitlines()
+    i = 0
+    while i < len(lines):
+        if lines[i].strip() == f"```{language}":
+            end = lines.index("```", i + 1)
+            run = not (i > 0 and lines[i - 1].startswith(NOT_RUN))
+            out.append((i + 2, "\n".join(lines[i + 1:end]) + "\n", run))
+            i = end
+        i += 1
+    return out
+
+
+def comments(code: str) -> dict:
+    """line number -> the text of the comment that ends that line."""
+    return {tok.start[0]: tok.string[1:].strip() for tok in tokenize.generate_tokens(io.StringIO(code).readline)
+            if tok.type == tokenize.COMMENT}
+
+
+SHAPE = re.compile(r"^\((\d+(?:,\s*\d+)*,?)\)")  # "(2, 512)", "(512,): head 3 only"
+REPR = re.compile(r"^(\[|[A-Z]\w*\()")  # "['multi30k-m2m']", "BridgeEncoder(...)"
+
+
+def check_comment(value, comment: str, where: str) -> None:
+    """A comment that states a shape or a repr must be true of the value on its line."""
+    if (shape := SHAPE.match(comment)) is not None:
+        expected = tuple(int(x) for x in shape.group(1).replace(" ", "").split(",") if x)
+        assert np.shape(value) == expected, f"{where}: comment says {expected}, value has {np.shape(value)}"
+    elif REPR.match(comment):
+        anywhere = re.compile(r"device=(cpu|cuda(:\d+)?|mps)")  # the one field that depends on the machine
+        assert anywhere.sub("device=*", repr(value)) == anywhere.sub("device=*", comment), \
+            f"{where}: comment says {comment}, value is {value!r}"
+
+
+def run_block(code: str, namespace: dict, where: str) -> int:
+    """Execute statement by statement; returns how many comments were checked."""
+    tree, notes, checked = ast.parse(code), comments(code), 0
+    for node in tree.body:
+        comment = notes.get(node.end_lineno, "")
+        if isinstance(node, ast.Expr):
+            value = eval(compile(ast.Expression(node.value), where, "eval"), namespace)
+        else:
+            exec(compile(ast.Module([node], []), where, "exec"), namespace)
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            value = namespace[targets[0].id] if len(targets) == 1 and isinstance(targets[0], ast.Name) else None
+        if comment and (SHAPE.match(comment) or REPR.match(comment)):
+            check_comment(value, comment, f"{where}:{node.lineno}")
+            checked += 1
+    return checked
+
+
+@shipped
+@pytest.mark.parametrize("path", [README, CARD], ids=lambda p: p.name)
+def test_python_examples_run_and_their_comments_hold(path, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the examples write files (my-encoder.pt): not into the checkout
+    model_dir = tmp_path / "runs" / "my-model"  # the README's stand-in for a model the reader trained
+    model_dir.mkdir(parents=True)
+    (model_dir / "best.pt").symlink_to(resolve(DEFAULT_MODEL))
+    found = blocks(path, "python")
+    assert found, f"no python examples in {path.name}"
+    checked = 0
+    for line, code, run in found:
+        where = f"{path.name}:{line}"
+        if run:
+            checked += run_block(code, {"__name__": "__docs__"}, where)
+        else:
+            compile(code, where, "exec")
+    assert checked >= (7 if path == README else 1), f"only {checked} checked comments in {path.name}"
+
+
+@shipped
+def test_encoder_api_docstring_is_a_passing_doctest():
+    import bridgeembed.encoder_api
+
+    result = doctest.testmod(bridgeembed.encoder_api, verbose=False)
+    assert result.attempted >= 2 and result.failed == 0
+
+
+# --- command lines ---------------------------------------------------------------------------------
+def _dispatched(commands: dict):
+    def parse(argv):
+        from bridgeembed.cli.registry import load
+
+        name, rest = argv[0], argv[1:]
+        assert name in commands, f"unknown command {name!r}"
+        parser = argparse.ArgumentParser(exit_on_error=False)
+        parser.add_argument("-v", "--verbose", action="store_true")
+        load(commands[name][0]).add_arguments(parser)
+        return parser.parse_args(rest)
+    return parse
+
+
+def _encode(argv):
+    from bridgeembed.cli.encode import add_arguments
+
+    parser = argparse.ArgumentParser(exit_on_error=False)
+    add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def parsers() -> dict:
+    from bridgeembed.__main__ import COMMANDS as MAIN
+    from bridgeembed.cli import bench, data, train, translate
+
+    return {"bridgeembed-encode": _encode, "bridgeembed-translate": translate.parse_args,
+            "bridgeembed-train": train.parse_args, "bridgeembed-bench": _dispatched(bench.COMMANDS),
+            "bridgeembed-data": _dispatched(data.COMMANDS), "python -m bridgeembed": _dispatched(MAIN),
+            "-m bridgeembed.cli.train": train.parse_args}
+
+
+def command_lines():
+    """(where, program, argv) of every bridgeembed command in the bash blocks of the docs."""
+    for path in DOCS:
+        for line, code, _ in blocks(path, "bash"):
+            for offset, text in enumerate(code.replace("\\\n", " ").splitlines()):
+                for part in re.split(r"\s[|;]\s|&&", text):
+                    tokens = shlex.split(part, comments=True)
+                    if "..." in tokens or any(t.startswith("[") for t in tokens):
+                        continue  # an elided example, or a synopsis with [optional] parts
+                    joined = " ".join(tokens)
+                    for program in ("bridgeembed-encode", "bridgeembed-translate", "bridgeembed-train",
+                                    "bridgeembed-bench", "bridgeembed-data", "python -m bridgeembed",
+                                    "-m bridgeembed.cli.train"):
+                        if joined.startswith(program + " ") or f" {program} " in f" {joined} " and \
+                                program.startswith("-m"):
+                            rest = joined.split(program, 1)[1].split() if program.startswith("-m") else \
+                                tokens[len(program.split()):]
+                            argv = [t for i, t in enumerate(rest) if t not in "<>" and
+                                    (i == 0 or rest[i - 1] not in "<>")]  # drop redirections
+                            yield f"{path.name}:{line + offset}", program, argv
+                            break
+
+
+def test_every_documented_command_line_parses():
+    table, seen = parsers(), 0
+    for where, program, argv in command_lines():
+        try:
+            table[program](argv)
+        except (argparse.ArgumentError, AssertionError, SystemExit) as err:
+            pytest.fail(f"{where}: `{program} {' '.join(argv)}` does not parse: {err}")
+        seen += 1
+    assert seen >= 25, seen
+
+
+# --- the README's promises ---------------------------------------------------------------------------
+def test_readme_has_no_placeholders_and_its_links_exist():
+    text = README.read_text(encoding="utf-8")
+    placeholders = [line for line in text.splitlines() if re.fullmatch(r"[A-Z][A-Z0-9]*(_[A-Z0-9]+)+", line.strip())]
+    assert not placeholders, placeholders
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+        if not target.startswith(("http://", "https://")):
+            assert (REPO / target).exists(), f"README links to {target}, which is not in the checkout"
+    for command in ("python -m bridgeembed demo", "python -m bridgeembed attention"):
+        assert command in text, command
+    assert "attention.png" in text and "not in a clone" in text  # where heat maps land
+    assert "pip install torch==2.13.0" in text and "CUDA build" in text  # what the plain install gives
