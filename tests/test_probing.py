@@ -14,7 +14,7 @@ from bridgeembed.probing.base import BuildContext
 from bridgeembed.probing.builder import build_tasks
 from bridgeembed.probing.corpus import read_corpus
 from bridgeembed.probing.sampling import SPLITS
-from bridgeembed.probing.surface import LENGTH_BINS, BigramShift, SentLen, WordContent, length_bin
+from bridgeembed.probing.surface import LENGTH_BINS, BigramShift, Length, WordContent, length_bin
 
 VOCAB = ["".join(w) for w in itertools.product("bdgklp", "aeiou", "mnrst", "ao")]  # 300 words
 
@@ -46,7 +46,7 @@ def assert_balanced_disjoint(examples):
 def test_sentlen_labels_match_token_counts_and_bins_are_senteval():
     assert LENGTH_BINS == ((5, 8), (9, 12), (13, 16), (17, 20), (21, 25), (26, 28))
     assert [length_bin(n) for n in (4, 5, 8, 9, 25, 26, 28, 29)] == [None, 0, 0, 1, 4, 5, 5, None]
-    data = SentLen().build(context(zipf_corpus()))
+    data = Length().build(context(zipf_corpus()))
     assert_balanced_disjoint(data.examples)
     assert {e.label for e in data.examples} == {str(i) for i in range(6)}
     for e in data.examples:
@@ -98,18 +98,18 @@ def test_bigram_shift_positives_are_one_adjacent_swap_of_an_unused_source():
 
 def test_same_seed_same_data_other_seed_other_data():
     corpus = zipf_corpus(1500)
-    build = lambda seed: build_tasks(context(corpus, seed=seed), ["SentLen", "BShift"]).built  # noqa: E731
+    build = lambda seed: build_tasks(context(corpus, seed=seed), ["Length", "BigramShift"]).built  # noqa: E731
     first, again, other = build(3), build(3), build(4)
     assert all(first[t].examples == again[t].examples for t in first)
     assert any(first[t].examples != other[t].examples for t in first)
 
 
 def test_size_caps_examples_and_small_corpus_is_skipped_with_counts():
-    capped = SentLen().build(context(zipf_corpus(), size=120))
+    capped = Length().build(context(zipf_corpus(), size=120))
     assert len(capped.examples) == 120
-    report = build_tasks(context(zipf_corpus(40)), ["SentLen", "WC", "Tense"])
-    assert "needs at least 10 per class" in report.skipped["SentLen"]
-    assert "counts per class" in report.skipped["SentLen"]
+    report = build_tasks(context(zipf_corpus(40)), ["Length", "WordContent", "Tense"])
+    assert "needs at least 10 per class" in report.skipped["Length"]
+    assert "counts per class" in report.skipped["Length"]
     assert "spacy" in report.skipped["Tense"]
 
 
@@ -142,7 +142,7 @@ def test_command_writes_senteval_files_readme_and_marker(tmp_path, caplog):
     assert not (out / "past_present.txt").exists(), "a skipped task's old file must not survive"
     assert (out / "REBUILT").exists()
     readme = (out / "README.md").read_text()
-    assert "`en`" in readme and "not UTF-8: 1" in readme and "| SentLen | `sentence_length.txt` |" in readme
+    assert "`en`" in readme and "not UTF-8: 1" in readme and "| Length | `sentence_length.txt` |" in readme
     assert "Tense" in readme.split("## Skipped")[1]
 
 

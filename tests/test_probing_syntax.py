@@ -7,7 +7,7 @@ from bridgeembed.probing.base import BuildContext
 from bridgeembed.probing.parse import Parsed
 from bridgeembed.probing.rewrite import CoordinationInversion, clauses, invert
 from bridgeembed.probing.sampling import SPLITS
-from bridgeembed.probing.syntax import SubjNumber, Tense, TreeDepth, finite_verb, top_constituents
+from bridgeembed.probing.syntax import Depth, SubjNumber, Tense, finite_verb, top_constituents
 
 
 def tree(spec):
@@ -64,7 +64,7 @@ def test_tree_depth_is_balanced_within_length_bins():
                for i in range(60)]
     deep = [tree(" ".join(f"w{i}{k}/NOUN/dep/{k + 1}" for k in range(5)) + f" v{i}/VERB/ROOT/5 ./PUNCT/punct/5")
             for i in range(60)]
-    data = TreeDepth(min_share=0.1).build(ctx_of(shallow + deep))
+    data = Depth(min_share=0.1).build(ctx_of(shallow + deep))
     labels = {e.label for e in data.examples}
     assert labels == {str(shallow[0].depth()), str(deep[0].depth())}
 

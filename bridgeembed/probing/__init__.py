@@ -5,7 +5,8 @@ embeddings for linguistic properties", ACL. SentEval ships the ten tasks for Eng
 (BookCorpus); this package rebuilds them from any corpus, one sentence per line:
 
 - `corpus`: read, clean, tokenise (Moses) and deduplicate the raw text;
-- `surface`: the tasks that need no parser (SentLen, WordContent, BigramShift);
+- `names`: one name per task (SentEval's), its file and the paper's abbreviation;
+- `surface`: the tasks that need no parser (Length, WordContent, BigramShift);
 - `parse` and `syntax`: the tasks that need a tagger and dependency parser (spaCy);
 - `sampling`: balanced classes and the tr/va/te split shared by every task;
 - `writer`: the task files, the folder's README.md and the `REBUILT` marker;

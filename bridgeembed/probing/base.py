@@ -4,10 +4,12 @@ Tasks are registered by name in `bridgeembed.probing.builder.TASKS`; a new task 
 class plus one line there.
 """
 
+import random
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from bridgeembed.probing.sampling import TaskData  # noqa: F401  (re-exported for task modules)
+from bridgeembed.probing.names import ABBREVIATIONS, FILES
+from bridgeembed.probing.sampling import TaskData, task_rng
 
 
 @dataclass
@@ -25,10 +27,19 @@ class BuildContext:
 class ProbingTask:
     """Base class: subclasses set the attributes and implement `build`."""
 
-    name = ""  # the paper's name (SentLen, WC, ...)
-    filename = ""  # SentEval's file name
+    name = ""  # SentEval's name (`names.TASKS`)
     needs_parser = False
     approximation = ""  # how it departs from Conneau et al. (2018); "" = follows the definition
+
+    @property
+    def filename(self) -> str:
+        """SentEval's file name."""
+        return FILES[self.name]
+
+    def rng(self, seed: int) -> random.Random:
+        """The task's own generator. Keyed by the paper's abbreviation, the name tasks were first built
+        under, so that a seed still gives the same data."""
+        return task_rng(seed, ABBREVIATIONS[self.name])
 
     def build(self, ctx: BuildContext) -> TaskData:
         raise NotImplementedError

@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 
 from bridgeembed.probing.base import BuildContext, ProbingTask
 from bridgeembed.probing.parse import CONJUNCT, SUBJECT, VERBAL, Parsed
-from bridgeembed.probing.sampling import SPLITS, Example, TaskData, TooSmall, ordered, per_class_or_skip, split_sizes, task_rng
+from bridgeembed.probing.sampling import SPLITS, Example, TaskData, TooSmall, ordered, per_class_or_skip, split_sizes
 from bridgeembed.probing.syntax import parses
 
 SWAPPABLE = frozenset({"NOUN", "VERB"})
@@ -25,12 +25,12 @@ class OddManOut(ProbingTask):
     """O: original; C: one lower-case noun or verb replaced by a form with the same part of speech,
     the same morphological features and the same log2 corpus-frequency band."""
 
-    name, filename, needs_parser = "SOMO", "odd_man_out.txt", True
+    name, needs_parser = "OddManOut", True
     approximation = ("replacement matched on part of speech, morphology and log2 unigram frequency, not on the "
                      "bigrams it forms with its neighbours; no 40-400 frequency filter")
 
     def build(self, ctx: BuildContext) -> TaskData:
-        rng = task_rng(ctx.seed, self.name)
+        rng = self.rng(ctx.seed)
         items = parses(ctx)
         freq = Counter(t.lower() for tokens in ctx.sentences for t in tokens)
         key = lambda p, i: (p.pos[i], tuple(sorted(p.morph[i].items())), frequency_band(freq[p.tokens[i].lower()]))  # noqa: E731
@@ -117,11 +117,11 @@ def invert(first, cc, second, final, proper_first=False, proper_second=False):
 
 
 class CoordinationInversion(ProbingTask):
-    name, filename, needs_parser = "CoordInv", "coordination_inversion.txt", True
+    name, needs_parser = "CoordinationInversion", True
     approximation = "clauses found in the dependency tree (conjunct with its own subject), not in a constituency tree"
 
     def build(self, ctx: BuildContext) -> TaskData:
-        rng = task_rng(ctx.seed, self.name)
+        rng = self.rng(ctx.seed)
         groups = defaultdict(list)  # which clause is longer -> (source parse, clause split)
         for _, p in parses(ctx):
             parts = clauses(p)

@@ -1,4 +1,4 @@
-"""The probing tasks that need no parser: SentLen, WordContent (WC) and BigramShift (BShift).
+"""The probing tasks that need no parser: Length, WordContent and BigramShift.
 
 Definitions from Conneau et al. (2018), Section 3, as SentEval's data/probing/README.md states them.
 """
@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 from typing import Optional
 
 from bridgeembed.probing.base import BuildContext, ProbingTask
-from bridgeembed.probing.sampling import TaskData, TooSmall, balanced_split, per_class_or_skip, task_rng
+from bridgeembed.probing.sampling import TaskData, TooSmall, balanced_split, per_class_or_skip
 
 # SentEval's six bins, inclusive: "0: (5-8), 1: (9-12), 2: (13-16), 3: (17-20), 4: (21-25), 5: (26-28)".
 LENGTH_BINS = ((5, 8), (9, 12), (13, 16), (17, 20), (21, 25), (26, 28))
@@ -26,8 +26,8 @@ def is_punctuation(token: str) -> bool:
     return all(unicodedata.category(ch)[0] in "PS" for ch in token)
 
 
-class SentLen(ProbingTask):
-    name, filename = "SentLen", "sentence_length.txt"
+class Length(ProbingTask):
+    name = "Length"
 
     def build(self, ctx: BuildContext) -> TaskData:
         by_label = defaultdict(list)
@@ -39,7 +39,7 @@ class SentLen(ProbingTask):
         if missing:
             raise TooSmall(f"no sentence in length bin(s) {', '.join(missing)} "
                            f"(bins {LENGTH_BINS}; counts: {dict(sorted((k, len(v)) for k, v in by_label.items()))})")
-        examples = balanced_split(by_label, ctx.size, ctx.fractions, task_rng(ctx.seed, self.name))
+        examples = balanced_split(by_label, ctx.size, ctx.fractions, self.rng(ctx.seed))
         return TaskData(self.name, examples, f"bins (tokens): {', '.join(f'{i}: {a}-{b}' for i, (a, b) in enumerate(LENGTH_BINS))}")
 
 
@@ -48,7 +48,7 @@ class WordContent(ProbingTask):
     sentence holds exactly one target, once. On a small corpus the skip and the number of targets
     shrink (`skip=None`, `words=None`): targets are the words that keep `min_per_word` sentences."""
 
-    name, filename = "WC", "word_content.txt"
+    name = "WordContent"
     approximation = "number of target words, their frequency ranks and examples per word scaled to the corpus"
 
     def __init__(self, words: Optional[int] = None, skip: Optional[int] = None, min_per_word: int = 30):
@@ -88,7 +88,7 @@ class WordContent(ProbingTask):
             raise TooSmall(f"{len(targets)} word(s) ranked after the {skip} most frequent appear, alone, in "
                            f"{self.min_per_word} sentences; needs at least 2 such words (lower --wc-skip or --wc-min)")
         per_class_or_skip(counts, ctx.size, self.min_per_word, what="sentences containing only it")
-        examples = balanced_split(found, ctx.size, ctx.fractions, task_rng(ctx.seed, self.name), self.min_per_word)
+        examples = balanced_split(found, ctx.size, ctx.fractions, self.rng(ctx.seed), self.min_per_word)
         return TaskData(self.name, examples, f"{len(targets)} target words from frequency rank {skip + 1} on "
                                              f"(SentEval: 1000 from rank 2001)")
 
@@ -102,10 +102,10 @@ def shift_positions(tokens) -> list:
 class BigramShift(ProbingTask):
     """Label I: two adjacent tokens swapped; O: the sentence as it is. Each source sentence is used once."""
 
-    name, filename = "BShift", "bigram_shift.txt"
+    name = "BigramShift"
 
     def build(self, ctx: BuildContext) -> TaskData:
-        rng = task_rng(ctx.seed, self.name)
+        rng = self.rng(ctx.seed)
         corpus = {" ".join(t) for t in ctx.sentences}
         sources = [t for t in ctx.sentences if not DOUBLE_QUOTES & set("".join(t)) and shift_positions(t)]
         rng.shuffle(sources)

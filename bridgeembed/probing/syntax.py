@@ -1,4 +1,4 @@
-"""Probing tasks read off a dependency parse: Tense, SubjNumber, ObjNumber, TreeDepth, TopConstituents.
+"""Probing tasks read off a dependency parse: Tense, SubjNumber, ObjNumber, Depth, TopConstituents.
 
 Conneau et al. (2018) used PTB part-of-speech tags and constituency trees; here the same questions
 are asked of UD morphology (`Tense`, `Number`) and dependency trees, so the last two tasks are
@@ -10,7 +10,7 @@ from typing import Optional
 
 from bridgeembed.probing.base import BuildContext, ProbingTask
 from bridgeembed.probing.parse import CLAUSAL, CONJUNCT, OBJECT, SUBJECT, VERBAL, Parsed
-from bridgeembed.probing.sampling import TaskData, TooSmall, balanced_split, grouped_split, task_rng
+from bridgeembed.probing.sampling import TaskData, TooSmall, balanced_split, grouped_split
 from bridgeembed.probing.surface import length_bin
 
 TENSES = {"Past": "PAST", "Imp": "PAST", "Pres": "PRES"}  # Imp: the French/Spanish imperfect is a past tense
@@ -39,7 +39,7 @@ def finite_verb(p: Parsed) -> Optional[int]:
 class Tense(ProbingTask):
     """PAST/PRES of the main verb; a verb form (the root's word form) occurs in one split only."""
 
-    name, filename, needs_parser = "Tense", "past_present.txt", True
+    name, needs_parser = "Tense", True
     approximation = "UD Tense feature of the main clause's finite verb instead of PTB tags VBD vs VBP/VBZ; no 100-5,000 frequency filter"
 
     def build(self, ctx: BuildContext) -> TaskData:
@@ -49,7 +49,7 @@ class Tense(ProbingTask):
             label = TENSES.get(p.feature(verb, "Tense")) if verb is not None else None
             if label and p.feature(verb, "Mood") in ("Ind", ""):
                 by_label[label].append((p.tokens[p.root].lower(), " ".join(tokens)))
-        return TaskData(self.name, grouped_split(by_label, ctx.size, ctx.fractions, task_rng(ctx.seed, self.name)))
+        return TaskData(self.name, grouped_split(by_label, ctx.size, ctx.fractions, self.rng(ctx.seed)))
 
 
 class _Number(ProbingTask):
@@ -66,22 +66,22 @@ class _Number(ProbingTask):
             if len(nouns) == 1 and p.feature(nouns[0], "Number") in NUMBERS:
                 label = NUMBERS[p.feature(nouns[0], "Number")]
                 by_label[label].append((p.tokens[nouns[0]].lower(), " ".join(tokens)))
-        return TaskData(self.name, grouped_split(by_label, ctx.size, ctx.fractions, task_rng(ctx.seed, self.name)))
+        return TaskData(self.name, grouped_split(by_label, ctx.size, ctx.fractions, self.rng(ctx.seed)))
 
 
 class SubjNumber(_Number):
-    name, filename, deps = "SubjNum", "subj_number.txt", SUBJECT
+    name, deps = "SubjNumber", SUBJECT
 
 
 class ObjNumber(_Number):
-    name, filename, deps = "ObjNum", "obj_number.txt", OBJECT
+    name, deps = "ObjNumber", OBJECT
 
 
-class TreeDepth(ProbingTask):
-    """Depth of the dependency tree; decorrelated from length by taking, within each SentLen bin,
+class Depth(ProbingTask):
+    """Depth of the dependency tree; decorrelated from length by taking, within each Length bin,
     as many sentences of every depth class as the rarest one has there."""
 
-    name, filename, needs_parser = "TreeDepth", "tree_depth.txt", True
+    name, needs_parser = "Depth", True
     approximation = "depth of the dependency tree (not of the constituency tree: values are smaller than SentEval's 5-12)"
 
     def __init__(self, max_classes: int = 8, min_share: float = 0.05):
@@ -98,7 +98,7 @@ class TreeDepth(ProbingTask):
         for depth, bin_, sentence in items:
             if depth in common:
                 cells[bin_, depth].append(sentence)
-        rng = task_rng(ctx.seed, self.name)
+        rng = self.rng(ctx.seed)
         by_label = defaultdict(list)
         for bin_ in sorted({b for b, _ in cells}):
             n = min(len(cells[bin_, d]) for d in common)
@@ -151,7 +151,7 @@ def top_constituents(p: Parsed) -> Optional[str]:
 class TopConstituents(ProbingTask):
     """Classes: the sequences that hold at least `min_share` of the usable sentences (at most 19), plus OTHER."""
 
-    name, filename, needs_parser = "TopConst", "top_constituents.txt", True
+    name, needs_parser = "TopConstituents", True
     approximation = ("the root's dependents mapped to coarse phrase labels (NP, PP, ADVP, S, SBAR, CC, IN, VP) "
                      "instead of the constituency tree's top constituents; no WHNP/SQ classes")
 
@@ -169,5 +169,5 @@ class TopConstituents(ProbingTask):
         by_label = defaultdict(list)
         for seq, sentence in labelled:
             by_label[seq if seq in keep else "OTHER"].append(sentence)
-        examples = balanced_split(by_label, ctx.size, ctx.fractions, task_rng(ctx.seed, self.name))
+        examples = balanced_split(by_label, ctx.size, ctx.fractions, self.rng(ctx.seed))
         return TaskData(self.name, examples, f"{len(keep)} most common sequences plus OTHER (SentEval: 19 plus OTHER)")

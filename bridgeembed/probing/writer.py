@@ -52,7 +52,7 @@ def readme(report, corpus, meta: dict) -> str:
         lines += ["", "## Skipped", ""]
         lines += [f"- {name} (`{report.tasks[name].filename}`): {reason}" for name, reason in report.skipped.items()]
     lines += ["", "Every class has the same number of examples in each split; splits share no sentence. "
-              "Tense, SubjNum and ObjNum also keep each target word form in one split.", ""]
+              "Tense, SubjNumber and ObjNumber also keep each target word form in one split.", ""]
     return "\n".join(lines)
 
 
