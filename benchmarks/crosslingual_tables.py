@@ -21,14 +21,24 @@ import json
 import logging
 from pathlib import Path
 
-from bridgeembed.cli.registry import setup_logging
-from bridgeembed.crosslingual import (ClassifierConfig, XlmtTweets, XnliXtreme, parse_langs, parse_train_sets,
-                                      retrieval_matrix, transfer_matrix, write_retrieval, write_transfer)
-from bridgeembed.crosslingual.cli import load_model, slug
-from bridgeembed.crosslingual.data import find_bitext, read_bitext
-from bridgeembed.crosslingual.report import SUPERVISED_MARK, pct
+from bridgeembed.crosslingual import (
+    ClassifierConfig,
+    XlmtTweets,
+    XnliXtreme,
+    multi30k_test,
+    parse_langs,
+    parse_train_sets,
+    retrieval_matrix,
+    transfer_matrix,
+    write_retrieval,
+    write_transfer,
+)
+from bridgeembed.crosslingual.classifier import encoder_and_classifier
+from bridgeembed.crosslingual.readers import find_bitext, read_bitext
+from bridgeembed.crosslingual.report import SUPERVISED_MARK, marked_pct, pct
 from bridgeembed.errors import BridgeembedError
-from bridgeembed.paths import data_root
+from bridgeembed.evaluation.writer import markdown_table
+from bridgeembed.paths import data_root, model_folder
 
 logger = logging.getLogger("crosslingual_tables")
 
@@ -39,22 +49,20 @@ RETRIEVAL_LANGS = "en,de,fr,cs"
 
 def run_model(spec: str, args, root: Path) -> dict:
     """All requested tasks for one model: {"xnli": TransferResult, "sentiment": ..., "retrieval": ...}."""
-    encoder, classifier = load_model(spec, args.device)
+    encoder, classifier = encoder_and_classifier(spec, args.device)
     config = ClassifierConfig(seed=args.seed)
     common = dict(classifier=classifier, config=config, batch_size=args.batch_size, limit=args.limit, model=spec)
-    out, results = Path(args.out) / slug(spec), {}
+    out, results = Path(args.out) / model_folder(spec), {}
     if "xnli" in args.tasks:
-        results["xnli"] = transfer_matrix(encoder, XnliXtreme(root / "xnli" / "xtreme"),
-                                          parse_train_sets(args.xnli_train), parse_langs(args.test_langs),
-                                          task="xnli", **common)
+        results["xnli"] = transfer_matrix(encoder, XnliXtreme.under(root), parse_train_sets(args.xnli_train),
+                                          parse_langs(args.test_langs), task="xnli", **common)
         write_transfer(results["xnli"], out)
     if "sentiment" in args.tasks:
-        results["sentiment"] = transfer_matrix(encoder, XlmtTweets(root / "reviews" / "xlm-t-umsab-tweets"),
-                                               [("en",)], parse_langs(args.test_langs), task="sentiment", **common)
+        results["sentiment"] = transfer_matrix(encoder, XlmtTweets.under(root), [("en",)], parse_langs(args.test_langs),
+                                               task="sentiment", **common)
         write_transfer(results["sentiment"], out)
     if "retrieval" in args.tasks and encoder is not None:
-        paths, missing = find_bitext(str(root / "multi30k" / "test_2016_flickr.{lang}.gz"),
-                                     parse_langs(args.retrieval_langs))
+        paths, missing = find_bitext(multi30k_test(root), parse_langs(args.retrieval_langs))
         lines = {lang: rows[: args.limit] if args.limit else rows for lang, rows in read_bitext(paths).items()}
         results["retrieval"] = retrieval_matrix(encoder, lines, files=paths, batch_size=args.batch_size,
                                                 model=spec, skipped=missing)
@@ -69,13 +77,9 @@ def table6(all_results: dict) -> list:
         result = results.get("xnli")
         if result is None:
             continue
-        lines += [f"**{spec}**", "", "| train \\ test | " + " | ".join(result.test_langs) + " |",
-                  "|" + "---|" * (len(result.test_langs) + 1)]
-        for row in result.train_sets:
-            cells = [pct(result.accuracy[row][l]) + (SUPERVISED_MARK if result.supervised(row, l)
-                                                      and result.accuracy[row][l] is not None else "")
-                     for l in result.test_langs]
-            lines.append(f"| {row.upper()} | " + " | ".join(cells) + " |")
+        rows = [[row.upper()] + [marked_pct(result.accuracy[row][lang], result.supervised(row, lang))
+                                 for lang in result.test_langs] for row in result.train_sets]
+        lines += [f"**{spec}**", "", *markdown_table(["train \\ test"] + result.test_langs, rows)]
         drop = result.zero_shot_drop()["overall"]
         lines += ["", f"zero-shot drop: {'n/a' if drop is None else f'{100 * drop:.1f} points'}  "]
         lines += [f"skipped {k}: {v}  " for k, v in result.skipped.items()] + [""]
@@ -90,16 +94,14 @@ def table7(all_results: dict) -> list:
         return []
     first = next(iter(scored.values()))
     langs = first.test_langs
-    lines = ["## Table 7 layout: sentiment accuracy (%), trained on English", "",
-             "| model | " + " | ".join(l + (SUPERVISED_MARK if l == "en" else "") for l in langs) + " |",
-             "|" + "---|" * (len(langs) + 1)]
-    for spec, result in scored.items():
-        lines.append(f"| {spec} | " + " | ".join(pct(result.accuracy["en"][l]) for l in langs) + " |")
-    lines.append(f"| majority class ({first.majority_label.get('en', '?')}) | "
-                 + " | ".join(pct(first.majority["en"][l]) for l in langs) + " |")
-    lines.append("| test labels % (" + "/".join(first.label_names) + ") | " + " | ".join(
-        "/".join(f"{100 * f:.0f}" for f in first.test_label_distribution.get(l, {}).values()) or "–"
-        for l in langs) + " |")
+    rows = [[spec] + [pct(result.accuracy["en"][lang]) for lang in langs] for spec, result in scored.items()]
+    rows.append([f"majority class ({first.majority_label.get('en', '?')})"]
+                + [pct(first.majority["en"][lang]) for lang in langs])
+    rows.append(["test labels % (" + "/".join(first.label_names) + ")"]
+                + ["/".join(f"{100 * f:.0f}" for f in first.test_label_distribution.get(lang, {}).values()) or "–"
+                   for lang in langs])
+    header = ["model"] + [lang + (SUPERVISED_MARK if lang == "en" else "") for lang in langs]
+    lines = ["## Table 7 layout: sentiment accuracy (%), trained on English", "", *markdown_table(header, rows)]
     drops = ", ".join(f"{spec} {100 * r.zero_shot_drop()['overall']:.1f}" for spec, r in scored.items()
                       if r.zero_shot_drop()["overall"] is not None)
     lines += ["", f"zero-shot drop (en minus mean of the others, points): {drops or 'n/a'}", ""]
@@ -113,11 +115,9 @@ def retrieval_table(all_results: dict) -> list:
         return []
     langs = next(iter(scored.values())).langs
     directions = [(a, b) for a in langs for b in langs if a != b]
-    lines = ["## Bitext retrieval accuracy (%), Multi30k test_2016_flickr", "",
-             "| query → target | " + " | ".join(scored) + " |", "|" + "---|" * (len(scored) + 1)]
-    for a, b in directions:
-        lines.append(f"| {a} → {b} | " + " | ".join(pct(r.accuracy.get(a, {}).get(b)) for r in scored.values()) + " |")
-    return lines + [""]
+    rows = [[f"{a} → {b}"] + [pct(r.accuracy.get(a, {}).get(b)) for r in scored.values()] for a, b in directions]
+    return ["## Bitext retrieval accuracy (%), Multi30k test_2016_flickr", "",
+            *markdown_table(["query → target"] + list(scored), rows), ""]
 
 
 def long_rows(all_results: dict):
@@ -151,7 +151,7 @@ def main(argv=None) -> int:
     parser.add_argument("--device")
     args = parser.parse_args(argv)
     args.tasks = parse_langs(args.tasks)
-    setup_logging()
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     root, out = data_root(args.data), Path(args.out)
     all_results, failed = {}, {}
     for spec in args.model:

@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 from bridgeembed.data import corpus_dir, read_lines
-from bridgeembed.resolve import load_encoder
+from bridgeembed.evaluation.models import load_encoder
 
 
 def timed(encoder, sentences, batch_size: int) -> float:
@@ -49,7 +49,7 @@ def main(argv=None) -> int:
     rows = [{"model": spec, "sentences": len(sentences), "batch_size": args.batch_size, "threads": args.threads,
              "seconds": best[spec], "sentences_per_s": len(sentences) / best[spec]} for spec in encoders]
     reference = next((r for r in rows if r["model"] == "minilm"), None)
-    print(f"| model | sentences/s | relative to MiniLM |\n|---|---|---|")
+    print("| model | sentences/s | relative to MiniLM |\n|---|---|---|")
     for row in rows:
         ratio = row["sentences_per_s"] / reference["sentences_per_s"] if reference else float("nan")
         row["relative_to_minilm"] = ratio

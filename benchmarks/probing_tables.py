@@ -3,11 +3,11 @@
 1. Writes one text corpus per language from held-out evaluation text (none of it is in the shipped
    model's Multi30k training data): English from SNLI dev/test, SICK and STS (SentEval's downstream
    folder); German and French from XNLI dev/test premises and hypotheses (xnli/xtreme).
-2. Builds SentEval-format probing tasks from each corpus (`bridgeembed-data probing`); the syntactic
-   tasks need a spaCy pipeline per language and are skipped (with a note in the folder's README) where
-   none is installed.
-3. Scores the model on them with the SentEval harness, mean-pooled and per head:
-   `bridgeembed-bench senteval --tasks probing --heads mean|each --probing-data DIR`.
+2. Builds SentEval-format probing tasks from each corpus (`probing.builder.build_folder`, what
+   `bridgeembed-data probing` runs); the syntactic tasks need a spaCy pipeline per language and are
+   skipped (with a note in the folder's README) where none is installed.
+3. Scores the model on them with the SentEval harness, mean-pooled and per head (`SentEvalEvaluator`,
+   what `bridgeembed-bench senteval --tasks probing --heads mean|each --probing-data DIR` runs).
 
     python benchmarks/probing_tables.py --model multi30k-m2m --out runs/probing [--langs en,de,fr]
 
@@ -18,11 +18,17 @@ results-<lang>-<heads>/ (the harness's tables and plots).
 import argparse
 import csv
 import logging
-import subprocess
-import sys
 from pathlib import Path
 
+import torch
+
+from bridgeembed.crosslingual.sources import XnliXtreme
+from bridgeembed.evaluation.models import load_encoder
 from bridgeembed.paths import data_root
+from bridgeembed.probing.builder import build_folder
+from bridgeembed.senteval.config import get_config
+from bridgeembed.senteval.runner import SentEvalEvaluator
+from bridgeembed.senteval.tasks import Dirs
 
 logger = logging.getLogger("probing_tables")
 
@@ -39,7 +45,7 @@ def _tsv_columns(path: Path, columns, skip_header=False):
 
 
 def english_text(root: Path):
-    down = root / "senteval" / "downstream"
+    down = Dirs.under(root).downstream
     for split in ("dev", "test"):
         for side in ("s1", "s2"):
             yield from (down / "SNLI" / f"{side}.{split}").read_text(encoding="utf-8").splitlines()
@@ -54,7 +60,7 @@ def english_text(root: Path):
 
 def xnli_text(root: Path, lang: str):
     for split in ("dev", "test"):
-        yield from _tsv_columns(root / "xnli" / "xtreme" / f"{split}-{lang}.tsv", (0, 1))
+        yield from _tsv_columns(XnliXtreme.under(root).folder / f"{split}-{lang}.tsv", (0, 1))
 
 
 def write_corpus(root: Path, lang: str, out: Path) -> Path:
@@ -90,26 +96,24 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads of the harness")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    torch.set_num_threads(args.threads)
     root = data_root(args.data)
+    encoder = None if args.build_only else load_encoder(args.model)
     for lang in args.langs.split(","):
         corpus = write_corpus(root, lang, args.out / "corpora" / f"{lang}.txt")
         folder = args.out / f"probing-{lang}"
-        build = [sys.executable, "-m", "bridgeembed.cli.data", "probing", "--lang", lang, "--corpus", str(corpus),
-                 "--out", str(folder), "--size", str(args.size), "--seed", str(args.seed)]
-        if (model := spacy_model_for(lang)):
-            build += ["--spacy-model", model]
-        else:
+        spacy_model = spacy_model_for(lang)
+        if spacy_model is None:
             logger.warning("%s: no spaCy pipeline %s installed: syntactic tasks skipped", lang, SPACY_MODELS.get(lang))
         if not (args.reuse and (folder / "README.md").is_file()):
-            subprocess.run(build, check=True)
+            build_folder([corpus], lang, folder, size=args.size, seed=args.seed, spacy_model=spacy_model)
         if args.build_only:
             continue
         for heads in args.heads.split(","):
-            subprocess.run([sys.executable, "-m", "bridgeembed.cli.bench", "senteval", "--model", args.model,
-                            "--lang", lang, "--tasks", "probing", "--heads", heads, "--config", args.config,
-                            "--threads", str(args.threads), "--quiet", "--probing-data", str(folder),
-                            "--out", str(args.out / f"results-{lang}-{heads}")],
-                           check=True)
+            evaluator = SentEvalEvaluator("probing", get_config(args.config), heads=heads,
+                                          dirs=Dirs.under(root, probing=folder), lang=lang, progress=False,
+                                          model_name=args.model)
+            evaluator(encoder, output_path=args.out / f"results-{lang}-{heads}")
     return 0
 
 

@@ -13,17 +13,16 @@ import json
 import logging
 import os
 import platform
-import re
 import time
 from pathlib import Path
 
 import torch
 
-from bridgeembed.paths import data_root
-from bridgeembed.resolve import load_encoder
-from bridgeembed.senteval import report
+from bridgeembed.evaluation.models import load_encoder
+from bridgeembed.evaluation.writer import markdown_table
+from bridgeembed.paths import data_root, model_folder
 from bridgeembed.senteval.config import get_config, seeds
-from bridgeembed.senteval.runner import run_suite
+from bridgeembed.senteval.runner import SentEvalEvaluator
 from bridgeembed.senteval.tasks import Dirs
 
 log = logging.getLogger("senteval_suite")
@@ -44,21 +43,20 @@ def main(argv=None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.threads:
         torch.set_num_threads(args.threads)
-    root = data_root(args.data) / "senteval"
-    dirs = Dirs(root / "downstream", Path(args.probing_data) if args.probing_data else root / "probing")
+    dirs = Dirs.under(data_root(args.data), args.probing_data)
     out = Path(args.out)
     runs = []
     for spec in args.model:
         encoder = load_encoder(spec)
         for config in args.config or ["prototype", "default"]:
+            evaluator = SentEvalEvaluator(args.tasks, get_config(config), seeds(args.seeds), args.heads, dirs,
+                                          progress=False, model_name=spec)
             start = time.perf_counter()
-            result = run_suite(encoder, args.tasks, get_config(config), seeds(args.seeds), args.heads, dirs,
-                               progress=False, model_name=spec)
+            table = evaluator(encoder, output_path=out / f"{model_folder(spec)}-{config}")
             wall = time.perf_counter() - start
-            report.write(result, out / re.sub(r"[^\w.-]+", "_", f"{spec}-{config}"))
             runs.append({"model": spec, "config": config, "wall_seconds": wall,
-                         "tasks": {n: {"status": e["status"], "seconds": e.get("seconds", 0.0),
-                                       "encode_seconds": e.get("encode_seconds", 0.0)} for n, e in result["tasks"].items()}})
+                         "tasks": {n: {"status": r.status, "seconds": r.seconds, "encode_seconds": r.encode_seconds}
+                                   for n, r in table.tasks.items()}})
             log.info("%s / %s: %.1f min", spec, config, wall / 60)
     machine = {"cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(), "torch": torch.__version__,
                "platform": platform.platform(), "load_average_at_end": os.getloadavg()}
@@ -71,13 +69,12 @@ def main(argv=None) -> int:
 def _markdown(machine, runs) -> str:
     names = list(runs[0]["tasks"]) if runs else []
     head = [f"{r['model']} / {r['config']}" for r in runs]
+    rows = [[n] + [f"{r['tasks'][n]['seconds']:.1f}" if r["tasks"][n]["status"] == "ok" else "skipped" for r in runs]
+            for n in names]
+    rows.append(["**total**"] + [f"**{r['wall_seconds']:.1f}**" for r in runs])
     lines = ["# SentEval suite wall time (seconds)", "",
              f"{machine['cpus']} CPUs, {machine['torch_threads']} torch threads, torch {machine['torch']}", "",
-             "| task | " + " | ".join(head) + " |", "|---" * (len(runs) + 1) + "|"]
-    for n in names:
-        cells = [f"{r['tasks'][n]['seconds']:.1f}" if r["tasks"][n]["status"] == "ok" else "skipped" for r in runs]
-        lines.append(f"| {n} | " + " | ".join(cells) + " |")
-    lines.append("| **total** | " + " | ".join(f"**{r['wall_seconds']:.1f}**" for r in runs) + " |")
+             *markdown_table(["task"] + head, rows)]
     return "\n".join(lines) + "\n"
 
 

@@ -30,8 +30,8 @@ import torch
 from bridgeembed.config import Config, ModelConfig
 from bridgeembed.model import BridgeModel
 from bridgeembed.model.nmt import translation_loss
-from bridgeembed.trainer import make_optimizer, pick_precision
 from bridgeembed.tokenization import BOS, EOS, PAD
+from bridgeembed.trainer import make_optimizer, pick_precision
 
 REPO = Path(__file__).resolve().parents[1]
 LANGS = ["en", "de", "fr", "cs"]

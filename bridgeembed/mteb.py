@@ -25,6 +25,9 @@ from pathlib import Path
 import numpy as np
 
 from bridgeembed.errors import UnknownLanguageError
+from bridgeembed.evaluation.heads import HeadSpec
+from bridgeembed.evaluation.languages import check_language, known_languages
+from bridgeembed.evaluation.models import load_encoder
 
 logger = logging.getLogger(__name__)
 
@@ -74,15 +77,6 @@ def _tag_key(tag: str) -> str:
     return tag.replace("_", "-")
 
 
-def _heads_width(heads, k: int) -> int:
-    """How many d-sized blocks one sentence vector holds for this `heads` choice."""
-    if isinstance(heads, str):
-        if heads not in ("mean", "each"):
-            raise ValueError(f"heads must be 'mean', 'each', a head index or a list of indices, got {heads!r}")
-        return 1 if heads == "mean" else k
-    return 1 if isinstance(heads, (int, np.integer)) else len(heads)
-
-
 class TaskLanguageError(UnknownLanguageError):
     """No language of an mteb task subset is one the model knows."""
 
@@ -96,9 +90,11 @@ class TaskLanguageError(UnknownLanguageError):
 class BridgeMTEBEncoder:
     """An mteb 2.x `EncoderProtocol` over a `BridgeEncoder`; `mteb_model_meta` describes it.
 
-    model: a BridgeEncoder (or any encoder of bridgeembed.protocol), a shipped model name or a path.
-    heads: "mean" gives (N, d) as in the paper; an int one head; "each" or a list of ints the chosen
-        heads concatenated, (N, len * d), since mteb expects one flat vector per text.
+    model: a BridgeEncoder (or any encoder of bridgeembed.protocol), or a `--model` spec: a shipped
+        model's name, a path, `untrained:NAME` (see `bridgeembed.evaluation.models`).
+    heads: the forms of `HeadSpec`: "mean" gives (N, d) as in the paper; one head index (N, d); "each"
+        or a list of indices the chosen heads concatenated, (N, len * d), since mteb expects one
+        flat vector per text.
     languages: overrides of the language mapping, {key: model code}; a key is a subset name, an mteb
         tag ("eng-Latn") or an ISO 639-3 code ("eng").
     batch_size: sentences per forward pass; None follows mteb's `encode_kwargs` (else 64).
@@ -107,17 +103,16 @@ class BridgeMTEBEncoder:
     def __init__(self, model="multi30k-m2m", revision=None, *, device=None, heads="mean", batch_size=None,
                  languages=None, normalize: bool = False, name=None, license=None, open_weights: bool = True):
         require_mteb()
+        spec = HeadSpec.parse(heads)
         if isinstance(model, (str, Path)):
-            from bridgeembed.encoder_api import BridgeEncoder
-
-            model = BridgeEncoder.from_pretrained(model, device=device)
-        self.encoder, self.heads, self.batch_size, self.normalize = model, heads, batch_size, normalize
-        self.known = getattr(model, "languages", None)  # None: the encoder takes any code
+            model = load_encoder(str(model), device=device)
+        spec = spec.resolve(model)
+        self.encoder, self.heads, self.batch_size, self.normalize = model, spec.encoder_heads, batch_size, normalize
+        self.known = known_languages(model)  # None: the encoder takes any code
         self.language_map = {_tag_key(key): code for key, code in (languages or {}).items()}
         for code in dict.fromkeys(self.language_map.values()):
-            if self.known is not None and code not in self.known:
-                raise UnknownLanguageError(code, self.known, "the model")
-        self.embed_dim = model.dim * _heads_width(heads, getattr(model, "num_heads", 1))
+            check_language(model, code)
+        self.embed_dim = model.dim * len(spec.views)  # chosen heads are concatenated
         self._warned = set()
         self.mteb_model_meta = bridge_model_meta(self, name=name, revision=revision, license=license,
                                                  open_weights=open_weights)

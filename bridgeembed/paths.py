@@ -12,10 +12,15 @@ ENV_VAR = "BRIDGEEMBED_DATA"
 DEFAULT_ROOT = Path("~/.cache/bridgeembed/data")
 
 
-def default_out(task: str, model: str) -> Path:
-    """Where a benchmark writes without --out: `results/TASK/MODEL`, the model spec made a folder name."""
+def model_folder(model: str) -> str:
+    """A `--model` spec as a folder name: `untrained:multi30k-m2m` -> `untrained-multi30k-m2m`, a path -> its file name."""
     name = Path(model).name if "/" in model else model
-    return Path("results") / task / (re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "model")
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "model"
+
+
+def default_out(task: str, model: str) -> Path:
+    """Where a benchmark writes without --out: `results/TASK/MODEL`."""
+    return Path("results") / task / model_folder(model)
 
 
 def senteval_dir(explicit=None) -> Path:

@@ -4,10 +4,23 @@ import json
 
 import numpy as np
 import pytest
-from test_crosslingual_toy import (LANGS, RotatedEncoder, SharedSpaceEncoder, write_tweets, write_xnli)
+from test_crosslingual_toy import (
+    LANGS,
+    RotatedEncoder,
+    SharedSpaceEncoder,
+    write_tweets,
+    write_xnli,
+)
 
-from bridgeembed.crosslingual import (ClassifierConfig, XlmtTweets, XnliXtreme, parse_langs, parse_train_sets,
-                                      transfer_matrix, write_transfer)
+from bridgeembed.crosslingual import (
+    ClassifierConfig,
+    XlmtTweets,
+    XnliXtreme,
+    parse_langs,
+    parse_train_sets,
+    transfer_matrix,
+    write_transfer,
+)
 from bridgeembed.crosslingual.classifier import LogisticTransfer, make_classifier
 from bridgeembed.crosslingual.encoding import EmbeddedSet
 from bridgeembed.errors import ConfigError, DataError, UnknownLanguageError
@@ -68,8 +81,9 @@ def test_unknown_and_missing_languages_are_skipped_with_reasons(xnli_dir):
     encoder = SharedSpaceEncoder(languages=["en", "de", "fr"])
     result = transfer_matrix(encoder, XnliXtreme(xnli_dir), [("en",), ("en", "es"), ("en", "xx")],
                              ["en", "es", "fr", "zz"], show_progress=False)
-    assert "does not know 'es'" in result.skipped["test es"] and "does not know 'zz'" in result.skipped["test zz"]
-    assert "does not know 'es'" in result.skipped["train en+es"]
+    assert "unknown language 'es'" in result.skipped["test es"]
+    assert "unknown language 'zz'" in result.skipped["test zz"]
+    assert "unknown language 'es'" in result.skipped["train en+es"]
     assert result.accuracy["en+es"] == dict.fromkeys(["en", "es", "fr", "zz"])
     assert result.accuracy["en"]["fr"] > 0.8 and result.accuracy["en"]["es"] is None
     result = transfer_matrix(SharedSpaceEncoder(), XnliXtreme(xnli_dir), [("en",), ("en", "xx")], ["en", "xx"],
@@ -77,7 +91,7 @@ def test_unknown_and_missing_languages_are_skipped_with_reasons(xnli_dir):
     assert "missing file" in result.skipped["test xx"] and "dev-xx.tsv" in result.skipped["train en+xx"]
     with pytest.raises(DataError, match="no test language"):
         transfer_matrix(encoder, XnliXtreme(xnli_dir), SETS, ["es"], show_progress=False)
-    with pytest.raises(DataError, match="no training set can be used: es: the model does not know 'es'"):
+    with pytest.raises(DataError, match="no training set can be used: es: unknown language 'es'"):
         transfer_matrix(encoder, XnliXtreme(xnli_dir), [("es",)], ["en"], show_progress=False)
 
 
@@ -106,9 +120,10 @@ def test_logistic_transfer_is_seeded_and_chooses_c_on_heldout_part():
 
 
 def test_pair_features_are_u_v_absdiff_product():
-    vectors = np.array([[1.0, -2.0], [3.0, 5.0]], dtype=np.float32)
+    vectors = np.array([[[1.0, -2.0], [3.0, 5.0]], [[0.0, 1.0], [1.0, 1.0]]], dtype=np.float32)  # (G=2, M=2, d=2)
     pairs = EmbeddedSet(vectors, np.array([0, 1]), np.array([1, 1]), np.array([0, 1]))
     np.testing.assert_allclose(pairs.features()[0], [1, -2, 3, 5, 2, 7, 3, -10])
+    np.testing.assert_allclose(pairs.features(view=1)[0], [0, 1, 1, 1, 1, 0, 0, 1])  # the second view's vectors
     assert pairs.features().dtype == np.float32
 
 

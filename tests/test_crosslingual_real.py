@@ -8,7 +8,7 @@ import pytest
 
 from bridgeembed.cli import bench
 from bridgeembed.crosslingual import XlmtTweets, XnliXtreme
-from bridgeembed.crosslingual.data import read_bitext
+from bridgeembed.crosslingual.readers import read_bitext
 
 pytestmark = pytest.mark.slow
 XNLI_LANGS = "ar bg de el en es fr hi ru sw th tr ur vi zh".split()

@@ -5,12 +5,23 @@ import zlib
 
 import numpy as np
 import pytest
-from test_crosslingual_toy import RotatedEncoder, SharedSpaceEncoder, write_bitext, write_tweets, write_xnli
+from test_crosslingual_toy import (
+    RotatedEncoder,
+    SharedSpaceEncoder,
+    write_bitext,
+    write_tweets,
+    write_xnli,
+)
 
 from bridgeembed.cli import bench
-from bridgeembed.crosslingual import cli as crosslingual_cli
-from bridgeembed.crosslingual.data import read_bitext
-from bridgeembed.crosslingual.retrieval import accuracy, nearest, normalize, retrieval_matrix
+from bridgeembed.crosslingual.readers import read_bitext
+from bridgeembed.crosslingual.retrieval import (
+    accuracy,
+    nearest,
+    normalize,
+    retrieval_matrix,
+)
+from bridgeembed.evaluation import models
 
 
 class IdentityOfText:
@@ -55,12 +66,12 @@ def test_unknown_language_is_skipped_in_retrieval():
     result = retrieval_matrix(SharedSpaceEncoder(languages=["en", "de"]),
                               {"en": rows, "de": ["de1 de2", "de3 de4"], "fr": ["fr1 fr2", "fr3 fr4"]},
                               show_progress=False)
-    assert "does not know 'fr'" in result.skipped["fr"] and result.accuracy["en"]["fr"] is None
+    assert "unknown language 'fr'" in result.skipped["fr"] and result.accuracy["en"]["fr"] is None
 
 
 @pytest.fixture
 def toy_model(monkeypatch):
-    monkeypatch.setattr(crosslingual_cli, "encoder_for", lambda spec, device=None: SharedSpaceEncoder())
+    monkeypatch.setitem(models.BASELINES, "toy", lambda device=None: SharedSpaceEncoder())
 
 
 def test_bench_xnli_writes_all_outputs(tmp_path, toy_model, capsys):

@@ -4,9 +4,8 @@ import gzip
 import importlib.util
 import json
 
-from test_crosslingual_toy import write_bitext, write_tweets, write_xnli
-
 from conftest import REPO
+from test_crosslingual_toy import write_bitext, write_tweets, write_xnli
 
 
 def load_script():

@@ -277,7 +277,7 @@ def test_download_and_benchmark_agree_on_the_data_folder(server, tmp_path, monke
     """The hint says `bridgeembed-data senteval --data DIR`, then `--data DIR`: both mean the data root,
     and the senteval folder itself is accepted as well."""
     from bridgeembed.paths import senteval_dir
-    from bridgeembed.senteval.data import MissingData
+    from bridgeembed.senteval.readers import MissingData
 
     senteval_mirror(server)
     monkeypatch.setattr(senteval, "SHA256", {})

@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 
 from bridgeembed.cli import bench
-from bridgeembed.crosslingual.neutrality import centre, cosines, langid_probe, mixed_pool, neutrality
+from bridgeembed.crosslingual.neutrality import (
+    centre,
+    cosines,
+    langid_probe,
+    mixed_pool,
+    neutrality,
+)
 from bridgeembed.errors import DataError
 
 LANGS = ("en", "de", "fr")
@@ -76,7 +82,7 @@ def test_centre_and_probe():
 
 def test_unknown_language_is_skipped_with_its_reason():
     result = neutrality(OffsetEncoder(0.0, languages=["en", "de"]), captions(20), show_progress=False)
-    assert "does not know 'fr'" in result.skipped["fr"]
+    assert "unknown language 'fr'" in result.skipped["fr"]
     assert result.raw.pair_accuracy["en"]["fr"] is None and result.raw.pair_accuracy["en"]["de"] == 1.0
     with pytest.raises(DataError, match="two languages"):
         neutrality(OffsetEncoder(0.0, languages=["en"]), captions(20), show_progress=False)
@@ -90,9 +96,9 @@ def write_parallel(folder, lines: dict) -> str:
 
 
 def test_cli_writes_every_report(tmp_path, monkeypatch, capsys):
-    from bridgeembed.crosslingual import cli as crosslingual_cli
+    from bridgeembed.evaluation import models
 
-    monkeypatch.setattr(crosslingual_cli, "encoder_for", lambda spec, device=None: OffsetEncoder(3.0))
+    monkeypatch.setitem(models.BASELINES, "fake", lambda device=None: OffsetEncoder(3.0))
     template = write_parallel(tmp_path / "data", captions(30))
     out = tmp_path / "out"
     code = bench.main(["neutrality", "--model", "fake", "--langs", "en,de,fr,cs", "--template", template,

@@ -14,7 +14,13 @@ from bridgeembed.probing.base import BuildContext
 from bridgeembed.probing.builder import build_tasks
 from bridgeembed.probing.corpus import read_corpus
 from bridgeembed.probing.sampling import SPLITS
-from bridgeembed.probing.surface import LENGTH_BINS, BigramShift, Length, WordContent, length_bin
+from bridgeembed.probing.surface import (
+    LENGTH_BINS,
+    BigramShift,
+    Length,
+    WordContent,
+    length_bin,
+)
 
 VOCAB = ["".join(w) for w in itertools.product("bdgklp", "aeiou", "mnrst", "ao")]  # 300 words
 
@@ -154,3 +160,17 @@ def test_command_reports_bad_options(tmp_path, capsys):
     assert "Nope" in capsys.readouterr().err
     assert data_main(["probing", "--lang", "en", "--corpus", str(tmp_path / "missing.txt"), "--out", str(tmp_path)]) == 2
     assert "missing.txt" in capsys.readouterr().err
+
+
+def test_one_name_per_task_everywhere():
+    from bridgeembed.probing import names
+    from bridgeembed.probing.builder import TASKS as BUILT
+    from bridgeembed.probing.sampling import task_rng
+    from bridgeembed.senteval.tasks import GROUPS
+
+    assert list(BUILT) == list(names.TASKS) == GROUPS["probing"]  # builder, harness: the same names, same order
+    assert all(BUILT[n]().filename == names.FILES[n] for n in BUILT)
+    assert names.canonical("somo") == "OddManOut" and names.canonical("WordContent") == "WordContent"
+    assert names.canonical("Nope") is None
+    # the generators keep the seed key of the first release (the paper's name): a seed keeps its data
+    assert Length().rng(3).random() == task_rng(3, "SentLen").random()

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from bridgeembed.senteval import protocols, similarity
-from bridgeembed.senteval.classifiers import Classification, Job, fit_many
+from bridgeembed.senteval.classifiers import ClassificationObjective, Job, fit_many
 from bridgeembed.senteval.config import RELATEDNESS, TrainSpec, get_config
 from bridgeembed.senteval.optim import make_optimizer
 
@@ -68,9 +68,9 @@ def test_stacked_models_train_independently():
     """A model trained in a stack equals the same model trained alone (shared batches, masked rows)."""
     X, y = _data()
     job = Job(0, np.arange(300), np.arange(300, 400), 1e-3)
-    alone = fit_many(X, [job], Classification(y, 2), FAST, 3)
+    alone = fit_many(X, [job], ClassificationObjective(y, 2), FAST, 3)
     other = Job(0, np.arange(300), np.arange(300, 400), 1e-2)
-    stacked = fit_many(X, [job, other], Classification(y, 2), FAST, 3)
+    stacked = fit_many(X, [job, other], ClassificationObjective(y, 2), FAST, 3)
     for p, q in zip(alone.params[0], stacked.params[0]):
         torch.testing.assert_close(p, q)
 

@@ -4,14 +4,14 @@ import json
 
 import numpy as np
 import pytest
+from senteval_fixtures import BrokenEncoder, HeadsEncoder, write_tree
 
 from bridgeembed.errors import ConfigError, DataError, UnknownLanguageError
+from bridgeembed.evaluation.encoding import EncoderOutputError
 from bridgeembed.senteval import report
 from bridgeembed.senteval.config import EvalConfig, TrainSpec
-from bridgeembed.senteval.encoding import EncoderOutputError
 from bridgeembed.senteval.runner import run_suite, select_tasks
 from bridgeembed.senteval.tasks import Dirs
-from senteval_fixtures import BrokenEncoder, HeadsEncoder, write_tree
 
 TINY = EvalConfig("tiny", kfold=3, classifier=TrainSpec(0, "rmsprop", 16, tenacity=2, epoch_size=2, max_epoch=12),
                   probing_nhid=8)
@@ -35,29 +35,29 @@ def test_select_tasks():
 def test_each_head_scored_from_one_pass(dirs):
     enc = HeadsEncoder()
     res = run_suite(enc, "MR,STS12", TINY, [1111], "each", dirs, progress=False)
-    mr = res["tasks"]["MR"]
-    assert list(mr["views"]) == ["head 0", "head 1", "head 2"]
-    assert enc.calls == ["each", "each"]  # one encoding pass per task (one chunk each)
-    assert mr["views"]["head 0"]["metrics"]["acc"] > 90  # bag of words separates the toy classes
-    sts = res["tasks"]["STS12"]["views"]["head 0"]["metrics"]
+    mr = res.tasks["MR"]
+    assert list(mr.views) == ["head 0", "head 1", "head 2"]
+    assert enc.calls == ["each"]  # one encoding pass: STS12's toy sentences are among MR's, so cached
+    assert mr.views["head 0"].metrics["acc"] > 90  # bag of words separates the toy classes
+    sts = res.tasks["STS12"].views["head 0"].metrics
     assert sts["MSRpar.n"] == 7
 
 
 def test_heads_subset_and_seeds(dirs):
     enc = HeadsEncoder()
     res = run_suite(enc, "SST2,Length", TINY, [1111, 1112], "0,2", dirs, progress=False)
-    views = res["tasks"]["SST2"]["views"]
+    views = res.tasks["SST2"].views
     assert list(views) == ["head 0", "head 2"] and enc.calls[0] == [0, 2]
-    assert [r["seed"] for r in views["head 0"]["per_seed"]] == [1111, 1112]
-    assert res["tasks"]["Length"]["source"] == "senteval"
+    assert [r["seed"] for r in views["head 0"].per_seed] == [1111, 1112]
+    assert res.tasks["Length"].source == "senteval"
 
 
 def test_rebuilt_probing_and_reports(dirs, tmp_path):
     (dirs.probing / "REBUILT").write_text("built from Multi30k\n")
     res = run_suite(HeadsEncoder(), "MR,MRPC,SICK-E,Length,TREC", TINY, [1111], "each", dirs, progress=False,
                     model_name="toy")
-    assert res["tasks"]["Length"]["source"] == "rebuilt"
-    assert "f1" in res["tasks"]["MRPC"]["views"]["head 0"]["metrics"]
+    assert res.tasks["Length"].source == "rebuilt"
+    assert "f1" in res.tasks["MRPC"].views["head 0"].metrics
     paths = report.write(res, tmp_path / "out")
     names = {p.name for p in paths}
     assert {"results.json", "results.csv", "results.md", "scores.png", "heads.png"} <= names
@@ -70,8 +70,8 @@ def test_missing_and_partial_data(dirs, tmp_path):
     with pytest.raises(DataError, match=r"SUBJ.*bridgeembed-data senteval --data DIR"):
         run_suite(HeadsEncoder(), "MR,SUBJ", TINY, [1111], "mean", dirs, progress=False)
     res = run_suite(HeadsEncoder(), "classification", TINY, [1111], "mean", dirs, progress=False)
-    assert res["tasks"]["CR"]["status"] == "skipped" and "CR" in res["tasks"]["CR"]["reason"]
-    assert res["tasks"]["MR"]["status"] == "ok"
+    assert res.tasks["CR"].status == "skipped" and "CR" in res.tasks["CR"].reason
+    assert res.tasks["MR"].ok
     empty = Dirs(tmp_path / "none", tmp_path / "none")
     with pytest.raises(DataError, match="probing"):
         run_suite(HeadsEncoder(), "probing", TINY, [1111], "mean", empty, progress=False)
@@ -125,9 +125,9 @@ def test_real_data_mr_and_sts12(real_data, tmp_path):
     root = real_data("senteval/downstream/MR", "senteval/downstream/STS") / "senteval"
     res = run_suite(HashBowEncoder(), "MR,STS12", get_config("prototype"), [1111], "mean",
                     Dirs(root / "downstream", root / "probing"), progress=False)
-    mr = res["tasks"]["MR"]["views"]["mean"]["metrics"]
+    mr = res.tasks["MR"].views["mean"].metrics
     assert mr["ntest"] == 10662 and 55 < mr["acc"] < 80  # above chance, below learned encoders
-    sts = res["tasks"]["STS12"]["views"]["mean"]["metrics"]
+    sts = res.tasks["STS12"].views["mean"].metrics
     assert sts["ntest"] == 3108 and 0.2 < sts["pearson"] < 0.8
 
 

@@ -7,9 +7,15 @@
 import argparse
 import sys
 
-from bridgeembed.cli.checks import output_file, positive_int, read_sentences, set_threads
+from bridgeembed.cli.checks import (
+    output_file,
+    positive_int,
+    read_sentences,
+    set_threads,
+)
 from bridgeembed.cli.registry import guarded, setup_logging
 from bridgeembed.errors import BridgeembedError
+from bridgeembed.evaluation.heads import FORMS, HeadSpec
 
 
 def add_arguments(parser) -> None:
@@ -18,21 +24,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--model", default="multi30k-m2m", help="shipped model name, checkpoint or export")
     parser.add_argument("--in", dest="input", help="one sentence per line (UTF-8)")
     parser.add_argument("--out", help="write a .npy array here (default: print vectors as text)")
-    parser.add_argument("--heads", default="mean", help="mean, each, or head indices like 0 or 0,5,9")
+    parser.add_argument("--heads", default="mean", help=f"{FORMS} (default mean): an (N, d), (N, k, d), (N, d) or (N, n, d) array")
     parser.add_argument("--normalize", action="store_true", help="unit-length vectors")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--device", default=None, help="cpu, cuda, ... (default: cuda if available)")
     parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: torch's choice)")
-
-
-def parse_heads(text: str):
-    if text in ("mean", "each"):
-        return text
-    try:
-        index = [int(h) for h in text.split(",")]
-    except ValueError:
-        raise BridgeembedError(f"--heads {text!r}: expected mean, each, or head indices like 0 or 0,5,9") from None
-    return index[0] if len(index) == 1 and "," not in text else index
 
 
 def run(args) -> int:
@@ -41,7 +37,7 @@ def run(args) -> int:
     from bridgeembed.encoder_api import BridgeEncoder
 
     positive_int(args.batch_size, "--batch-size")  # every option is checked before the model loads
-    heads = parse_heads(args.heads)
+    heads = HeadSpec.parse(args.heads, what="--heads")
     out = output_file(args.out, "--out", suffix=".npy")  # np.save appends .npy: say where it really goes
     set_threads(args.threads)
     sentences, source = read_sentences(args.input, args.sentences)
@@ -49,8 +45,9 @@ def run(args) -> int:
         raise BridgeembedError(f"no sentences to encode: {source} is empty; give sentences as arguments, "
                                f"with --in FILE, or one per line on stdin")
     encoder = BridgeEncoder(args.model, device=args.device)
+    heads = heads.resolve(encoder, what="--heads")
     try:
-        vectors = encoder.encode(sentences, args.lang, heads=heads, batch_size=args.batch_size,
+        vectors = encoder.encode(sentences, args.lang, heads=heads.encoder_heads, batch_size=args.batch_size,
                                  normalize=args.normalize)
     except (TypeError, ValueError, IndexError) as err:
         raise BridgeembedError(str(err)) from None

@@ -7,7 +7,12 @@
 import argparse
 import sys
 
-from bridgeembed.cli.checks import output_file, positive_int, read_sentences, set_threads
+from bridgeembed.cli.checks import (
+    output_file,
+    positive_int,
+    read_sentences,
+    set_threads,
+)
 from bridgeembed.cli.registry import guarded, setup_logging
 
 

@@ -17,6 +17,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
 from bridgeembed.errors import ConfigError
+from bridgeembed.evaluation import models
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +95,14 @@ class MajorityClass:
 
 
 CLASSIFIERS = {"logreg": LogisticTransfer, "majority": MajorityClass}
+MAJORITY = "majority"  # a `--model` value: the majority-class baseline, which needs no encoder
+
+
+def encoder_and_classifier(spec: str, device=None) -> tuple:
+    """A `--model` spec -> (encoder, "logreg"), or (None, "majority") for the majority-class baseline."""
+    if spec == MAJORITY:
+        return None, "majority"
+    return models.load_encoder(spec, device=device), "logreg"
 
 
 def make_classifier(name: str, config: ClassifierConfig = ClassifierConfig()):

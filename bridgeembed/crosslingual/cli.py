@@ -12,49 +12,34 @@ architecture with random weights. Each run writes JSON, CSV, Markdown and PNG un
 import logging
 from pathlib import Path
 
-from bridgeembed.crosslingual.classifier import ClassifierConfig
-from bridgeembed.crosslingual.data import find_bitext, read_bitext
-from bridgeembed.crosslingual.report import (retrieval_table, to_markdown, transfer_table, write_retrieval,
-                                             write_transfer)
-from bridgeembed.crosslingual.retrieval import retrieval_matrix
-from bridgeembed.crosslingual.sources import NliTemplates, TsvTemplates, XlmtTweets, XnliXtreme
-from bridgeembed.crosslingual.transfer import parse_langs, parse_train_sets, transfer_matrix
+from bridgeembed.crosslingual.classifier import (
+    MAJORITY,
+    ClassifierConfig,
+    encoder_and_classifier,
+)
+from bridgeembed.crosslingual.readers import find_bitext, read_bitext
+from bridgeembed.crosslingual.report import retrieval_table, to_markdown, transfer_table
+from bridgeembed.crosslingual.retrieval import RetrievalEvaluator
+from bridgeembed.crosslingual.sources import (
+    NliTemplates,
+    TsvTemplates,
+    XlmtTweets,
+    XnliXtreme,
+    multi30k_test,
+)
+from bridgeembed.crosslingual.transfer import (
+    TransferEvaluator,
+    parse_langs,
+    parse_train_sets,
+)
 from bridgeembed.errors import ConfigError, DataError
+from bridgeembed.evaluation.heads import FORMS, HeadSpec
 from bridgeembed.paths import data_root, default_out
 
 logger = logging.getLogger(__name__)
 
-MAJORITY = "majority"
 
-
-def slug(spec: str) -> str:
-    """A model spec as a folder name: `untrained:multi30k-m2m` -> `untrained-multi30k-m2m`."""
-    return default_out("", spec).name
-
-
-def encoder_for(spec: str, device=None):
-    from bridgeembed.resolve import load_encoder
-
-    return load_encoder(spec, device=device)
-
-
-def load_model(spec: str, device=None):
-    """-> (encoder or None, classifier name). `majority` needs no encoder."""
-    if spec == MAJORITY:
-        return None, "majority"
-    return encoder_for(spec, device), "logreg"
-
-
-def parse_heads(value: str):
-    if value == "mean":
-        return value
-    try:
-        return int(value)
-    except ValueError:
-        raise ConfigError(f"--heads must be 'mean' or a head index, got {value!r}") from None
-
-
-def parse_floats(value: str, what: str):
+def parse_floats(value: str, what: str) -> tuple:
     try:
         return tuple(float(v) for v in value.split(","))
     except ValueError:
@@ -67,7 +52,8 @@ def add_common(parser, task: str) -> None:
                              "(default: multi30k-m2m)")
     parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA or ~/.cache/bridgeembed/data)")
     parser.add_argument("--out", help=f"output folder (default: results/{task}/MODEL)")
-    parser.add_argument("--heads", default="mean", help="'mean' (the sentence vector) or one head index")
+    parser.add_argument("--heads", default="mean", help=f"views to score: {FORMS} (default: mean, the sentence vector); "
+                                                        "several views write one set of files each")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--device", help="torch device for the encoder (default: the encoder's choice)")
     parser.add_argument("--limit", type=int, help="use only the first N examples of every file (quick checks)")
@@ -82,15 +68,21 @@ def add_classifier(parser, train_default) -> None:
     parser.add_argument("--seed", type=int, default=0)
 
 
+def _out(args, task: str) -> Path:
+    return Path(args.out) if args.out else default_out(task, args.model)
+
+
 def _transfer(args, task: str, source) -> int:
-    encoder, classifier = load_model(args.model, args.device)
+    heads = HeadSpec.parse(args.heads, what="--heads")
+    encoder, classifier = encoder_and_classifier(args.model, args.device)
     config = ClassifierConfig(parse_floats(args.c_grid, "--c-grid"), args.heldout, args.seed)
-    result = transfer_matrix(encoder, source, parse_train_sets(args.train_langs), parse_langs(args.test_langs),
-                             classifier=classifier, config=config, heads=parse_heads(args.heads),
-                             batch_size=args.batch_size, limit=args.limit, task=task, model=args.model)
-    paths = write_transfer(result, args.out or default_out(task, args.model))
-    print(to_markdown(transfer_table(result)))
-    logger.info("results in %s", paths["json"].parent)
+    evaluator = TransferEvaluator(source, parse_train_sets(args.train_langs), parse_langs(args.test_langs),
+                                  classifier=classifier, config=config, heads=heads, batch_size=args.batch_size,
+                                  limit=args.limit, task=task, model=args.model)
+    results = evaluator(encoder, output_path=_out(args, task))
+    for result in results:
+        print(to_markdown(transfer_table(result)))
+    logger.info("results in %s", _out(args, task))
     return 0
 
 
@@ -112,7 +104,7 @@ class Xnli:
         if args.train_template:
             source = NliTemplates(args.train_template, args.test_template)
         else:
-            source = XnliXtreme(data_root(args.data) / "xnli" / "xtreme", args.train_split, args.test_split)
+            source = XnliXtreme.under(data_root(args.data), args.train_split, args.test_split)
         return _transfer(args, "xnli", source)
 
 
@@ -137,20 +129,20 @@ class Sentiment:
         if args.train_template:
             labels = [v.strip() for v in args.labels.split(",") if v.strip()] if args.labels else None
             source = TsvTemplates(args.train_template, args.test_template, labels)
+        elif args.dir:
+            source = XlmtTweets(Path(args.dir), args.train_split, args.test_split)
         else:
-            folder = Path(args.dir) if args.dir else data_root(args.data) / "reviews" / "xlm-t-umsab-tweets"
-            source = XlmtTweets(folder, args.train_split, args.test_split)
+            source = XlmtTweets.under(data_root(args.data), args.train_split, args.test_split)
         return _transfer(args, "sentiment", source)
 
 
 def read_parallel(args) -> tuple:
     """--langs/--template/--limit -> ({lang: lines}, {lang: path}, {lang: why skipped})."""
-    template = args.template or str(data_root(args.data) / "multi30k" / "test_2016_flickr.{lang}.gz")
-    paths, skipped = find_bitext(template, parse_langs(args.langs))
+    paths, skipped = find_bitext(args.template or multi30k_test(data_root(args.data)), parse_langs(args.langs))
     for lang, reason in skipped.items():
         logger.warning("skipping %s: %s", lang, reason)
     if len(paths) < 2:
-        raise DataError(f"{args.command or 'this benchmark'} needs files in two languages: " + "; ".join(skipped.values()))
+        raise DataError(f"{args.command} needs files in two languages: " + "; ".join(skipped.values()))
     lines = read_bitext(paths)
     if args.limit:
         lines = {lang: rows[: args.limit] for lang, rows in lines.items()}
@@ -165,17 +157,18 @@ def add_parallel(parser, task: str) -> None:
     parser.set_defaults(command=task)
 
 
-def _parallel_bench(args, task: str, measure, write, render) -> int:
-    """The shared run of retrieval and neutrality: read the files, load the encoder, measure, write."""
+def _parallel_bench(args, task: str, evaluator_class, render) -> int:
+    """The shared run of retrieval and neutrality: read the files, load the encoder, score every view, write."""
     if args.model == MAJORITY:
         raise ConfigError(f"'majority' is a classifier baseline; {task} needs an encoder")
+    heads = HeadSpec.parse(args.heads, what="--heads")
     lines, paths, skipped = read_parallel(args)
-    encoder, _ = load_model(args.model, args.device)
-    result = measure(encoder, lines, files=paths, heads=parse_heads(args.heads), batch_size=args.batch_size,
-                     model=args.model, skipped=skipped)
-    out = write(result, args.out or default_out(task, args.model))
-    print(render(result, out))
-    logger.info("results in %s", out["json"].parent)
+    encoder, _ = encoder_and_classifier(args.model, args.device)
+    evaluator = evaluator_class(lines, files=paths, heads=heads, batch_size=args.batch_size, model=args.model,
+                                skipped=skipped)
+    for result in evaluator(encoder, output_path=_out(args, task)):
+        print(render(result))
+    logger.info("results in %s", _out(args, task))
     return 0
 
 
@@ -186,8 +179,7 @@ class Retrieval:
         add_parallel(parser, "retrieval")
 
     def run(self, args) -> int:
-        return _parallel_bench(args, "retrieval", retrieval_matrix, write_retrieval,
-                               lambda result, out: to_markdown(retrieval_table(result)))
+        return _parallel_bench(args, "retrieval", RetrievalEvaluator, lambda r: to_markdown(retrieval_table(r)))
 
 
 class Neutrality:
@@ -197,10 +189,9 @@ class Neutrality:
         add_parallel(parser, "neutrality")
 
     def run(self, args) -> int:
-        from bridgeembed.crosslingual.neutrality import neutrality, write_neutrality
+        from bridgeembed.crosslingual.neutrality import NeutralityEvaluator, markdown
 
-        return _parallel_bench(args, "neutrality", neutrality, write_neutrality,
-                               lambda result, out: out["md"].read_text(encoding="utf-8"))
+        return _parallel_bench(args, "neutrality", NeutralityEvaluator, markdown)
 
 
 xnli = Xnli()

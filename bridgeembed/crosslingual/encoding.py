@@ -1,83 +1,63 @@
-"""Sentence vectors for the crosslingual benchmarks, encoded once and kept compact.
+"""Labelled sets as vectors for the crosslingual benchmarks, kept compact.
 
 XNLI repeats every premise three times (5,010 test pairs hold 1,670 premises), and the same
-training language serves several training sets (en, en+de, en+fr): `EmbeddedSet` encodes each
-distinct sentence once per language and keeps float32 vectors plus row indices; the pair features
-of Conneau et al. (2017) are built only when a classifier needs them.
+training language serves several training sets (en, en+de, en+fr): the shared `EncodingCache`
+encodes each distinct sentence once per language, for every view at once; `EmbeddedSet` keeps those
+vectors plus row indices, and builds the pair features of Conneau et al. (2017) only when a
+classifier needs them.
 """
 
-import logging
+from __future__ import annotations
+
 from dataclasses import dataclass
-from typing import Optional, Sequence
 
 import numpy as np
 
-from bridgeembed.crosslingual.data import LabelledText
+from bridgeembed.crosslingual.readers import LabelledText
 from bridgeembed.errors import UnknownLanguageError
-
-logger = logging.getLogger(__name__)
+from bridgeembed.evaluation.encoding import EncodingCache
 
 
 class LanguageSkipped(Exception):
     """One language cannot be scored (the model does not know it, its file is missing); the rest can."""
 
 
-def check_language(encoder, lang: str) -> None:
-    """Raise `LanguageSkipped` when `encoder.languages` is a list without `lang`."""
-    known = getattr(encoder, "languages", None)
-    if known is not None and lang not in known:
-        raise LanguageSkipped(f"the model does not know {lang!r} (it knows {', '.join(sorted(known))})")
-
-
-def encode_unique(encoder, sentences: Sequence[str], lang: str, heads="mean", batch_size: int = 64):
-    """-> (vectors (M, d) float32 of the distinct sentences, index (N,) into them)."""
-    distinct, index = np.unique(np.asarray(sentences, dtype=object), return_inverse=True)
-    try:
-        vectors = encoder.encode(list(distinct), lang, heads=heads, batch_size=batch_size)  # (M, d)
-    except UnknownLanguageError as err:
-        raise LanguageSkipped(str(err)) from None
-    vectors = np.asarray(vectors, dtype=np.float32)
-    if vectors.ndim != 2 or len(vectors) != len(distinct):
-        raise ValueError(f"encode() returned shape {vectors.shape} for {len(distinct)} sentences with heads={heads!r}; "
-                         f"expected ({len(distinct)}, d)")
-    return vectors, index.reshape(-1).astype(np.int64)
-
-
 @dataclass
 class EmbeddedSet:
-    """A labelled set after encoding: distinct vectors plus, per row, which vector(s) it uses."""
+    """A labelled set after encoding: distinct vectors per view plus, per row, which vector(s) it uses."""
 
-    vectors: np.ndarray  # (M, d) float32
+    vectors: np.ndarray  # (G, M, d) float32: G views (the sentence vector, or heads)
     first: np.ndarray  # (N,) index of the sentence (or premise) of every row
-    second: Optional[np.ndarray]  # (N,) index of the hypothesis of every row; None for single sentences
+    second: np.ndarray | None  # (N,) index of the hypothesis of every row; None for single sentences
     labels: np.ndarray  # (N,) int64
 
     @property
     def dim(self) -> int:
-        return self.vectors.shape[1]
+        return self.vectors.shape[-1]
 
-    def features(self) -> np.ndarray:
+    def features(self, view: int = 0) -> np.ndarray:
         """(N, d) sentence vectors, or (N, 4d) [u, v, |u - v|, u * v] for pairs (Conneau et al. 2017)."""
-        u = self.vectors[self.first]  # (N, d)
+        u = self.vectors[view][self.first]  # (N, d)
         if self.second is None:
             return u
-        v = self.vectors[self.second]  # (N, d)
+        v = self.vectors[view][self.second]  # (N, d)
         return np.concatenate([u, v, np.abs(u - v), u * v], axis=1)  # (N, 4d)
 
 
-def embed(encoder, data: LabelledText, lang: str, heads="mean", batch_size: int = 64) -> EmbeddedSet:
-    """Encode `data` (sentences or sentence pairs) in language `lang`."""
-    check_language(encoder, lang)
-    if data.texts2 is None:
-        vectors, first = encode_unique(encoder, data.texts, lang, heads, batch_size)
-        return EmbeddedSet(vectors, first, None, data.labels)
-    vectors, index = encode_unique(encoder, list(data.texts) + list(data.texts2), lang, heads, batch_size)
+def embed(cache: EncodingCache, data: LabelledText, lang: str, what: str = "encoding") -> EmbeddedSet:
+    """Encode `data` (sentences or sentence pairs) in language `lang`; an unknown language is `LanguageSkipped`."""
+    texts = list(data.texts) if data.texts2 is None else list(data.texts) + list(data.texts2)
+    try:
+        emb = cache.encode(texts, lang, what)
+    except UnknownLanguageError as err:
+        raise LanguageSkipped(str(err)) from None
+    index = emb.rows(texts)  # (N,) or (2N,)
     n = len(data.texts)
-    return EmbeddedSet(vectors, index[:n], index[n:], data.labels)
+    return EmbeddedSet(emb.vectors, index[:n], None if data.texts2 is None else index[n:], data.labels)
 
 
 def label_only(data: LabelledText) -> EmbeddedSet:
     """A set without vectors (d = 0), for classifiers that never look at features (majority class)."""
     n = len(data.labels)
-    return EmbeddedSet(np.zeros((1, 0), dtype=np.float32), np.zeros(n, dtype=np.int64),
+    return EmbeddedSet(np.zeros((1, 1, 0), dtype=np.float32), np.zeros(n, dtype=np.int64),
                        None if data.texts2 is None else np.zeros(n, dtype=np.int64), data.labels)

@@ -18,13 +18,30 @@ subtracted, a cheap post-hoc fix; Libovický et al. 2020, "On the language neutr
 pre-trained multilingual representations").
 """
 
+from __future__ import annotations
+
 import itertools
 import logging
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Dict, List, Optional
 
 import numpy as np
+
+from bridgeembed.crosslingual.report import (
+    MatrixTable,
+    heatmap,
+    model_name,
+    to_markdown,
+)
 from bridgeembed.crosslingual.retrieval import accuracy, encode_parallel, normalize
+from bridgeembed.errors import ConfigError
+from bridgeembed.evaluation import writer
+from bridgeembed.evaluation.encoding import EncodingCache
+from bridgeembed.evaluation.evaluator import Evaluator
+from bridgeembed.evaluation.heads import HeadsLike, HeadSpec
+from bridgeembed.evaluation.writer import view_stem
+from bridgeembed.protocol import SentenceEncoder
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +75,9 @@ class NeutralityResult:
     files: Dict[str, str] = field(default_factory=dict)
     skipped: Dict[str, str] = field(default_factory=dict)
     protocol: dict = field(default_factory=dict)
+    view: str = "mean"  # the vector scored: the sentence vector or "head i"
+
+    primary_metric = "pair_accuracy_mean"  # raw vectors; `summary()` has every figure, raw and centred
 
     def summary(self) -> Dict[str, Dict[str, float]]:
         """The headline numbers, raw and centred."""
@@ -151,30 +171,54 @@ def figures(vectors: Dict[str, np.ndarray], texts: Dict[str, List[str]], all_lan
     return NeutralityFigures(table, pool, same, cosines(vectors), langid_probe(vectors))
 
 
-def neutrality(encoder, lines: Dict[str, List[str]], *, files: Optional[dict] = None, heads="mean",
-               batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
-               show_progress=None) -> NeutralityResult:
-    """`lines`: {lang: line-aligned sentences} (a multi-way parallel set)."""
-    langs = list(lines)
-    skipped = dict(skipped or {})
-    vectors = {lang: v.astype(np.float64)
-               for lang, v in encode_parallel(encoder, lines, heads, batch_size, skipped, "neutrality",
-                                              show_progress).items()}  # {lang: (N, d)}
-    texts = {lang: lines[lang] for lang in vectors}
-    raw = figures(vectors, texts, langs)
-    centred = figures(centre(vectors), texts, langs)
-    return NeutralityResult(model, langs, len(next(iter(lines.values()))), raw, centred,
-                            {k: str(v) for k, v in (files or {}).items()}, skipped,
-                            {"similarity": "cosine", "heads": heads, "centred": "each language's mean subtracted",
-                             "langid_probe": "logistic regression (C=1, standardised), half of the captions "
-                                             "for training, the other half for testing",
-                             "duplicates": "same target text counts as correct"})
+class NeutralityEvaluator(Evaluator):
+    """`lines`: {lang: line-aligned sentences} (a multi-way parallel set); one `NeutralityResult` per
+    view of `heads`, from one encoding pass."""
+
+    name = "neutrality"
+    primary_metric = "pair_accuracy_mean"
+
+    def __init__(self, lines: Dict[str, List[str]], *, files: Optional[dict] = None, heads: HeadsLike = "mean",
+                 batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
+                 show_progress: Optional[bool] = None):
+        self.lines, self.files, self.heads = lines, {k: str(v) for k, v in (files or {}).items()}, HeadSpec.parse(heads)
+        self.batch_size, self.model, self.skipped = batch_size, model, dict(skipped or {})
+        self.show_progress = show_progress
+
+    def evaluate(self, encoder: SentenceEncoder) -> List[NeutralityResult]:
+        langs, skipped = list(self.lines), dict(self.skipped)
+        cache = EncodingCache(encoder, self.heads, self.batch_size)
+        encoded = encode_parallel(cache, self.lines, skipped, "neutrality", self.show_progress)  # {lang: (G, N, d)}
+        texts = {lang: self.lines[lang] for lang in encoded}
+        protocol = {"similarity": "cosine", "heads": str(self.heads), "centred": "each language's mean subtracted",
+                    "langid_probe": "logistic regression (C=1, standardised), half of the captions "
+                                    "for training, the other half for testing",
+                    "duplicates": "same target text counts as correct"}
+        results = []
+        for g, view in enumerate(cache.views):
+            vectors = {lang: v[g].astype(np.float64) for lang, v in encoded.items()}  # {lang: (N, d)}
+            results.append(NeutralityResult(self.model, langs, len(next(iter(self.lines.values()))),
+                                            figures(vectors, texts, langs), figures(centre(vectors), texts, langs),
+                                            dict(self.files), dict(skipped), dict(protocol), view))
+        return results
+
+    def write(self, results: List[NeutralityResult], out: Path) -> list:
+        return [p for r in results for p in write_neutrality(r, out, view_stem("neutrality", r.view, len(results))).values()]
+
+
+def neutrality(encoder: SentenceEncoder, lines: Dict[str, List[str]], *, files: Optional[dict] = None,
+               heads: HeadsLike = "mean", batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
+               show_progress: Optional[bool] = None) -> NeutralityResult:
+    """One view's figures (`heads` "mean" or one head): `NeutralityEvaluator(...)(encoder)[0]`."""
+    results = NeutralityEvaluator(lines, files=files, heads=heads, batch_size=batch_size, model=model,
+                                  skipped=skipped, show_progress=show_progress)(encoder)
+    if len(results) != 1:
+        raise ConfigError(f"neutrality scores one view; heads={heads!r} gives {len(results)}: use NeutralityEvaluator")
+    return results[0]
 
 
 # --- reports ------------------------------------------------------------------------------------
-def pair_table(result: NeutralityResult, which: str):
-    from bridgeembed.crosslingual.report import MatrixTable
-
+def pair_table(result: NeutralityResult, which: str) -> MatrixTable:
     f = getattr(result, which)
     values = [[f.pair_accuracy[a][b] for b in result.langs] for a in result.langs]
     marked = [[False] * len(result.langs) for _ in result.langs]
@@ -182,7 +226,7 @@ def pair_table(result: NeutralityResult, which: str):
              f"({'each language mean-centred' if which == 'centred' else 'raw vectors'}); "
              "row = query language, column = retrieved language; LASER's error = 100 - accuracy."]
     notes += [f"skipped {what}: {why}" for what, why in result.skipped.items()]
-    return MatrixTable(f"retrieval accuracy (%), {which}: {result.model}", "query \\ target", result.langs,
+    return MatrixTable(f"retrieval accuracy (%), {which}: {model_name(result)}", "query \\ target", result.langs,
                        result.langs, values, marked, {}, notes)
 
 
@@ -201,44 +245,36 @@ SUMMARY_ROWS = [
 def summary_markdown(result: NeutralityResult) -> str:
     summary = result.summary()
     chance = 100 / max(len(result.langs) - len(result.skipped), 1)
-    lines = [f"### language neutrality: {result.model}", "", "| measure | raw | language-centred |", "|---|---|---|"]
-    for label, key, scale in SUMMARY_ROWS:
-        fmt = "{:.1f}" if scale == 100 else "{:.3f}"
-        lines.append(f"| {label} | {fmt.format(scale * summary['raw'][key])} | "
-                     f"{fmt.format(scale * summary['centred'][key])} |")
-    lines += ["", f"language-ID chance: {chance:.1f}%; mixed-pool chance: about {100 / result.sentences:.2f}%.", ""]
+    fmt = {100: "{:.1f}", 1: "{:.3f}"}
+    rows = [[label] + [fmt[scale].format(scale * summary[which][key]) for which in ("raw", "centred")]
+            for label, key, scale in SUMMARY_ROWS]
+    lines = [f"### language neutrality: {model_name(result)}", "",
+             *writer.markdown_table(["measure", "raw", "language-centred"], rows), "",
+             f"language-ID chance: {chance:.1f}%; mixed-pool chance: about {100 / result.sentences:.2f}%.", ""]
     return "\n".join(lines)
 
 
-def write_neutrality(result: NeutralityResult, out_dir, stem: str = "neutrality") -> Dict[str, "Path"]:
-    """<stem>.json (everything), .csv (the summary and both pair matrices), .md (tables), .png and
-    _centred.png (heat maps of the pair matrices, 0-100 scale)."""
-    import csv
-    import json
-    from pathlib import Path
+def markdown(result: NeutralityResult) -> str:
+    """The summary and both pair matrices."""
+    return "\n".join([summary_markdown(result), to_markdown(pair_table(result, "raw")),
+                      to_markdown(pair_table(result, "centred"))])
 
-    from bridgeembed.crosslingual.report import heatmap, to_markdown
 
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {"json": out_dir / f"{stem}.json", "csv": out_dir / f"{stem}.csv", "md": out_dir / f"{stem}.md",
-             "png": out_dir / f"{stem}.png", "png_centred": out_dir / f"{stem}_centred.png"}
-    paths["json"].write_text(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    summary = result.summary()
-    with open(paths["csv"], "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["vectors", "measure", "query", "target", "value"])
-        for which in ("raw", "centred"):
-            for key, value in summary[which].items():
-                writer.writerow([which, key, "", "", f"{value:.4f}"])
-            for a, row in getattr(result, which).pair_accuracy.items():
-                for b, value in row.items():
-                    if value is not None:
-                        writer.writerow([which, "pair_accuracy", a, b, f"{value:.4f}"])
-    tables = {which: pair_table(result, which) for which in ("raw", "centred")}
-    paths["md"].write_text(summary_markdown(result) + "\n" + to_markdown(tables["raw"]) + "\n"
-                           + to_markdown(tables["centred"]), encoding="utf-8")
-    heatmap(tables["raw"], paths["png"])
-    heatmap(tables["centred"], paths["png_centred"])
-    logger.info("wrote %s", ", ".join(str(p) for p in paths.values()))
+def csv_rows(result: NeutralityResult) -> List[list]:
+    """The summary and both pair matrices in long format, header first."""
+    rows = [["vectors", "measure", "query", "target", "value"]]
+    for which, figures_ in (("raw", result.raw), ("centred", result.centred)):
+        rows += [[which, key, "", "", f"{value:.4f}"] for key, value in result.summary()[which].items()]
+        rows += [[which, "pair_accuracy", a, b, f"{value:.4f}"] for a, row in figures_.pair_accuracy.items()
+                 for b, value in row.items() if value is not None]
+    return rows
+
+
+def write_neutrality(result: NeutralityResult, out_dir: str | Path, stem: str = "neutrality") -> Dict[str, Path]:
+    """<stem>.json (everything), .csv (the summary and both pair matrices), .md (tables) through the one
+    writer, and .png and _centred.png (heat maps of the pair matrices, 0-100 scale)."""
+    paths = writer.write(out_dir, stem, result.to_dict(), csv_rows(result), markdown(result))
+    paths["png"], paths["png_centred"] = Path(out_dir) / f"{stem}.png", Path(out_dir) / f"{stem}_centred.png"
+    heatmap(pair_table(result, "raw"), paths["png"])
+    heatmap(pair_table(result, "centred"), paths["png_centred"])
     return paths

@@ -1,19 +1,15 @@
 """Every run writes `<stem>.json` (everything), `<stem>.csv` (the matrix), `<stem>.md` (the table, as in
-the paper) and `<stem>.png` (a heat map of the matrix). Accuracies are shown in percent."""
+the paper), through the package's one writer, and `<stem>.png` (a heat map of the matrix).
+Accuracies are shown in percent."""
 
-import csv
-import json
-import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
 
 import numpy as np
 
-from bridgeembed.crosslingual.retrieval import RetrievalResult
-from bridgeembed.crosslingual.transfer import TransferResult
-
-logger = logging.getLogger(__name__)
+from bridgeembed.crosslingual.results import RetrievalResult, TransferResult
+from bridgeembed.evaluation import writer
 
 SUPERVISED_MARK = "*"
 
@@ -36,25 +32,24 @@ def pct(value: Optional[float]) -> str:
     return "–" if value is None else f"{100 * value:.1f}"
 
 
+def marked_pct(value: Optional[float], marked: bool) -> str:
+    """A cell in percent, with the supervised mark when `marked` (and scored)."""
+    return pct(value) + (SUPERVISED_MARK if marked and value is not None else "")
+
+
 def to_markdown(table: MatrixTable) -> str:
-    header = f"| {table.corner} | " + " | ".join(table.cols) + " |"
-    lines = [f"### {table.title}", "", header, "|" + "---|" * (len(table.cols) + 1)]
-    for row, values, marks in zip(table.rows, table.values, table.marked):
-        cells = [pct(v) + (SUPERVISED_MARK if m and v is not None else "") for v, m in zip(values, marks)]
-        lines.append(f"| {row} | " + " | ".join(cells) + " |")
-    for label, cells in table.extra_rows.items():
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    lines.append("")
+    rows = [[row] + [marked_pct(v, m) for v, m in zip(values, marks)]
+            for row, values, marks in zip(table.rows, table.values, table.marked)]
+    rows += [[label] + cells for label, cells in table.extra_rows.items()]
+    lines = [f"### {table.title}", "", *writer.markdown_table([table.corner] + table.cols, rows), ""]
     lines.extend(f"{note}  " for note in table.notes)
     return "\n".join(lines).rstrip() + "\n"
 
 
-def to_csv(table: MatrixTable, path: Path) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow([table.corner] + table.cols)
-        for row, values in zip(table.rows, table.values):
-            writer.writerow([row] + ["" if v is None else f"{v:.4f}" for v in values])
+def csv_rows(table: MatrixTable) -> List[list]:
+    """The matrix with 4 decimals, header first; skipped cells empty."""
+    return [[table.corner] + table.cols] + [[row] + ["" if v is None else f"{v:.4f}" for v in values]
+                                            for row, values in zip(table.rows, table.values)]
 
 
 def heatmap(table: MatrixTable, path: Path) -> None:
@@ -100,15 +95,15 @@ def heatmap_figure(table: MatrixTable):
 
 def write_report(out_dir, stem: str, table: MatrixTable, payload: dict) -> Dict[str, Path]:
     """Write the four files; returns {"json": path, "csv": ..., "md": ..., "png": ...}."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {ext: out_dir / f"{stem}.{ext}" for ext in ("json", "csv", "md", "png")}
-    paths["json"].write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    to_csv(table, paths["csv"])
-    paths["md"].write_text(to_markdown(table), encoding="utf-8")
+    paths = writer.write(out_dir, stem, payload, csv_rows(table), to_markdown(table))
+    paths["png"] = Path(out_dir) / f"{stem}.png"
     heatmap(table, paths["png"])
-    logger.info("wrote %s", ", ".join(str(p) for p in paths.values()))
     return paths
+
+
+def model_name(result) -> str:
+    """The model's name, with the view when it is a head: `multi30k-m2m (head 3)`."""
+    return result.model if result.view == "mean" else f"{result.model} ({result.view})"
 
 
 def _distribution(result: TransferResult, lang: str) -> str:
@@ -131,7 +126,7 @@ def transfer_table(result: TransferResult) -> MatrixTable:
              "zero-shot drop (mean supervised − mean zero-shot): "
              + ("n/a (needs both kinds of cell)" if drop is None else f"{100 * drop:.1f} points")]
     notes += [f"skipped {what}: {why}" for what, why in result.skipped.items()]
-    return MatrixTable(f"{result.task}: accuracy (%) of {result.model}", "train \\ test", result.train_sets,
+    return MatrixTable(f"{result.task}: accuracy (%) of {model_name(result)}", "train \\ test", result.train_sets,
                        result.test_langs, values, marked, extra, notes)
 
 
@@ -142,7 +137,7 @@ def retrieval_table(result: RetrievalResult) -> MatrixTable:
     notes = [f"nearest neighbour by cosine among {result.sentences} line-aligned sentences; "
              "row = query language, column = retrieved language."]
     notes += [f"skipped {what}: {why}" for what, why in result.skipped.items()]
-    return MatrixTable(f"bitext retrieval: accuracy (%) of {result.model}", "query \\ target", result.langs,
+    return MatrixTable(f"bitext retrieval: accuracy (%) of {model_name(result)}", "query \\ target", result.langs,
                        result.langs, values, marked, {}, notes)
 
 

@@ -8,14 +8,19 @@ two cannot be told apart from the text, so neither choice is an error of the enc
 
 import itertools
 import logging
-from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 from tqdm.auto import tqdm
 
-from bridgeembed.crosslingual.encoding import LanguageSkipped, check_language, encode_unique
-from bridgeembed.errors import DataError
+from bridgeembed.crosslingual.report import write_retrieval
+from bridgeembed.crosslingual.results import RetrievalResult
+from bridgeembed.errors import ConfigError, DataError, UnknownLanguageError
+from bridgeembed.evaluation.encoding import EncodingCache
+from bridgeembed.evaluation.evaluator import Evaluator
+from bridgeembed.evaluation.heads import HeadsLike, HeadSpec
+from bridgeembed.evaluation.writer import view_stem
 
 logger = logging.getLogger(__name__)
 
@@ -45,42 +50,15 @@ def accuracy(src_vectors: np.ndarray, tgt_vectors: np.ndarray, tgt_texts: Sequen
     return float((texts[hits] == texts).mean())
 
 
-@dataclass
-class RetrievalResult:
-    """accuracy[A][B]: retrieving B sentences from A queries (None on the diagonal and for skipped languages)."""
-
-    model: str
-    langs: List[str]
-    accuracy: Dict[str, Dict[str, Optional[float]]]
-    sentences: int
-    files: Dict[str, str] = field(default_factory=dict)
-    skipped: Dict[str, str] = field(default_factory=dict)
-    protocol: dict = field(default_factory=dict)
-
-    def pairs(self) -> List[dict]:
-        """One entry per unordered pair: {"pair": "de-en", "a_to_b", "b_to_a", "mean"}."""
-        out = []
-        for a, b in itertools.combinations(self.langs, 2):
-            ab, ba = self.accuracy[a][b], self.accuracy[b][a]
-            if ab is not None and ba is not None:
-                out.append({"pair": f"{a}-{b}", "a_to_b": ab, "b_to_a": ba, "mean": (ab + ba) / 2})
-        return out
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "pairs": self.pairs()}
-
-
-def encode_parallel(encoder, lines: Dict[str, List[str]], heads, batch_size: int, skipped: dict, task: str,
+def encode_parallel(cache: EncodingCache, lines: Dict[str, List[str]], skipped: dict, task: str,
                     show_progress=None) -> Dict[str, np.ndarray]:
-    """{lang: (N, d) vectors} of line-aligned sentences; languages the encoder refuses go into `skipped`
-    with the reason. Fewer than two languages left is a DataError."""
+    """{lang: (G, N, d) vectors, one per view} of line-aligned sentences; languages the encoder refuses
+    go into `skipped` with the reason. Fewer than two languages left is a DataError."""
     vectors = {}
     for lang in tqdm(list(lines), desc=f"{task}: encoding", disable=show_progress is False or None):
         try:
-            check_language(encoder, lang)
-            unique, index = encode_unique(encoder, lines[lang], lang, heads, batch_size)  # (M, d), (N,)
-            vectors[lang] = unique[index]  # (N, d)
-        except LanguageSkipped as err:
+            vectors[lang] = cache.encode(lines[lang], lang, what=f"{task} {lang}").of(lines[lang])  # (G, N, d)
+        except UnknownLanguageError as err:
             skipped[lang] = str(err)
             logger.warning("skipping %s: %s", lang, err)
     if len(vectors) < 2:
@@ -89,17 +67,46 @@ def encode_parallel(encoder, lines: Dict[str, List[str]], heads, batch_size: int
     return vectors
 
 
-def retrieval_matrix(encoder, lines: Dict[str, List[str]], *, files: Optional[dict] = None, heads="mean",
+class RetrievalEvaluator(Evaluator):
+    """`lines`: {lang: line-aligned sentences}; every ordered pair of distinct languages is scored,
+    once per view of `heads` (one `RetrievalResult` each)."""
+
+    name = "retrieval"
+    primary_metric = "accuracy"
+
+    def __init__(self, lines: Dict[str, List[str]], *, files: Optional[dict] = None, heads: HeadsLike = "mean",
+                 batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None, show_progress=None):
+        self.lines, self.files, self.heads = lines, {k: str(v) for k, v in (files or {}).items()}, HeadSpec.parse(heads)
+        self.batch_size, self.model, self.skipped, self.show_progress = batch_size, model, dict(skipped or {}), show_progress
+
+    def evaluate(self, encoder) -> List[RetrievalResult]:
+        langs = list(self.lines)
+        cache = EncodingCache(encoder, self.heads, self.batch_size)
+        skipped = dict(self.skipped)
+        vectors = encode_parallel(cache, self.lines, skipped, "retrieval", self.show_progress)  # {lang: (G, N, d)}
+        sentences = len(next(iter(self.lines.values())))
+        protocol = {"similarity": "cosine", "heads": str(self.heads), "duplicates": "same target text counts as correct"}
+        results = []
+        for g, view in enumerate(cache.views):
+            table = {a: dict.fromkeys(langs) for a in langs}
+            for a, b in itertools.permutations(vectors, 2):
+                table[a][b] = accuracy(vectors[a][g], vectors[b][g], self.lines[b])
+                logger.info("%s: retrieval %s -> %s: %.1f%%", view, a, b, 100 * table[a][b])
+            results.append(RetrievalResult(self.model, langs, table, sentences, dict(self.files), dict(skipped),
+                                           dict(protocol), view))
+        return results
+
+    def write(self, results: List[RetrievalResult], out: Path) -> list:
+        return [p for r in results for p in write_retrieval(r, out, view_stem("retrieval", r.view, len(results))).values()]
+
+
+def retrieval_matrix(encoder, lines: Dict[str, List[str]], *, files: Optional[dict] = None, heads: HeadsLike = "mean",
                      batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
                      show_progress=None) -> RetrievalResult:
-    """`lines`: {lang: line-aligned sentences}; every ordered pair of distinct languages is scored."""
-    langs = list(lines)
-    skipped = dict(skipped or {})
-    vectors = encode_parallel(encoder, lines, heads, batch_size, skipped, "retrieval", show_progress)
-    table = {a: dict.fromkeys(langs) for a in langs}
-    for a, b in itertools.permutations(vectors, 2):
-        table[a][b] = accuracy(vectors[a], vectors[b], lines[b])
-        logger.info("retrieval %s -> %s: %.1f%%", a, b, 100 * table[a][b])
-    sentences = len(next(iter(lines.values())))
-    return RetrievalResult(model, langs, table, sentences, {k: str(v) for k, v in (files or {}).items()}, skipped,
-                           {"similarity": "cosine", "heads": heads, "duplicates": "same target text counts as correct"})
+    """One view's retrieval matrix (`heads` "mean" or one head): `RetrievalEvaluator(...)(encoder)[0]`."""
+    results = RetrievalEvaluator(lines, files=files, heads=heads, batch_size=batch_size, model=model, skipped=skipped,
+                                 show_progress=show_progress)(encoder)
+    if len(results) != 1:
+        raise ConfigError(f"retrieval_matrix scores one view; heads={heads!r} gives {len(results)}: "
+                          "use RetrievalEvaluator")
+    return results[0]

@@ -2,14 +2,22 @@
 
 A source has `load(role, lang) -> LabelledText` with role "train" or "test"; a missing file raises
 `MissingFile` (that language is skipped), anything malformed raises `DataError` (the run stops).
+`under(root)` gives a source in the layout of `bridgeembed-data` below a data root.
 """
 
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
-from bridgeembed.crosslingual.data import (NLI_LABELS, XLMT_LABEL_NAMES, LabelledText, expand, read_nli_tsv,
-                                           read_tsv_labelled, read_xlmt)
+from bridgeembed.crosslingual.readers import (
+    NLI_LABELS,
+    XLMT_LABEL_NAMES,
+    LabelledText,
+    expand,
+    read_nli_tsv,
+    read_tsv_labelled,
+    read_xlmt,
+)
 
 ROLES = ("train", "test")
 
@@ -30,6 +38,10 @@ class XnliXtreme:
     train_split: str = "dev"
     test_split: str = "test"
     description = "XNLI (XTREME layout)"
+
+    @classmethod
+    def under(cls, root, train_split: str = "dev", test_split: str = "test") -> "XnliXtreme":
+        return cls(Path(root) / "xnli" / "xtreme", train_split, test_split)
 
     def load(self, role: str, lang: str) -> LabelledText:
         _check_role(role)
@@ -68,6 +80,10 @@ class XlmtTweets:
     test_split: str = "test"
     description = "xlm-t tweet sentiment"
 
+    @classmethod
+    def under(cls, root, train_split: str = "train", test_split: str = "test") -> "XlmtTweets":
+        return cls(Path(root) / "reviews" / "xlm-t-umsab-tweets", train_split, test_split)
+
     def load(self, role: str, lang: str) -> LabelledText:
         _check_role(role)
         return read_xlmt(self.folder, lang, self.train_split if role == "train" else self.test_split)
@@ -95,3 +111,8 @@ class TsvTemplates:
 
     def label_names(self) -> Sequence[str]:
         return tuple(self.labels or ())
+
+
+def multi30k_test(root) -> str:
+    """The path template of Multi30k's test_2016_flickr below a data root: the default bitext for retrieval."""
+    return str(Path(root) / "multi30k" / "test_2016_flickr.{lang}.gz")

@@ -7,16 +7,29 @@ zero-shot drop is the mean supervised accuracy minus the mean zero-shot accuracy
 """
 
 import logging
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
+from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from bridgeembed.crosslingual.classifier import ClassifierConfig, make_classifier
-from bridgeembed.crosslingual.data import LabelledText, MissingFile
-from bridgeembed.crosslingual.encoding import EmbeddedSet, LanguageSkipped, check_language, embed, label_only
-from bridgeembed.errors import ConfigError, DataError
+from bridgeembed.crosslingual.encoding import (
+    EmbeddedSet,
+    LanguageSkipped,
+    embed,
+    label_only,
+)
+from bridgeembed.crosslingual.readers import LabelledText, MissingFile
+from bridgeembed.crosslingual.report import write_transfer
+from bridgeembed.crosslingual.results import TransferResult
+from bridgeembed.errors import ConfigError, DataError, UnknownLanguageError
+from bridgeembed.evaluation.encoding import EncodingCache
+from bridgeembed.evaluation.evaluator import Evaluator
+from bridgeembed.evaluation.heads import HeadsLike, HeadSpec
+from bridgeembed.evaluation.languages import check_language
+from bridgeembed.evaluation.writer import view_stem
 
 logger = logging.getLogger(__name__)
 
@@ -47,53 +60,15 @@ def name(train_set: TrainSet) -> str:
     return "+".join(train_set)
 
 
-@dataclass
-class TransferResult:
-    """Accuracies as fractions; None where a language or training set was skipped (see `skipped`)."""
-
-    task: str
-    model: str
-    train_sets: List[str]
-    test_langs: List[str]
-    label_names: List[str]
-    accuracy: Dict[str, Dict[str, Optional[float]]]  # train set -> test language -> accuracy
-    majority: Dict[str, Dict[str, Optional[float]]]  # same, predicting the training set's majority label
-    majority_label: Dict[str, str] = field(default_factory=dict)
-    chosen_c: Dict[str, float] = field(default_factory=dict)
-    heldout_accuracy: Dict[str, dict] = field(default_factory=dict)
-    train_size: Dict[str, int] = field(default_factory=dict)
-    test_size: Dict[str, int] = field(default_factory=dict)
-    test_label_distribution: Dict[str, Dict[str, float]] = field(default_factory=dict)
-    skipped: Dict[str, str] = field(default_factory=dict)  # "train en+es" / "test es" -> reason
-    protocol: dict = field(default_factory=dict)
-
-    def supervised(self, train_set: str, lang: str) -> bool:
-        return lang in train_set.split("+")
-
-    def zero_shot_drop(self) -> Dict[str, Optional[float]]:
-        """{"overall": ..., train set: ...}: mean supervised minus mean zero-shot accuracy (None if either is empty)."""
-        def drop(rows):
-            sup = [self.accuracy[r][l] for r in rows for l in self.test_langs
-                   if self.accuracy[r][l] is not None and self.supervised(r, l)]
-            zero = [self.accuracy[r][l] for r in rows for l in self.test_langs
-                    if self.accuracy[r][l] is not None and not self.supervised(r, l)]
-            return float(np.mean(sup) - np.mean(zero)) if sup and zero else None
-
-        return {"overall": drop(self.train_sets), **{r: drop([r]) for r in self.train_sets}}
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "zero_shot_drop": self.zero_shot_drop()}
-
-
 class _Sets:
     """Sets by (role, language), each read once and encoded once; a skipped language keeps its reason.
 
     Reading (`read`) and encoding (`get`) are separate so that every file is checked before the
-    first, possibly slow, encoding starts.
+    first, possibly slow, encoding starts. `cache` is None for classifiers that need no vectors.
     """
 
-    def __init__(self, encoder, source, heads, batch_size, limit):
-        self.encoder, self.source, self.heads, self.batch_size, self.limit = encoder, source, heads, batch_size, limit
+    def __init__(self, cache: Optional[EncodingCache], source, limit: Optional[int]):
+        self.cache, self.source, self.limit = cache, source, limit
         self.texts: Dict[Tuple[str, str], object] = {}
         self.vectors: Dict[Tuple[str, str], object] = {}
 
@@ -115,8 +90,11 @@ class _Sets:
         return self._cached(self.vectors, (role, lang), lambda: self._encode(role, lang))
 
     def _read(self, role: str, lang: str) -> LabelledText:
-        if self.encoder is not None:
-            check_language(self.encoder, lang)  # before reading: a language the model lacks needs no file
+        if self.cache is not None:
+            try:  # before reading: a language the model lacks needs no file
+                check_language(self.cache.encoder, lang)
+            except UnknownLanguageError as err:
+                raise LanguageSkipped(str(err)) from None
         data: LabelledText = self.source.load(role, lang)
         if self.limit:
             data = _head(data, self.limit)
@@ -127,9 +105,9 @@ class _Sets:
 
     def _encode(self, role: str, lang: str) -> EmbeddedSet:
         data = self.read(role, lang)
-        if self.encoder is None:
+        if self.cache is None:
             return label_only(data)
-        return embed(self.encoder, data, lang, self.heads, self.batch_size)
+        return embed(self.cache, data, lang, what=f"{role} {lang}")
 
 
 def _head(data: LabelledText, n: int) -> LabelledText:
@@ -137,30 +115,66 @@ def _head(data: LabelledText, n: int) -> LabelledText:
                         None if data.texts2 is None else data.texts2[:n])
 
 
+class TransferEvaluator(Evaluator):
+    """Train on each pooled training set, test on every language; one `TransferResult` per view.
+
+    `encoder=None` only with classifier="majority" (the baseline needs no vectors)."""
+
+    primary_metric = "accuracy"
+
+    def __init__(self, source, train_sets: Sequence[TrainSet], test_langs: Sequence[str], *,
+                 classifier: str = "logreg", config: ClassifierConfig = ClassifierConfig(), heads: HeadsLike = "mean",
+                 batch_size: int = 64, limit: Optional[int] = None, task: str = "transfer", model: str = "?",
+                 show_progress=None):
+        self.source, self.train_sets, self.test_langs = source, list(train_sets), list(test_langs)
+        self.classifier, self.config, self.heads = classifier, config, HeadSpec.parse(heads)
+        self.batch_size, self.limit, self.name, self.model = batch_size, limit, task, model
+        self.show_progress = show_progress
+
+    def evaluate(self, encoder) -> List[TransferResult]:
+        if encoder is None and self.classifier != "majority":
+            raise ConfigError("an encoder is needed for any classifier but 'majority'")
+        cache = None if encoder is None else EncodingCache(encoder, self.heads, self.batch_size)
+        views = ["mean"] if cache is None else cache.views
+        sets = _Sets(cache, self.source, self.limit)
+        tests, skipped = _test_sets(sets, self.train_sets, self.test_langs)
+        results = [self._result(view, tests, skipped) for view in views]
+        for train_set in tqdm(self.train_sets, desc=f"{self.name}: training sets",
+                              disable=self.show_progress is False or None):
+            _train_row(results, sets, train_set, tests, self.classifier, self.config)
+        return results
+
+    def write(self, results: List[TransferResult], out: Path) -> list:
+        return [p for r in results for p in write_transfer(r, out, view_stem(r.task, r.view, len(results))).values()]
+
+    def _result(self, view: str, tests: dict, skipped: dict) -> TransferResult:
+        rows = [name(s) for s in self.train_sets]
+        label_names = list(self.source.label_names())
+        result = TransferResult(self.name, self.model, rows, list(self.test_langs), label_names,
+                                accuracy={r: dict.fromkeys(self.test_langs) for r in rows},
+                                majority={r: dict.fromkeys(self.test_langs) for r in rows},
+                                protocol={"source": self.source.description, "classifier": self.classifier,
+                                          "heads": str(self.heads), "limit": self.limit, **asdict(self.config)},
+                                skipped=dict(skipped), view=view)
+        for lang, test in tests.items():
+            result.test_size[lang] = len(test.labels)
+            counts = np.bincount(test.labels, minlength=len(label_names))
+            result.test_label_distribution[lang] = {n: float(c / counts.sum()) for n, c in zip(label_names, counts)}
+        return result
+
+
 def transfer_matrix(encoder, source, train_sets: Sequence[TrainSet], test_langs: Sequence[str], *,
-                    classifier: str = "logreg", config: ClassifierConfig = ClassifierConfig(), heads="mean",
+                    classifier: str = "logreg", config: ClassifierConfig = ClassifierConfig(), heads: HeadsLike = "mean",
                     batch_size: int = 64, limit: Optional[int] = None, task: str = "transfer", model: str = "?",
                     show_progress=None) -> TransferResult:
-    """Train on each pooled training set, test on every language. `encoder=None` only with classifier="majority"."""
-    if encoder is None and classifier != "majority":
-        raise ConfigError("an encoder is needed for any classifier but 'majority'")
-    sets = _Sets(encoder, source, heads, batch_size, limit)
-    rows = [name(s) for s in train_sets]
-    tests, skipped = _test_sets(sets, train_sets, test_langs)
-    label_names = list(source.label_names())
-    result = TransferResult(task, model, rows, list(test_langs), label_names,
-                            accuracy={r: dict.fromkeys(test_langs) for r in rows},
-                            majority={r: dict.fromkeys(test_langs) for r in rows},
-                            protocol={"source": source.description, "classifier": classifier,
-                                      "heads": heads, "limit": limit, **asdict(config)},
-                            skipped=skipped)
-    for lang, test in tests.items():
-        result.test_size[lang] = len(test.labels)
-        counts = np.bincount(test.labels, minlength=len(label_names))
-        result.test_label_distribution[lang] = {n: float(c / counts.sum()) for n, c in zip(label_names, counts)}
-    for train_set in tqdm(train_sets, desc=f"{task}: training sets", disable=show_progress is False or None):
-        _train_row(result, sets, train_set, tests, classifier, config)
-    return result
+    """One view's transfer matrix (`heads` "mean" or one head): `TransferEvaluator(...)(encoder)[0]`."""
+    results = TransferEvaluator(source, train_sets, test_langs, classifier=classifier, config=config, heads=heads,
+                                batch_size=batch_size, limit=limit, task=task, model=model,
+                                show_progress=show_progress)(encoder)
+    if len(results) != 1:
+        raise ConfigError(f"transfer_matrix scores one view; heads={heads!r} gives {len(results)}: "
+                          "use TransferEvaluator")
+    return results[0]
 
 
 def _test_sets(sets: _Sets, train_sets: Sequence[TrainSet], test_langs: Sequence[str]):
@@ -194,26 +208,29 @@ def _test_sets(sets: _Sets, train_sets: Sequence[TrainSet], test_langs: Sequence
     return tests, skipped
 
 
-def _train_row(result: TransferResult, sets: _Sets, train_set: TrainSet, tests: dict, classifier: str,
+def _train_row(results: List[TransferResult], sets: _Sets, train_set: TrainSet, tests: dict, classifier: str,
                config: ClassifierConfig) -> None:
+    """Fit one training set per view and fill its row of every view's result."""
     row = name(train_set)
     try:
         parts = [sets.get("train", lang) for lang in train_set]
     except LanguageSkipped as err:
-        result.skipped[f"train {row}"] = str(err)
+        for result in results:
+            result.skipped[f"train {row}"] = str(err)
         logger.warning("skipping training set %s: %s", row, err)
         return
-    x = np.concatenate([p.features() for p in parts])  # (N, D): pooled training pairs
     y = np.concatenate([p.labels for p in parts])  # (N,)
-    model = make_classifier(classifier, config).fit(x, y)
-    del x
     majority = int(np.bincount(y).argmax())
-    result.majority_label[row] = result.label_names[majority]
-    result.train_size[row] = len(y)
-    result.chosen_c[row] = model.report.c
-    result.heldout_accuracy[row] = {str(c): a for c, a in model.report.heldout_accuracy.items()}
-    for lang, test in tests.items():
-        result.accuracy[row][lang] = float((model.predict(test.features()) == test.labels).mean())
-        result.majority[row][lang] = float((test.labels == majority).mean())
-    scores = ", ".join(f"{lang} {100 * result.accuracy[row][lang]:.1f}" for lang in tests)
-    logger.info("trained on %s (%d examples, C=%g): %s", row, len(y), model.report.c, scores)
+    for g, result in enumerate(results):
+        x = np.concatenate([p.features(g) for p in parts])  # (N, D): pooled training pairs
+        model = make_classifier(classifier, config).fit(x, y)
+        del x
+        result.majority_label[row] = result.label_names[majority]
+        result.train_size[row] = len(y)
+        result.chosen_c[row] = model.report.c
+        result.heldout_accuracy[row] = {str(c): a for c, a in model.report.heldout_accuracy.items()}
+        for lang, test in tests.items():
+            result.accuracy[row][lang] = float((model.predict(test.features(g)) == test.labels).mean())
+            result.majority[row][lang] = float((test.labels == majority).mean())
+        scores = ", ".join(f"{lang} {100 * result.accuracy[row][lang]:.1f}" for lang in tests)
+        logger.info("%s: trained on %s (%d examples, C=%g): %s", result.view, row, len(y), model.report.c, scores)

@@ -6,14 +6,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-from bridgeembed.probing import names
 from bridgeembed.errors import DataError
+from bridgeembed.probing import names
 from bridgeembed.probing.base import BuildContext
 from bridgeembed.probing.corpus import read_corpus
 from bridgeembed.probing.rewrite import CoordinationInversion, OddManOut
 from bridgeembed.probing.sampling import TooSmall
 from bridgeembed.probing.surface import BigramShift, Length, WordContent
-from bridgeembed.probing.syntax import Depth, ObjNumber, SubjNumber, Tense, TopConstituents
+from bridgeembed.probing.syntax import (
+    Depth,
+    ObjNumber,
+    SubjNumber,
+    Tense,
+    TopConstituents,
+)
 from bridgeembed.probing.writer import write_folder
 
 logger = logging.getLogger(__name__)

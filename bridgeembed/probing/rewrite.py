@@ -11,7 +11,15 @@ from collections import Counter, defaultdict
 
 from bridgeembed.probing.base import BuildContext, ProbingTask
 from bridgeembed.probing.parse import CONJUNCT, SUBJECT, VERBAL, Parsed
-from bridgeembed.probing.sampling import SPLITS, Example, TaskData, TooSmall, ordered, per_class_or_skip, split_sizes
+from bridgeembed.probing.sampling import (
+    SPLITS,
+    Example,
+    TaskData,
+    TooSmall,
+    ordered,
+    per_class_or_skip,
+    split_sizes,
+)
 from bridgeembed.probing.syntax import parses
 
 SWAPPABLE = frozenset({"NOUN", "VERB"})

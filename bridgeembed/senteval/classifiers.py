@@ -43,7 +43,7 @@ class Job:
     validation_split: float = 0.0  # SentEval's final fits hold out 5% of train for early stopping
 
 
-class Classification:
+class ClassificationObjective:
     """Cross-entropy on class ids; dev metric: accuracy."""
 
     def __init__(self, labels: np.ndarray, nclasses: int):
@@ -63,7 +63,7 @@ class Classification:
         return hit.sum(1) / mask.sum(1).clamp(min=1)
 
 
-class Relatedness:
+class RelatednessObjective:
     """Tai et al. (2015): softmax over score bins 1..C fitted by MSE to the encoded scores; dev
     metric: Pearson r of the expected score sum_i i * p_i against the gold scores."""
 

@@ -7,7 +7,8 @@
 import logging
 from pathlib import Path
 
-from bridgeembed.paths import default_out, senteval_dir
+from bridgeembed.evaluation.heads import FORMS, HeadSpec
+from bridgeembed.paths import default_out
 
 log = logging.getLogger(__name__)
 
@@ -18,7 +19,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--lang", default="en", help="language code the sentences are encoded as (default: en)")
     parser.add_argument("--tasks", default="all",
                         help="all, classification, nli, similarity, probing, or names like MR,CR,STS-B (default: all)")
-    parser.add_argument("--heads", default="mean", help="mean (sentence vector), each (every head), or head ids like 0,5,9")
+    parser.add_argument("--heads", default="mean", help=f"views to score: {FORMS} (default: mean, the sentence vector)")
     parser.add_argument("--config", default="default", choices=["default", "prototype"],
                         help="default: 10-fold/Adam/batch 64 (the literature); prototype: 5-fold/RMSprop/batch 128, faster")
     parser.add_argument("--seeds", type=int, default=1, help="average over this many seeds 1111, 1112, ... (paper: 5)")
@@ -38,21 +39,20 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     import torch
 
-    from bridgeembed.resolve import load_encoder
+    from bridgeembed.evaluation.models import load_encoder
     from bridgeembed.senteval import report
     from bridgeembed.senteval.config import get_config, seeds
-    from bridgeembed.senteval.runner import run_suite
+    from bridgeembed.senteval.runner import SentEvalEvaluator
     from bridgeembed.senteval.tasks import Dirs
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    config, seed_list = get_config(args.config), seeds(args.seeds)
-    root = senteval_dir(args.data)
-    dirs = Dirs(root / "downstream", Path(args.probing_data) if args.probing_data else root / "probing")
-    encoder = load_encoder(args.model, device=args.device)
-    result = run_suite(encoder, args.tasks, config, seed_list, args.heads, dirs, lang=args.lang,
-                       batch_size=args.batch_size, device=args.device, progress=not args.quiet, model_name=args.model)
-    paths = report.write(result, Path(args.out or default_out("senteval", args.model)), plots=not args.no_plots)
-    print(report.markdown(result))
+    evaluator = SentEvalEvaluator(args.tasks, get_config(args.config), seeds(args.seeds),
+                                  HeadSpec.parse(args.heads, what="--heads"), Dirs.under(args.data, args.probing_data),
+                                  args.lang, args.batch_size, args.device, progress=not args.quiet,
+                                  model_name=args.model, plots=not args.no_plots)
+    table = evaluator(load_encoder(args.model, device=args.device))
+    paths = evaluator.write(table, Path(args.out or default_out("senteval", args.model)))
+    print(report.markdown(table))
     log.info("wrote %s", ", ".join(str(p) for p in paths))
     return 0

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
-from bridgeembed.senteval.classifiers import Classification, Job, fit_many
+from bridgeembed.senteval.classifiers import ClassificationObjective, Job, fit_many
 
 REGS = [10.0**t for t in range(-5, -1)]
 FOLD_SEED = 1111  # SentEval fixes the nested k-fold splits to 1111 whatever the seed
@@ -46,7 +46,7 @@ def _best_reg(scores):
 
 def inner_kfold(X, y, nclasses, spec, k, seed, groups):
     """MR, CR, SUBJ, MPQA: nested k-fold cross-validation over all rows."""
-    objective = Classification(y, nclasses)
+    objective = ClassificationObjective(y, nclasses)
     outer = stratified_folds(y, k, FOLD_SEED)
     inner = [[(tr[a], tr[b]) for a, b in stratified_folds(y[tr], k, FOLD_SEED)] for tr, _ in outer]
     jobs = [Job(g, a, b, reg) for g in groups for o in range(k) for reg in REGS for a, b in inner[o]]
@@ -65,7 +65,7 @@ def inner_kfold(X, y, nclasses, spec, k, seed, groups):
 
 def kfold(X, y, train, test, nclasses, spec, k, seed, groups):
     """TREC, MRPC: k-fold on the train rows picks the L2 strength; one fit on all train scores test."""
-    objective = Classification(y, nclasses)
+    objective = ClassificationObjective(y, nclasses)
     folds = [(train[a], train[b]) for a, b in stratified_folds(y[train], k, seed)]
     jobs = [Job(g, a, b, reg) for g in groups for reg in REGS for a, b in folds]
     dev = fit_many(X, jobs, objective, spec, seed).best_metric.reshape(len(groups), len(REGS), k)
@@ -79,7 +79,7 @@ def kfold(X, y, train, test, nclasses, spec, k, seed, groups):
 def split(X, y, train, dev, test, nclasses, spec, seed, groups, noreg=False):
     """SST, SICK-E, SNLI, probing: dev picks the L2 strength. SentEval refits the winner with the same
     seed, which reproduces the same model, so the winner itself scores test."""
-    objective = Classification(y, nclasses)
+    objective = ClassificationObjective(y, nclasses)
     regs = [1e-9] if noreg else REGS
     jobs = [Job(g, train, dev, reg) for g in groups for reg in regs]
     fitted = fit_many(X, jobs, objective, spec, seed)

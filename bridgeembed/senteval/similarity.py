@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from scipy.stats import pearsonr, spearmanr
 
-from bridgeembed.senteval.classifiers import Job, Relatedness, fit_many
+from bridgeembed.senteval.classifiers import Job, RelatednessObjective, fit_many
 from bridgeembed.senteval.config import RELATEDNESS
 
 
@@ -43,7 +43,7 @@ def _correlations(pred, gold) -> tuple:
 def relatedness(X, scores, train, dev, test, seed, groups, spec=RELATEDNESS) -> list:
     """X: (G, N, 2d) pair features; scores: (N,) gold; row arrays per split -> one dict per group."""
     scores = np.asarray(scores, dtype=np.float32)
-    objective = Relatedness(tai_labels(scores), scores)
+    objective = RelatednessObjective(tai_labels(scores), scores)
     jobs = [Job(g, train, dev, 0.0) for g in groups]
     fitted = fit_many(X, jobs, objective, spec, seed)
     outs = fitted.outputs(X, [test] * len(groups), groups)

@@ -11,7 +11,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bridgeembed.senteval import data, protocols, similarity
+from bridgeembed.paths import senteval_dir
+from bridgeembed.probing import names as probing_names
+from bridgeembed.senteval import protocols, readers, similarity
 from bridgeembed.senteval.config import EvalConfig
 
 
@@ -19,6 +21,13 @@ from bridgeembed.senteval.config import EvalConfig
 class Dirs:
     downstream: Path  # SentEval's data/downstream
     probing: Path  # SentEval's data/probing, or a folder of rebuilt probing tasks
+
+    @classmethod
+    def under(cls, data=None, probing=None) -> "Dirs":
+        """The layout of `bridgeembed-data senteval` for `--data` (the data root, or its senteval folder;
+        None: $BRIDGEEMBED_DATA); `probing` overrides the probing folder."""
+        base = senteval_dir(data)
+        return cls(base / "downstream", Path(probing) if probing else base / "probing")
 
 
 def abs_diff_prod(u, v):  # (G, n, d) x2 -> (G, n, 2d)
@@ -62,8 +71,8 @@ class Family:
     def load(self, dirs: Dirs):
         return self.loader(self.path(dirs))
 
-    def missing(self, dirs: Dirs) -> data.MissingData:
-        return data.MissingData([self.path(dirs)])
+    def missing(self, dirs: Dirs) -> readers.MissingData:
+        return readers.MissingData([self.path(dirs)])
 
     def sentences(self, loaded):
         return _tokens(loaded)
@@ -78,7 +87,7 @@ class Binary(Family):
     group = "classification"
 
     def __init__(self, folder, pos, neg):
-        super().__init__(folder, lambda path: data.binary(path / pos, path / neg))
+        super().__init__(folder, lambda path: readers.binary(path / pos, path / neg))
 
     def evaluate(self, loaded, emb, cfg: EvalConfig, seed):
         X, y, _ = stack(emb, loaded, ["all"])
@@ -142,10 +151,10 @@ class Probing(SplitTask):
         return dirs.probing / self.filename
 
     def missing(self, dirs):
-        return data.MissingData([self.path(dirs)], what="probing task file", hint=data.PROBING_HINT)
+        return readers.MissingData([self.path(dirs)], what="probing task file", hint=readers.PROBING_HINT)
 
     def load(self, dirs):
-        splits, _classes = data.probing(self.path(dirs))
+        splits, _classes = readers.probing(self.path(dirs))
         return splits
 
     def spec(self, cfg):
@@ -161,7 +170,6 @@ class Relatedness(Family):
     group = "similarity"
     primary = "pearson"
 
-
     def evaluate(self, loaded, emb, cfg, seed):
         X, y, rows = stack(emb, loaded, ["train", "dev", "test"], abs_diff_prod)
         return similarity.relatedness(X, y, rows["train"], rows["dev"], rows["test"], seed, range(X.shape[0]))
@@ -175,7 +183,7 @@ class STS(Family):
     deterministic = True
 
     def __init__(self, year, subsets):
-        super().__init__(f"STS/STS{year}-en-test", lambda path: data.sts(path, subsets))
+        super().__init__(f"STS/STS{year}-en-test", lambda path: readers.sts(path, subsets))
 
     def evaluate(self, loaded, emb, cfg, seed):
         pairs = {name: (emb.of(s.a), emb.of(s.b), np.asarray(s.y)) for name, s in loaded.items()}
@@ -187,32 +195,24 @@ TASKS = {
     "CR": Binary("CR", "custrev.pos", "custrev.neg"),
     "SUBJ": Binary("SUBJ", "subj.objective", "subj.subjective"),  # SentEval: objective is label 1
     "MPQA": Binary("MPQA", "mpqa.pos", "mpqa.neg"),
-    "SST2": SplitTask("SST/binary", lambda path: data.sst(path, 2), 2),
-    "SST5": SplitTask("SST/fine", lambda path: data.sst(path, 5), 5),
-    "TREC": KFoldTask("TREC", data.trec, 6),
-    "MRPC": KFoldTask("MRPC", data.mrpc, 2, pair=abs_diff_prod),
-    "SNLI": SplitTask("SNLI", data.snli, 3, group="nli", pair=snli_features, noreg=True),
-    "SICK-E": SplitTask("SICK", lambda path: data.sick(path, True), 3, group="nli", pair=abs_diff_prod),
-    "SICK-R": Relatedness("SICK", lambda path: data.sick(path, False)),
-    "STS-B": Relatedness("STS/STSBenchmark", data.sts_benchmark),
+    "SST2": SplitTask("SST/binary", lambda path: readers.sst(path, 2), 2),
+    "SST5": SplitTask("SST/fine", lambda path: readers.sst(path, 5), 5),
+    "TREC": KFoldTask("TREC", readers.trec, 6),
+    "MRPC": KFoldTask("MRPC", readers.mrpc, 2, pair=abs_diff_prod),
+    "SNLI": SplitTask("SNLI", readers.snli, 3, group="nli", pair=snli_features, noreg=True),
+    "SICK-E": SplitTask("SICK", lambda path: readers.sick(path, True), 3, group="nli", pair=abs_diff_prod),
+    "SICK-R": Relatedness("SICK", lambda path: readers.sick(path, False)),
+    "STS-B": Relatedness("STS/STSBenchmark", readers.sts_benchmark),
     "STS12": STS(12, ["MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN", "surprise.SMTnews"]),
     "STS13": STS(13, ["FNWN", "headlines", "OnWN"]),  # without SMT, withheld upstream for licence reasons
     "STS14": STS(14, ["deft-forum", "deft-news", "headlines", "images", "OnWN", "tweet-news"]),
     "STS15": STS(15, ["answers-forums", "answers-students", "belief", "headlines", "images"]),
     "STS16": STS(16, ["answer-answer", "headlines", "plagiarism", "postediting", "question-question"]),
-    "Length": Probing("sentence_length.txt"),
-    "WordContent": Probing("word_content.txt", linear=True),
-    "Depth": Probing("tree_depth.txt"),
-    "TopConstituents": Probing("top_constituents.txt"),
-    "BigramShift": Probing("bigram_shift.txt"),
-    "Tense": Probing("past_present.txt"),
-    "SubjNumber": Probing("subj_number.txt"),
-    "ObjNumber": Probing("obj_number.txt"),
-    "OddManOut": Probing("odd_man_out.txt"),
-    "CoordinationInversion": Probing("coordination_inversion.txt"),
+    **{name: Probing(file, linear=name == "WordContent") for name, file in probing_names.FILES.items()},
 }
 
-# SentEval's own names for the same tasks, accepted everywhere a task is named
-ALIASES = {"SICKEntailment": "SICK-E", "SICKRelatedness": "SICK-R", "STSBenchmark": "STS-B"}
+# Other names of the same tasks, accepted everywhere a task is named: SentEval's spellings of the
+# SICK and STS-B tasks, and the probing tasks' abbreviations in Conneau et al. (2018)
+ALIASES = {"SICKEntailment": "SICK-E", "SICKRelatedness": "SICK-R", "STSBenchmark": "STS-B", **probing_names.ALIASES}
 
 GROUPS = {g: [n for n, t in TASKS.items() if t.group == g] for g in ("classification", "nli", "similarity", "probing")}

@@ -5,8 +5,14 @@ import gzip
 import numpy as np
 import pytest
 
-from bridgeembed.crosslingual.data import (MissingFile, read_bitext, read_lines, read_nli_tsv, read_tsv_labelled,
-                                           read_xlmt)
+from bridgeembed.crosslingual.readers import (
+    MissingFile,
+    read_bitext,
+    read_lines,
+    read_nli_tsv,
+    read_tsv_labelled,
+    read_xlmt,
+)
 from bridgeembed.crosslingual.sources import TsvTemplates, XnliXtreme
 from bridgeembed.errors import DataError
 

@@ -24,11 +24,13 @@ PROBING_HINT = (f"get SentEval's probing files with `{DOWNLOAD}`, or build tasks
 
 
 class MissingData(DataError):
-    def __init__(self, paths, what="SentEval data", hint=None):
-        self.paths = [str(p) for p in paths]
-        hint = hint or (f"download it with `{DOWNLOAD}` and pass the same --data DIR (or set "
-                        f"$BRIDGEEMBED_DATA=DIR); DIR is the data root holding senteval/")
-        super().__init__(f"{what} not found: {', '.join(self.paths)}; {hint}")
+    """Files a task needs are not there: `what` they are, their `paths`, and a `hint` how to get them."""
+
+    def __init__(self, paths, what: str = "SentEval data", hint: Optional[str] = None):
+        self.paths, self.what = [str(p) for p in paths], what
+        self.hint = hint or (f"download it with `{DOWNLOAD}` and pass the same --data DIR (or set "
+                             f"$BRIDGEEMBED_DATA=DIR); DIR is the data root holding senteval/")
+        super().__init__(f"{what} not found: {', '.join(self.paths)}; {self.hint}")
 
 
 class TaskSkipped(Exception):

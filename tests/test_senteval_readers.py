@@ -1,11 +1,11 @@
 """SentEval's file formats: encodings, headers, sorting, and errors that name file and line."""
 
 import pytest
+from senteval_fixtures import write_tree
 
 from bridgeembed.errors import DataError
-from bridgeembed.senteval import data
+from bridgeembed.senteval import readers
 from bridgeembed.senteval.encoding import sentence
-from senteval_fixtures import write_tree
 
 
 @pytest.fixture()
@@ -15,20 +15,20 @@ def tree(tmp_path):
 
 def test_readers_follow_senteval(tree):
     d = tree / "downstream"
-    mr = data.binary(d / "MR" / "rt-polarity.pos", d / "MR" / "rt-polarity.neg")["all"]
+    mr = readers.binary(d / "MR" / "rt-polarity.pos", d / "MR" / "rt-polarity.neg")["all"]
     assert len(mr) == 80 and sorted(set(mr.y)) == [0, 1]
     assert [len(a) for a in mr.a] == sorted(len(a) for a in mr.a)  # SentEval's length order
-    trec = data.trec(d / "TREC")
+    trec = readers.trec(d / "TREC")
     assert "caf\xe9" in {t for s in trec["train"].a for t in s}  # read as latin-1
-    assert set(trec["train"].y) == {data.TREC_CLASSES["NUM"], data.TREC_CLASSES["HUM"]}
-    mrpc = data.mrpc(d / "MRPC")
+    assert set(trec["train"].y) == {readers.TREC_CLASSES["NUM"], readers.TREC_CLASSES["HUM"]}
+    mrpc = readers.mrpc(d / "MRPC")
     assert len(mrpc["train"]) == 40 and mrpc["train"].b is not None  # header (with BOM) skipped
-    sick = data.sick(d / "SICK", entailment=False)
+    sick = readers.sick(d / "SICK", entailment=False)
     assert len(sick["test"]) == 12 and all(1 <= y <= 5 for y in sick["test"].y)  # CRLF read like LF
     assert all("\r" not in t for s in sick["test"].b for t in s)
-    sts = data.sts(d / "STS" / "STS12-en-test", ["MSRpar"])
+    sts = readers.sts(d / "STS" / "STS12-en-test", ["MSRpar"])
     assert len(sts["MSRpar"]) == 7  # the unscored pair is dropped
-    splits, classes = data.probing(tree / "probing" / "sentence_length.txt")
+    splits, classes = readers.probing(tree / "probing" / "sentence_length.txt")
     assert classes == ["long", "short"] and len(splits["train"]) == 40
 
 
@@ -38,20 +38,20 @@ def test_malformed_line_names_file_and_line(tree):
     lines[4] = "this line has no class"
     path.write_bytes(("\n".join(lines) + "\n").encode("latin-1"))
     with pytest.raises(DataError, match=r"train_5500\.label:5:"):
-        data.trec(tree / "downstream" / "TREC")
+        readers.trec(tree / "downstream" / "TREC")
     gs = tree / "downstream" / "STS" / "STS12-en-test" / "STS.gs.MSRvid.txt"
     gs.write_text("5.0\nfive\n" + "1\n" * 6)
     with pytest.raises(DataError, match=r"STS\.gs\.MSRvid\.txt:2: expected a number"):
-        data.sts(gs.parent, ["MSRvid"])
+        readers.sts(gs.parent, ["MSRvid"])
     probe = tree / "probing" / "sentence_length.txt"
     probe.write_text("tr\tlong\tsome words\nxx\tshort\tother words\n")
     with pytest.raises(DataError, match=r"sentence_length\.txt:2: split must be"):
-        data.probing(probe)
+        readers.probing(probe)
 
 
 def test_missing_file_names_path_and_download(tmp_path):
-    with pytest.raises(data.MissingData) as err:
-        data.sst(tmp_path / "SST" / "binary", 2)
+    with pytest.raises(readers.MissingData) as err:
+        readers.sst(tmp_path / "SST" / "binary", 2)
     assert "sentiment-train" in str(err.value) and "bridgeembed-data senteval --data DIR" in str(err.value)
 
 
@@ -59,8 +59,8 @@ def test_snli_without_train_is_skipped(tmp_path):
     for split in ("dev", "test"):
         for f, text in [("s1", "a man .\n"), ("s2", "a person .\n"), ("labels", "entailment\n")]:
             (tmp_path / f"{f}.{split}").write_text(text)
-    with pytest.raises(data.TaskSkipped, match="train"):
-        data.snli(tmp_path)
+    with pytest.raises(readers.TaskSkipped, match="train"):
+        readers.snli(tmp_path)
 
 
 def test_batcher_joins_tokens_like_senteval():

@@ -1,0 +1,31 @@
+"""What every benchmark is: a small class that takes an encoder and returns a typed result.
+
+In the manner of sentence-transformers' evaluators: the benchmark's data and protocol go to the
+constructor, `evaluator(encoder)` scores one encoder (anything with `encode(sentences, lang,
+heads=...)`, see `bridgeembed.protocol`), and `primary_metric` names the number a paper's table
+shows. `output_path` writes the result with the package's one writer.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class Evaluator:
+    """Subclasses set `name` and `primary_metric` and implement `evaluate` (and `write`)."""
+
+    name = ""
+    primary_metric = ""
+
+    def __call__(self, encoder, output_path=None):
+        result = self.evaluate(encoder)
+        if output_path is not None:
+            self.write(result, Path(output_path))
+        return result
+
+    def evaluate(self, encoder):
+        raise NotImplementedError
+
+    def write(self, result, out: Path) -> list:
+        """Write `result` into folder `out`; returns the paths written."""
+        raise NotImplementedError

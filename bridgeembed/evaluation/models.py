@@ -1,0 +1,41 @@
+"""`--model SPEC` for every benchmark: one place that turns a name into an encoder.
+
+- a shipped model's name (`multi30k-m2m`) or a path to a checkpoint / encoder export -> `BridgeEncoder`;
+- `untrained:NAME_OR_PATH` -> the same architecture and tokenizers with fresh random weights (a control);
+- `minilm` -> all-MiniLM-L6-v2 through sentence-transformers (reference encoder; `pip install bridgeembed[bench]`);
+- `bow` -> a bag of random word vectors (a cheap baseline that needs no model).
+
+`BASELINES` maps the reference names to factories; a new reference encoder is one line there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+UNTRAINED = "untrained:"
+
+
+def _bow(device=None):
+    from bridgeembed.baselines import HashBowEncoder
+
+    return HashBowEncoder()
+
+
+def _minilm(device=None):
+    from bridgeembed.baselines import MiniLMEncoder
+
+    return MiniLMEncoder(device=device)
+
+
+BASELINES: dict[str, Callable] = {"minilm": _minilm, "bow": _bow}  # name -> factory(device)
+
+
+def load_encoder(spec: str, device=None):
+    """The encoder named by `spec` (see the module docstring); `device` None lets the encoder choose."""
+    if spec in BASELINES:
+        return BASELINES[spec](device)
+    from bridgeembed.encoder_api import BridgeEncoder
+
+    if spec.startswith(UNTRAINED):
+        return BridgeEncoder.from_pretrained(spec[len(UNTRAINED):], device=device).reinitialized(seed=0)
+    return BridgeEncoder.from_pretrained(spec, device=device)

@@ -1,0 +1,45 @@
+"""`--model SPEC` -> an encoder, and the language check every benchmark shares."""
+
+import numpy as np
+import pytest
+
+from bridgeembed.baselines import HashBowEncoder
+from bridgeembed.errors import CheckpointError, UnknownLanguageError
+from bridgeembed.evaluation import models
+from bridgeembed.evaluation.languages import check_language, known_languages
+from bridgeembed.paths import model_folder
+
+
+def test_baselines_by_name_and_a_new_one_is_one_line(monkeypatch):
+    assert isinstance(models.load_encoder("bow"), HashBowEncoder)
+    monkeypatch.setitem(models.BASELINES, "bow64", lambda device=None: HashBowEncoder(dim=64))
+    assert models.load_encoder("bow64").encode(["a b"], "en").shape == (1, 64)
+    with pytest.raises(CheckpointError, match="no model 'nope'"):
+        models.load_encoder("nope")
+
+
+def test_checkpoint_and_its_untrained_control(toy_run):
+    out, _ = toy_run
+    trained = models.load_encoder(str(out / "last.pt"), device="cpu")
+    control = models.load_encoder(f"untrained:{out / 'last.pt'}", device="cpu")
+    assert control.languages == trained.languages and control.num_heads == trained.num_heads
+    a, b = trained.encode(["apple kite"], "x"), control.encode(["apple kite"], "x")
+    assert a.shape == b.shape and not np.allclose(a, b)
+    assert control.source.startswith("untrained:")
+
+
+def test_model_folder():
+    assert model_folder("untrained:multi30k-m2m") == "untrained-multi30k-m2m"
+    assert model_folder("runs/exp 1/best.pt") == "best.pt"
+    assert model_folder("::") == "model"
+
+
+def test_language_check():
+    class Two:
+        languages = ("en", "de")
+
+    assert known_languages(HashBowEncoder()) is None and known_languages(Two()) == ["en", "de"]
+    check_language(HashBowEncoder(), "xx")  # takes any language
+    check_language(Two(), "de")
+    with pytest.raises(UnknownLanguageError, match="unknown language 'fr': the encoder knows de, en"):
+        check_language(Two(), "fr")
