@@ -64,15 +64,55 @@ def test_same_seed_same_result_and_mlp_trains():
     assert a[0].acc == b[0].acc and a[0].acc > 95
 
 
-def test_stacked_models_train_independently():
-    """A model trained in a stack equals the same model trained alone (shared batches, masked rows)."""
-    X, y = _data()
-    job = Job(0, np.arange(300), np.arange(300, 400), 1e-3)
-    alone = fit_many(X, [job], ClassificationObjective(y, 2), FAST, 3)
-    other = Job(0, np.arange(300), np.arange(300, 400), 1e-2)
-    stacked = fit_many(X, [job, other], ClassificationObjective(y, 2), FAST, 3)
-    for p, q in zip(alone.params[0], stacked.params[0]):
-        torch.testing.assert_close(p, q)
+def sentevals_fit(X, y, job, spec, seed):
+    """One classifier trained the way SentEval trains it (`PyTorchClassifier.fit`), sequentially:
+    the reference that the stacked trainer must reproduce."""
+    rng = np.random.RandomState(seed)  # SentEval: np.random.seed(seed) when the classifier is built
+    torch.manual_seed(seed)
+    model = torch.nn.Linear(X.shape[-1], 2)
+    opt = torch.optim.Adam(model.parameters(), weight_decay=job.l2reg)
+    train, dev = np.asarray(job.train), job.dev
+    if job.validation_split:
+        perm = rng.permutation(len(train))
+        cut = int(job.validation_split * len(train))
+        train, dev = train[perm[cut:]], train[perm[:cut]]
+    x, t = X[job.group], torch.as_tensor(y)
+    best, misses, nepoch, best_w = -1.0, 0, 0, None
+    while nepoch <= spec.max_epoch:
+        for _ in range(spec.epoch_size):
+            order = train[rng.permutation(len(train))]
+            for i in range(0, len(order), spec.batch_size):
+                idx = torch.as_tensor(order[i : i + spec.batch_size])
+                loss = torch.nn.functional.cross_entropy(model(x[idx]), t[idx])
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        nepoch += spec.epoch_size
+        with torch.no_grad():
+            acc = float((model(x[dev]).argmax(-1) == t[dev]).float().mean())
+        if acc > best:
+            best, best_w = acc, model.weight.detach().T.clone()
+        elif misses >= spec.tenacity:
+            break
+        else:
+            misses += 1
+    return best, best_w
+
+
+def test_stacked_models_reproduce_sentevals_sequential_training():
+    """Every model of a stack gets SentEval's initial weights and batches, so it ends where SentEval's
+    classifier ends: folds of different sizes (a model waits while others finish their pass), L2
+    strengths sharing a cell, a validation split, two feature groups."""
+    X, y = _data(n=300, d=6)
+    X = torch.cat([X, X + 0.5 * torch.randn_like(X)])  # (2, N, d)
+    spec = TrainSpec(nhid=0, optim="adam", batch_size=16, tenacity=2, epoch_size=1, max_epoch=12)
+    jobs = [Job(0, np.arange(150), np.arange(150, 200), 1e-3), Job(0, np.arange(150), np.arange(150, 200), 1e-2),
+            Job(1, np.arange(170), np.arange(170, 220), 1e-4), Job(0, np.arange(250), None, 1e-3, 0.1)]
+    fitted = fit_many(X, jobs, ClassificationObjective(y, 2), spec, 1234)
+    for j, job in enumerate(jobs):
+        best, weights = sentevals_fit(X, y, job, spec, 1234)
+        assert fitted.best_metric[j] == pytest.approx(best)
+        torch.testing.assert_close(fitted.params[j][0], weights, rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("name,cls,kwargs", [("adam", torch.optim.Adam, {}), ("rmsprop", torch.optim.RMSprop, {"lr": 0.01}),
