@@ -38,7 +38,7 @@ def test_each_head_scored_from_one_pass(dirs):
     mr = res.tasks["MR"]
     assert list(mr.views) == ["head 0", "head 1", "head 2"]
     assert enc.calls == ["each"]  # one encoding pass: STS12's toy sentences are among MR's, so cached
-    assert mr.views["head 0"].metrics["acc"] > 90  # bag of words separates the toy classes
+    assert mr.views["head 0"].metrics["acc"] > 80  # bag of words separates the toy classes (chance: 50)
     sts = res.tasks["STS12"].views["head 0"].metrics
     assert sts["MSRpar.n"] == 7
 
