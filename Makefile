@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 TORCH ?= torch==2.13.0
 PYTEST_ARGS ?=
 
-.PHONY: install test test-fast demo bench clean
+.PHONY: install test test-fast lint demo bench clean
 
 $(VENV)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ test: install
 # Unit tests only (no real data, no multi-process runs).
 test-fast: install
 	$(PY) -m pytest -m "not slow and not distributed" $(PYTEST_ARGS)
+
+# Style, import order and type hints on functions (ruff, configured in pyproject.toml; in the test extra).
+lint: install
+	$(PY) -m ruff check .
 
 # Encode, compare and translate with the shipped model (pretrained/multi30k-m2m), offline.
 demo: install

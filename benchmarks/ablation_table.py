@@ -70,7 +70,8 @@ def neutrality(root: Path, names: list) -> str:
     rows = []
     for label, key, scale in NEUTRALITY:
         fmt = "{:.1f}" if scale == 100 else "{:.3f}"
-        rows.append([label] + [fmt.format(scale * s[view][key]) for s in results.values() for view in ("raw", "centred")])
+        rows.append([label] + [fmt.format(scale * s[view][key]) for s in results.values()
+                               for view in ("raw", "centred")])
     pairs = {n: r["raw"]["pair_accuracy"] for n, r in full.items()}
     out = "### Language neutrality (test_2016_flickr, 1,000 captions x 4 languages)\n\n" + table(header, rows)
     for name, grid in pairs.items():
@@ -89,7 +90,7 @@ def senteval(root: Path, names: list) -> str:
     rows, wins = [], {n: 0 for n in results}
     for task in tasks:
         cells = []
-        for name, r in results.items():
+        for r in results.values():
             entry = r["tasks"].get(task)
             if entry is None or "views" not in entry:
                 cells.append("–")
@@ -121,10 +122,10 @@ def xnli(root: Path, names: list) -> str:
     rows = []
     for name, r in results.items():
         acc = r["accuracy"]["en"]
-        zero = [acc[l] for l in ("de", "fr") if acc.get(l) is not None]
+        zero = [acc[lang] for lang in ("de", "fr") if acc.get(lang) is not None]
         drop = acc["en"] - sum(zero) / len(zero) if zero else None
-        rows.append([name] + [f"{100 * acc[l]:.1f}" if acc.get(l) is not None else "–" for l in ("en", "de", "fr")]
-                    + ["–" if drop is None else f"{100 * drop:.1f}"])
+        cells = [f"{100 * acc[lang]:.1f}" if acc.get(lang) is not None else "–" for lang in ("en", "de", "fr")]
+        rows.append([name] + cells + ["–" if drop is None else f"{100 * drop:.1f}"])
     return ("### XNLI, logistic regression trained on English (accuracy %, chance 33.3)\n\n"
             + table(["model", "en", "de (zero-shot)", "fr (zero-shot)", "zero-shot drop (points)"], rows))
 

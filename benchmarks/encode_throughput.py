@@ -41,7 +41,7 @@ def main(argv=None) -> int:
     sentences = read_lines(corpus_dir("multi30k", args.data) / "val.en.gz")[: args.sentences]
     encoders = {spec: load_encoder(spec, device="cpu") for spec in args.models.split(",")}
     best = {}
-    for spec, encoder in encoders.items():
+    for encoder in encoders.values():
         timed(encoder, sentences[: 2 * args.batch_size], args.batch_size)  # warm-up
     for _ in range(args.repeats):
         for spec, encoder in encoders.items():

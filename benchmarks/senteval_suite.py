@@ -31,7 +31,8 @@ log = logging.getLogger("senteval_suite")
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", action="append", required=True, help="a --model spec; repeat for several")
-    parser.add_argument("--config", action="append", choices=["default", "prototype"], help="repeat for several (default: both)")
+    parser.add_argument("--config", action="append", choices=["default", "prototype"],
+                        help="repeat for several (default: both)")
     parser.add_argument("--tasks", default="all")
     parser.add_argument("--heads", default="mean")
     parser.add_argument("--seeds", type=int, default=1)

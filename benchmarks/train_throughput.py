@@ -65,7 +65,8 @@ def synthetic_batch(rng, batch: int, vocab: int, device):
 VARIANTS = ("baseline", "fast")
 
 
-def measure(cfg: ModelConfig, vocab: int, batch: int, device, steps: int, variant: str = "fast", warmup: int = 3) -> dict:
+def measure(cfg: ModelConfig, vocab: int, batch: int, device, steps: int, variant: str = "fast",
+            warmup: int = 3) -> dict:
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     model = BridgeModel(cfg, {lang: vocab for lang in LANGS}).to(device).train()

@@ -7,7 +7,7 @@ Sentence Representations in Multilingual Neural Machine Translation", Computatio
 __version__ = "0.1.0"
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> type:
     # Lazy so that `import bridgeembed` stays cheap for the CLI tools that do not need torch.
     if name == "BridgeEncoder":
         from bridgeembed.encoder_api import BridgeEncoder

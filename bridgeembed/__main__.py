@@ -1,5 +1,9 @@
 """`python -m bridgeembed demo|encode|attention ...`."""
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+
 from bridgeembed.cli.registry import dispatch
 
 COMMANDS = {
@@ -9,7 +13,7 @@ COMMANDS = {
 }
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     return dispatch("python -m bridgeembed", __doc__, COMMANDS, argv)
 
 

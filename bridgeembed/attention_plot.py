@@ -3,10 +3,17 @@
     python -m bridgeembed attention --lang en "A dog runs on the beach." --out dog.png
 """
 
+from __future__ import annotations
+
+import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.encoder_api import SentenceAttention
 
 
-def plot_attention(result, path, title: str = "") -> None:
+def plot_attention(result: SentenceAttention, path: str | Path, title: str = "") -> None:
     """result: a `SentenceAttention` (tokens, attention (k, n)) from `BridgeEncoder.attention`; writes a PNG."""
     import matplotlib
 
@@ -26,7 +33,7 @@ def plot_attention(result, path, title: str = "") -> None:
     plt.close(fig)
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("sentences", nargs="+", help="one or more sentences")
     parser.add_argument("--lang", required=True, help="language code of the sentences")
     parser.add_argument("--model", default="multi30k-m2m", help="shipped model name, checkpoint or export")
@@ -34,7 +41,7 @@ def add_arguments(parser) -> None:
                         help="PNG path; with several sentences, NAME-1.png, NAME-2.png, ...")
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from bridgeembed.encoder_api import BridgeEncoder
 
     encoder = BridgeEncoder.from_pretrained(args.model, device="cpu")

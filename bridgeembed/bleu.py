@@ -1,12 +1,16 @@
 """BLEU as the paper reports it: sacrebleu on detokenised text, lowercased (Vázquez et al. 2020, Section 3),
 and BLEU by source-length bucket (their Figure 3)."""
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+
 import sacrebleu
 
 LENGTH_BUCKETS = (5, 10, 15, 20, 25, 30)  # upper bounds in source words; one more bucket takes the rest
 
 
-def corpus_bleu(hypotheses, references) -> float:
+def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
     return float(sacrebleu.BLEU(lowercase=True).corpus_score(list(hypotheses), [list(references)]).score)
 
 
@@ -17,7 +21,7 @@ def signature() -> str:
     return str(metric.get_signature())
 
 
-def bucket_name(length: int, bounds=LENGTH_BUCKETS) -> str:
+def bucket_name(length: int, bounds: Sequence[tuple[int, int]] = LENGTH_BUCKETS) -> str:
     low = 1
     for high in bounds:
         if length <= high:
@@ -26,7 +30,8 @@ def bucket_name(length: int, bounds=LENGTH_BUCKETS) -> str:
     return f"{low}+"
 
 
-def bleu_by_length(sources, hypotheses, references, bounds=LENGTH_BUCKETS) -> dict:
+def bleu_by_length(sources: Sequence[str], hypotheses: Sequence[str], references: Sequence[str],
+                   bounds: Sequence[tuple[int, int]] = LENGTH_BUCKETS) -> dict:
     """{bucket: {"bleu": .., "sentences": n}} with buckets by the source's length in whitespace words."""
     groups = {}
     for src, hyp, ref in zip(sources, hypotheses, references):

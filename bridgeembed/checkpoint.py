@@ -7,9 +7,12 @@ and the weights. Files are written atomically (temporary file, fsync, rename): a
 save leaves the previous checkpoint intact.
 """
 
+from __future__ import annotations
+
 import logging
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -17,13 +20,16 @@ from bridgeembed.config import Config
 from bridgeembed.errors import BridgeembedError, CheckpointError
 from bridgeembed.tokenization import LanguageTokenizer
 
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.model import BridgeModel
+
 FORMAT = "bridgeembed"
 VERSION = 1
 KINDS = ("trainer", "encoder")
 logger = logging.getLogger(__name__)
 
 
-def save_atomic(obj, path) -> None:
+def save_atomic(obj: Any, path: str | Path) -> None:
     """torch.save to `path` without ever leaving a half-written file there."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -39,7 +45,7 @@ def save_atomic(obj, path) -> None:
             tmp.unlink()
 
 
-def remove_stale_temporaries(folder) -> list:
+def remove_stale_temporaries(folder: str | Path) -> list:
     """Delete `.NAME.PID.tmp` files that a process killed during `save_atomic` left behind (not a live one's)."""
     removed = []
     for tmp in Path(folder).glob(".*.*.tmp"):
@@ -65,7 +71,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def make_payload(model, tokenizers: dict, config: Config, kind: str = "trainer", half: bool = False) -> dict:
+def make_payload(model: Any, tokenizers: dict, config: Config, kind: str = "trainer", half: bool = False) -> dict:
     state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
     if half:
         halves = {}  # tied weights (decoder embeddings = output layer) stay one tensor
@@ -82,7 +88,7 @@ def make_payload(model, tokenizers: dict, config: Config, kind: str = "trainer",
     }
 
 
-def load_checkpoint(path) -> dict:
+def load_checkpoint(path: str | Path) -> dict:
     """Read and check a checkpoint; every failure is a CheckpointError naming the file."""
     path = Path(path)
     if not path.is_file():
@@ -115,7 +121,7 @@ def _load_failure(err: Exception) -> str:
     return type(err).__name__ if "weights_only" in first else first
 
 
-def _check_finite(state, path) -> None:
+def _check_finite(state: dict[str, torch.Tensor], path: str | Path) -> None:
     """NaN or Inf weights (a diverged run) would give NaN vectors and empty translations much later."""
     if not isinstance(state, dict):
         raise CheckpointError(f"{path} is incomplete: its weights are not a mapping of tensors")
@@ -134,7 +140,8 @@ def _mismatch(err: RuntimeError, limit: int = 3) -> str:
     return "; ".join(shown) + (f" (and {len(problems) - limit} more)" if len(problems) > limit else "")
 
 
-def build_from_payload(payload: dict, source="checkpoint", with_decoders: bool = True):
+def build_from_payload(payload: dict, source: str = "checkpoint", with_decoders: bool = True) -> tuple[BridgeModel,
+                       dict[str, LanguageTokenizer], Config]:
     """-> (BridgeModel in eval mode, {lang: LanguageTokenizer}, Config)."""
     from bridgeembed.model import BridgeModel
 
@@ -156,6 +163,7 @@ def build_from_payload(payload: dict, source="checkpoint", with_decoders: bool =
     return model.eval(), tokenizers, config
 
 
-def load_model(path, with_decoders: bool = True):
+def load_model(path: str | Path, with_decoders: bool = True) -> tuple[BridgeModel, dict[str, LanguageTokenizer],
+               Config]:
     """Path -> (model, tokenizers, config)."""
     return build_from_payload(load_checkpoint(path), str(path), with_decoders)

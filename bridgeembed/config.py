@@ -5,8 +5,11 @@ errors, so a typo never silently falls back to a default. A checkpoint stores `C
 and `Config.from_dict` rebuilds exactly the same configuration.
 """
 
+from __future__ import annotations
+
 import copy
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,8 +31,11 @@ class ModelConfig:
     heads: int = 10  # k, attention-bridge heads (paper: 10)
     bridge_dim: int = 1024  # d_w, hidden size of the bridge's W1 (paper: 1024)
     dropout: float = 0.3  # on embeddings, between layers and before the output layer
-    input_feed: bool = False  # feed the last attentional state back in (OpenNMT style); off runs the decoder LSTM over the whole sentence at once, about 2x faster on CPU
-    tie_embeddings: bool = True  # decoder output layer shares the decoder input embeddings (needs dec_hidden == emb_dim)
+    # feed the last attentional state back in (OpenNMT style); off runs the decoder LSTM over the whole sentence at
+    # once, about 2x faster on CPU
+    input_feed: bool = False
+    # decoder output layer shares the decoder input embeddings (needs dec_hidden == emb_dim)
+    tie_embeddings: bool = True
     transformer_heads: int = 8  # self-attention heads, transformer encoder only
     transformer_ff: int = 2048  # feed-forward size, transformer encoder only
 
@@ -48,15 +54,18 @@ class TokenizerConfig:
 class DataConfig:
     """Line-aligned corpora `{split}.{lang}` or `{split}.{lang}.gz` in one folder (the Multi30k layout)."""
 
-    path: str = "multi30k"  # the corpus folder; a relative path is looked up under the data root, then the working directory
+    # the corpus folder; a relative path is looked up under the data root, then the working directory
+    path: str = "multi30k"
     languages: list = field(default_factory=lambda: ["en", "de", "fr", "cs"])
     train: str = "train"  # split names: file prefixes
     valid: str = "val"
     test: str = "test_2016_flickr"
-    directions: object = "many-to-many"  # many-to-many | many-to-one | one-to-many | bilingual | a list like [en-de, de-en]
+    # many-to-many | many-to-one | one-to-many | bilingual | a list like [en-de, de-en]
+    directions: object = "many-to-many"
     pivot: str = "en"  # the "one" of many-to-one and one-to-many, the source of bilingual
     monolingual: bool = True  # add A->A copies for every language (they make zero-shot translation work)
-    zero_shot: list = field(default_factory=list)  # directions left out of training, e.g. [de-fr, fr-de]; still evaluated
+    # directions left out of training, e.g. [de-fr, fr-de]; still evaluated
+    zero_shot: list = field(default_factory=list)
 
 
 @dataclass
@@ -78,13 +87,19 @@ class TrainConfig:
     valid_sentences: int = 500  # dev sentences per direction used for validation (0: all)
     valid_beam: int = 1  # beam size of validation translations (1: greedy)
     patience: int = 8  # validations without a better mean dev BLEU before stopping (0: never stop early)
-    save_every: int = 500  # steps between checkpoints of last.pt (also written at every validation and on SIGINT/SIGTERM)
+    # steps between checkpoints of last.pt (also written at every validation and on SIGINT/SIGTERM)
+    save_every: int = 500
     log_every: int = 100  # steps between log.jsonl records
     threads: int = 0  # torch CPU threads (0: torch's default)
     device: str = "auto"  # auto | cpu | cuda | cuda:1 ...
-    precision: str = "fp32"  # fp32 | bf16 (autocast; losses and weights stay fp32) | auto (bf16 where the CPU or GPU computes it natively)
-    init_from: str = ""  # start from this checkpoint's weights and tokenizers (same model and tokenizer config), e.g. a shipped model; a last.pt in out_dir takes precedence
-    align_weight: float = 0.0  # weight of the alignment loss between a sentence's and its translation's mean bridge vectors (0: the paper's objective, exactly)
+    # fp32 | bf16 (autocast; losses and weights stay fp32) | auto (bf16 where the CPU or GPU computes it natively)
+    precision: str = "fp32"
+    # start from this checkpoint's weights and tokenizers (same model and tokenizer config), e.g. a shipped model; a
+    # last.pt in out_dir takes precedence
+    init_from: str = ""
+    # weight of the alignment loss between a sentence's and its translation's mean bridge vectors (0: the paper's
+    # objective, exactly)
+    align_weight: float = 0.0
     align_loss: str = "infonce"  # infonce (in-batch contrastive, symmetric) | mse
     align_temperature: float = 0.05  # InfoNCE temperature on cosine similarities
 
@@ -108,14 +123,15 @@ class Config:
             raise ConfigError(f"{source}: expected a mapping with sections {', '.join(SECTIONS)}")
         unknown = set(raw) - set(SECTIONS)
         if unknown:
-            raise ConfigError(f"{source}: unknown section(s) {', '.join(sorted(unknown))}; expected {', '.join(SECTIONS)}")
+            raise ConfigError(f"{source}: unknown section(s) {', '.join(sorted(unknown))}; "
+                              f"expected {', '.join(SECTIONS)}")
         sections = {name: _section(kind, raw.get(name) or {}, f"{source}: {name}") for name, kind in SECTIONS.items()}
         config = cls(**sections)
         validate(config, source)
         return config
 
     @classmethod
-    def from_yaml(cls, path, overrides=()) -> "Config":
+    def from_yaml(cls, path: str | Path, overrides: Sequence[str] = ()) -> "Config":
         path = Path(path)
         if not path.is_file():
             raise ConfigError(f"config file {path} does not exist")
@@ -131,13 +147,14 @@ class Config:
         return cls.from_dict(apply_overrides(raw, overrides), source=str(path))
 
 
-def _section(kind, values: dict, where: str):
+def _section(kind: type, values: dict, where: str) -> object:
     if not isinstance(values, dict):
         raise ConfigError(f"{where}: expected a mapping, got {type(values).__name__}")
     names = {f.name for f in dataclasses.fields(kind)}
     unknown = set(values) - names
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; valid keys: {', '.join(sorted(names))}")
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; "
+                          f"valid keys: {', '.join(sorted(names))}")
     section = kind(**copy.deepcopy(values))
     for f in dataclasses.fields(kind):
         default = getattr(kind(), f.name)
@@ -145,12 +162,13 @@ def _section(kind, values: dict, where: str):
         # ints are fine where floats are expected (lr: 1); everything else must match the default's type
         if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
             setattr(section, f.name, float(value))
-        elif isinstance(default, (bool, int, float, str)) and not isinstance(value, type(default)) and f.name != "directions":
+        elif (isinstance(default, (bool, int, float, str)) and not isinstance(value, type(default))
+              and f.name != "directions"):
             raise ConfigError(f"{where}.{f.name}: expected {type(default).__name__}, got {value!r}")
     return section
 
 
-def apply_overrides(raw: dict, overrides) -> dict:
+def apply_overrides(raw: dict, overrides: Sequence[str]) -> dict:
     """Apply `section.key=value` strings (values parsed as YAML: `train.lr=1e-3`, `data.languages=[en,de]`)."""
     raw = copy.deepcopy(raw)
     for item in overrides:
@@ -175,7 +193,8 @@ def validate(config: Config, source: str = "config") -> None:
     if m.encoder not in ENCODERS:
         raise ConfigError(f"{source}: model.encoder {m.encoder!r} unknown; expected one of {', '.join(ENCODERS)}")
     if m.encoder == "bilstm" and m.enc_hidden % 2:
-        raise ConfigError(f"{source}: model.enc_hidden must be even for a BiLSTM (half per direction), got {m.enc_hidden}")
+        raise ConfigError(f"{source}: model.enc_hidden must be even for a BiLSTM (half per direction), "
+                          f"got {m.enc_hidden}")
     if m.tie_embeddings and m.dec_hidden != m.emb_dim:
         raise ConfigError(f"{source}: model.tie_embeddings needs dec_hidden == emb_dim ({m.dec_hidden} != {m.emb_dim})")
     if t.optimizer not in ("adam", "sgd"):
@@ -184,7 +203,8 @@ def validate(config: Config, source: str = "config") -> None:
         raise ConfigError(f"{source}: data.languages must list distinct language codes, got {d.languages!r}")
     for lang in d.languages:
         if not isinstance(lang, str) or not lang.replace("_", "").isalnum():
-            raise ConfigError(f"{source}: language code {lang!r} must be letters, digits or '_' ('-' separates directions)")
+            raise ConfigError(f"{source}: language code {lang!r} must be letters, digits or '_' "
+                              "('-' separates directions)")
     for name in ("heads", "batch_size", "valid_every", "save_every", "log_every"):
         value = getattr(m if name == "heads" else t, name)
         if value < 1:
@@ -203,11 +223,11 @@ def validate(config: Config, source: str = "config") -> None:
         raise ConfigError(f"{source}: tokenizer.max_len must be at least 2, got {config.tokenizer.max_len}")
 
 
-def _positive(v):
+def _positive(v: float) -> bool:
     return v >= 1
 
 
-def _non_negative(v):
+def _non_negative(v: float) -> bool:
     return v >= 0
 
 

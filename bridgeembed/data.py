@@ -5,9 +5,12 @@ Empty lines are skipped (the pair is dropped) and over-long sentences truncated;
 so that the trainer can log them.
 """
 
+from __future__ import annotations
+
 import gzip
 import io
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -22,7 +25,7 @@ from bridgeembed.tokenization import BOS, EOS, PAD
 logger = logging.getLogger(__name__)
 
 
-def corpus_dir(path: str, root=None) -> Path:
+def corpus_dir(path: str, root: str | Path | None = None) -> Path:
     """A corpus folder: absolute, or under the data root, or relative to the working directory."""
     candidates = [Path(path)] if Path(path).is_absolute() else [data_root(root) / path, Path(path)]
     for candidate in candidates:
@@ -51,7 +54,7 @@ def read_lines(path: Path) -> list:
     return decode_lines(raw, path)
 
 
-def decode_lines(raw: bytes, name) -> list:
+def decode_lines(raw: bytes, name: str) -> list:
     """UTF-8 bytes -> lines without their line ends; bytes that are not UTF-8 are a DataError naming the line."""
     try:
         text = raw.decode("utf-8")
@@ -62,7 +65,7 @@ def decode_lines(raw: bytes, name) -> list:
     return [line.rstrip("\r\n") for line in io.StringIO(text, newline="")]  # splits as text files do
 
 
-def check_sentences(sentences) -> list:
+def check_sentences(sentences: Sequence[str]) -> list:
     """A list of str that sentencepiece can take, or a TypeError/ValueError naming the first bad sentence."""
     if sentences is None or isinstance(sentences, (bytes, dict)) or not hasattr(sentences, "__iter__"):
         raise TypeError(f"sentences must be a string or a list of strings, got {type(sentences).__name__}")
@@ -78,7 +81,7 @@ def check_sentences(sentences) -> list:
     return sentences
 
 
-def read_split(folder: Path, split: str, languages) -> dict:
+def read_split(folder: Path, split: str, languages: Sequence[str]) -> dict:
     """{lang: lines} of one split. Every file must have the same number of lines."""
     files = {lang: corpus_file(folder, split, lang) for lang in languages}
     lines = {lang: read_lines(path) for lang, path in files.items()}
@@ -86,7 +89,8 @@ def read_split(folder: Path, split: str, languages) -> dict:
     for lang in languages[1:]:
         if len(lines[lang]) != len(lines[first]):
             raise DataError(f"line counts differ: {files[first]} has {len(lines[first])} lines, "
-                            f"{files[lang]} has {len(lines[lang])}; the sides of a parallel corpus must be line-aligned")
+                            f"{files[lang]} has {len(lines[lang])}; "
+                            "the sides of a parallel corpus must be line-aligned")
     return lines
 
 
@@ -104,7 +108,7 @@ class EncodedSplit:
         return np.array([i for i in range(len(s)) if s[i] is not None and t[i] is not None], dtype=np.int64)
 
 
-def with_eos(seqs, max_len: int):
+def with_eos(seqs: Sequence[Sequence[int]], max_len: int) -> tuple[list[list[int]], int]:
     """Subword id lists -> (lists cut to max_len - 1 and ending in EOS, how many were cut).
 
     The one truncation rule of training, translation and encoding: an empty sentence is just EOS."""
@@ -132,7 +136,7 @@ class Batch(NamedTuple):
     src_lang: str
     tgt_lang: str
 
-    def to(self, device) -> "Batch":
+    def to(self, device: str | torch.device) -> "Batch":
         return self._replace(src=self.src.to(device), lengths=self.lengths.to(device),
                              tgt_in=self.tgt_in.to(device), tgt_out=self.tgt_out.to(device))
 
@@ -151,7 +155,7 @@ def shard_slice(size: int, rank: int, world: int) -> slice:
     return slice(bounds[rank], bounds[rank + 1])
 
 
-def pad(seqs, prefix=()) -> torch.Tensor:
+def pad(seqs: Sequence[Sequence[int]], prefix: Sequence[int] = ()) -> torch.Tensor:
     """List of id arrays -> (B, T) LongTensor padded with PAD, each sequence after `prefix`."""
     width = max(len(s) for s in seqs) + len(prefix)
     out = torch.full((len(seqs), width), PAD, dtype=torch.long)
@@ -160,7 +164,8 @@ def pad(seqs, prefix=()) -> torch.Tensor:
     return out
 
 
-def make_batch(src_seqs, tgt_seqs, src_lang: str, tgt_lang: str) -> Batch:
+def make_batch(src_seqs: Sequence[Sequence[int]], tgt_seqs: Sequence[Sequence[int]], src_lang: str,
+               tgt_lang: str) -> Batch:
     """src/tgt sequences already end with EOS; the decoder input drops it and starts with BOS."""
     lengths = torch.tensor([len(s) for s in src_seqs], dtype=torch.long)
     return Batch(pad(src_seqs), lengths, pad([t[:-1] for t in tgt_seqs], prefix=(BOS,)), pad(tgt_seqs),
@@ -175,7 +180,7 @@ class DirectionBatches:
     cuts full batches and shuffles their order.
     """
 
-    def __init__(self, pairs: np.ndarray, src_lengths: np.ndarray, batch_size: int, seed: int, key: int):
+    def __init__(self, pairs: np.ndarray, src_lengths: np.ndarray, batch_size: int, seed: int, key: int) -> None:
         if len(pairs) == 0:
             raise DataError("a training direction has no sentence pairs")
         self.pairs, self.src_lengths = pairs, src_lengths

@@ -4,6 +4,10 @@ Encodes one caption in every language of the model, prints how close the transla
 other compared with unrelated captions, and translates the English caption into every language.
 """
 
+from __future__ import annotations
+
+import argparse
+
 import numpy as np
 
 CAPTIONS = {
@@ -14,12 +18,12 @@ CAPTIONS = {
 }
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default="multi30k-m2m", help="shipped model name, checkpoint or export")
     parser.add_argument("--beam", type=int, default=5)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from bridgeembed.checkpoint import load_model
     from bridgeembed.encoder_api import BridgeEncoder
     from bridgeembed.pretrained import resolve

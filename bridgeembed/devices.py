@@ -11,7 +11,7 @@ from bridgeembed.errors import ConfigError
 EXPECTED = "expected auto, cpu, cuda, cuda:N or mps"
 
 
-def resolve_device(name=None) -> torch.device:
+def resolve_device(name: str | None = None) -> torch.device:
     """None or "auto" -> cuda if available, else cpu; anything else must name a device that exists here."""
     if name is None or name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")

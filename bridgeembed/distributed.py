@@ -4,7 +4,10 @@ Every rank builds the same global batch (batches are a pure function of the step
 its slice; DistributedDataParallel averages the gradients. Gloo on CPU, NCCL on GPU.
 """
 
+from __future__ import annotations
+
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -37,7 +40,7 @@ def init(world: World, device: torch.device) -> None:
         dist.init_process_group("nccl" if device.type == "cuda" else "gloo", rank=world.rank, world_size=world.size)
 
 
-def sum_all(values, world: World) -> list:
+def sum_all(values: Sequence[float], world: World) -> list:
     """Sum a few numbers over all ranks."""
     tensor = torch.tensor(values, dtype=torch.float64)
     if world.distributed:
@@ -49,7 +52,7 @@ def any_rank(flag: bool, world: World) -> bool:
     return sum_all([float(flag)], world)[0] > 0 if world.distributed else flag
 
 
-def from_main(obj, world: World):
+def from_main(obj: object, world: World) -> object:
     """`obj` as rank 0 has it, on every rank."""
     if not world.distributed:
         return obj

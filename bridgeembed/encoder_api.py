@@ -9,11 +9,15 @@ Section 4); every head is also available on its own (their Section 5.3 studies e
     (2, 512)
 """
 
+from __future__ import annotations
+
 import logging
 import os
 import sys
 import warnings
-from typing import NamedTuple
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import torch
@@ -24,6 +28,10 @@ from bridgeembed.data import check_sentences, pad, with_eos
 from bridgeembed.devices import resolve_device
 from bridgeembed.errors import UnknownLanguageError
 from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained, resolve
+
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.config import Config
+    from bridgeembed.evaluation.heads import HeadsLike
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +49,8 @@ class BridgeEncoder:
     as `SentenceTransformer("...")` does. `from_pretrained` is the same with a classmethod's name.
     """
 
-    def __init__(self, model_name_or_path=DEFAULT_MODEL, device=None):
+    def __init__(self, model_name_or_path: str | Path = DEFAULT_MODEL,
+                 device: str | torch.device | None = None) -> None:
         if not isinstance(model_name_or_path, (str, os.PathLike)):
             raise TypeError(f"BridgeEncoder(model_name_or_path): expected a shipped model's name or a path, got "
                             f"{type(model_name_or_path).__name__}; use BridgeEncoder.from_model(model, tokenizers, "
@@ -50,7 +59,7 @@ class BridgeEncoder:
         model, tokenizers, config = load_model(resolve(model_name_or_path), with_decoders=False)
         self._setup(model, tokenizers, config, target, str(model_name_or_path))
 
-    def _setup(self, model, tokenizers: dict, config, device, source: str) -> None:
+    def _setup(self, model: Any, tokenizers: dict, config: Config, device: str | torch.device, source: str) -> None:
         self.model, self.tokenizers, self.config, self.source = model.eval(), tokenizers, config, source
         self.max_len = config.tokenizer.max_len
         if device is not None:
@@ -58,20 +67,22 @@ class BridgeEncoder:
 
     # --- loading and saving -------------------------------------------------------------------
     @classmethod
-    def from_model(cls, model, tokenizers: dict, config, device=None, source: str = "model") -> "BridgeEncoder":
+    def from_model(cls, model: Any, tokenizers: dict, config: Config, device: str | torch.device | None = None,
+                   source: str = "model") -> "BridgeEncoder":
         """Wrap a model already in memory (e.g. one `load_model` also serves a Translator with)."""
         encoder = cls.__new__(cls)
         encoder._setup(model, tokenizers, config, device, source)
         return encoder
 
     @classmethod
-    def from_pretrained(cls, name_or_path=DEFAULT_MODEL, device=None) -> "BridgeEncoder":
+    def from_pretrained(cls, name_or_path: str | Path = DEFAULT_MODEL,
+                        device: str | torch.device | None = None) -> "BridgeEncoder":
         """A shipped model's name (see `list_pretrained()`), a trainer checkpoint, or an export."""
         return cls(name_or_path, device)
 
     list_pretrained = staticmethod(list_pretrained)
 
-    def save(self, path, half: bool = False) -> None:
+    def save(self, path: str | Path, half: bool = False) -> None:
         """An encoder-only export that `from_pretrained(path)` loads back (float16 weights with `half`)."""
         save_atomic(make_payload(self.model, self.tokenizers, self.config, kind="encoder", half=half), path)
 
@@ -107,8 +118,9 @@ class BridgeEncoder:
                 f"dim={self.dim}, encoder={m.encoder}x{m.enc_layers}, max_len={self.max_len}, device={self.device})")
 
     # --- encoding -----------------------------------------------------------------------------
-    def encode(self, sentences, lang, heads="mean", batch_size: int = 64, normalize: bool = False,
-               show_progress_bar=None, device=None) -> np.ndarray:
+    def encode(self, sentences: Sequence[str], lang: str, heads: HeadsLike = "mean", batch_size: int = 64,
+               normalize: bool = False,
+               show_progress_bar: bool | None = None, device: str | torch.device | None = None) -> np.ndarray:
         """float32 vectors: (N, d) for heads="mean" or one head, (N, k, d) for "each", (N, len, d) for a list.
 
         A single string gives one vector ((d,) or (k, d)). `lang` is one code or one per sentence.
@@ -135,7 +147,7 @@ class BridgeEncoder:
             out[rows] = vectors.cpu().numpy()
         return out[0] if single else out
 
-    def attention(self, sentences, lang) -> list:
+    def attention(self, sentences: Sequence[str], lang: str) -> list:
         """Per sentence: its subword tokens and the bridge's (k x n) attention matrix A (for heat maps)."""
         single = isinstance(sentences, str)
         sentences = self._check_sentences([sentences] if single else sentences)
@@ -150,7 +162,8 @@ class BridgeEncoder:
                 results.append(SentenceAttention(pieces, out.attention[0].float().cpu().numpy()))
         return results[0] if single else results
 
-    def _batches(self, sentences, langs, batch_size: int, progress: bool):
+    def _batches(self, sentences: Sequence[str], langs: Sequence[str], batch_size: int,
+                 progress: bool) -> Iterator[tuple[list[int], torch.Tensor]]:
         """Yield (input rows, M (B, k, d)) batch by batch, batched by language and length.
 
         Only one batch of M exists at a time: `encode` reduces it to the requested heads at once, so
@@ -176,10 +189,10 @@ class BridgeEncoder:
 
     # --- argument checks ------------------------------------------------------------------------
     @staticmethod
-    def _check_sentences(sentences) -> list:
+    def _check_sentences(sentences: Sequence[str]) -> list:
         return check_sentences(sentences)
 
-    def _check_langs(self, lang, n: int) -> list:
+    def _check_langs(self, lang: str, n: int) -> list:
         known = ", ".join(self.languages)
         if isinstance(lang, str):
             langs = [lang] * n
@@ -198,7 +211,7 @@ class BridgeEncoder:
                 raise UnknownLanguageError(code, self.tokenizers, "the model")
         return langs
 
-    def _head_selector(self, heads):
+    def _head_selector(self, heads: HeadsLike) -> tuple[Callable, tuple]:
         """heads -> (a function M (B, k, d) -> the requested part, the shape of one sentence's part)."""
         k, d = self.num_heads, self.dim
         expected = f"'mean', 'each', a head index 0..{k - 1} or a non-empty list of them"
@@ -224,7 +237,7 @@ class BridgeEncoder:
         return (lambda m: m[:, index]), (len(index), d)  # (B, len, d)
 
 
-def _check_batch_size(batch_size) -> None:
+def _check_batch_size(batch_size: int) -> None:
     """0 used to fail inside range(), and -1 to return zeros: both are errors naming the option."""
     if isinstance(batch_size, (bool, np.bool_)) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")

@@ -4,6 +4,10 @@ The command-line tools print these as one line (`error: ...`) and exit with stat
 else is a bug and keeps its traceback.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable
+
 
 class BridgeembedError(Exception):
     """Base class: bad input, missing data, a broken file. The message names the thing and what was expected."""
@@ -24,7 +28,7 @@ class CheckpointError(BridgeembedError):
 class UnknownLanguageError(BridgeembedError, ValueError):
     """A language code the model (or config) does not know."""
 
-    def __init__(self, lang, known, what="the model"):
+    def __init__(self, lang: str, known: Iterable[str], what: str = "the model") -> None:
         self.lang = lang
         self.known = sorted(known)
         super().__init__(f"unknown language {lang!r}: {what} knows {', '.join(self.known) or 'no languages'}")

@@ -17,10 +17,15 @@ name ("eng_Latn") as the subset and is handled exactly. `languages={...}` overri
 mteb is imported lazily: `import bridgeembed` never needs it (`pip install bridgeembed[mteb]`).
 """
 
+from __future__ import annotations
+
 import logging
 import re
 import warnings
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +33,12 @@ from bridgeembed.errors import UnknownLanguageError
 from bridgeembed.evaluation.heads import HeadSpec
 from bridgeembed.evaluation.languages import check_language, known_languages
 from bridgeembed.evaluation.models import load_encoder
+
+if TYPE_CHECKING:  # for annotations only
+    import torch
+
+    from bridgeembed.evaluation.heads import HeadsLike
+    from bridgeembed.protocol import SentenceEncoder
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +73,7 @@ CITATION = """@article{vazquez-etal-2020-systematic,
 }"""
 
 
-def require_mteb():
+def require_mteb() -> ModuleType:
     """The mteb module, or an ImportError that says how to install it."""
     try:
         import mteb
@@ -80,7 +91,7 @@ def _tag_key(tag: str) -> str:
 class TaskLanguageError(UnknownLanguageError):
     """No language of an mteb task subset is one the model knows."""
 
-    def __init__(self, task: str, subset: str, tags, known):
+    def __init__(self, task: str, subset: str, tags: Sequence[str], known: Iterable[str]) -> None:
         self.lang, self.known = ", ".join(tags), sorted(known)
         ValueError.__init__(
             self, f"task {task!r}, subset {subset!r} is in {', '.join(tags)}; the model knows "
@@ -100,8 +111,10 @@ class BridgeMTEBEncoder:
     batch_size: sentences per forward pass; None follows mteb's `encode_kwargs` (else 64).
     """
 
-    def __init__(self, model="multi30k-m2m", revision=None, *, device=None, heads="mean", batch_size=None,
-                 languages=None, normalize: bool = False, name=None, license=None, open_weights: bool = True):
+    def __init__(self, model: SentenceEncoder | str | Path = "multi30k-m2m", revision: str | None = None, *,
+                 device: str | torch.device | None = None, heads: HeadsLike = "mean", batch_size: int | None = None,
+                 languages: Sequence[str] | None = None, normalize: bool = False, name: str | None = None,
+                 license: str | None = None, open_weights: bool = True) -> None:
         require_mteb()
         spec = HeadSpec.parse(heads)
         if isinstance(model, (str, Path)):
@@ -121,7 +134,7 @@ class BridgeMTEBEncoder:
         return f"BridgeMTEBEncoder({self.mteb_model_meta.name!r}, heads={self.heads!r}, embed_dim={self.embed_dim})"
 
     # --- languages ----------------------------------------------------------------------------
-    def model_code(self, tag: str):
+    def model_code(self, tag: str) -> str | None:
         """An mteb tag ("deu-Latn", "deu_Latn", "deu") -> the model's code ("de"), or None."""
         tag = _tag_key(tag)
         iso3 = tag.split("-")[0]
@@ -137,7 +150,7 @@ class BridgeMTEBEncoder:
         tags += [ISO1_TO_MTEB[code] for code in (self.known or []) if code in ISO1_TO_MTEB]
         return list(dict.fromkeys(tags))
 
-    def language_for(self, task_metadata, hf_subset: str) -> str:
+    def language_for(self, task_metadata: Any, hf_subset: str) -> str:
         """The model code to encode a subset's texts with (see the module docstring)."""
         if _tag_key(hf_subset) in self.language_map:  # keys are stored with "-" (see _tag_key)
             return self.language_map[_tag_key(hf_subset)]
@@ -153,7 +166,8 @@ class BridgeMTEBEncoder:
         return codes[0]
 
     # --- EncoderProtocol ------------------------------------------------------------------------
-    def encode(self, inputs, *, task_metadata, hf_split: str, hf_subset: str, prompt_type=None,
+    def encode(self, inputs: Iterable[dict], *, task_metadata: Any, hf_split: str, hf_subset: str,
+               prompt_type: Any | None = None,
                **kwargs) -> np.ndarray:
         """Every text of the DataLoader, in order: float32 (N, embed_dim). Prompts are not used."""
         lang = self.language_for(task_metadata, hf_subset)
@@ -168,23 +182,24 @@ class BridgeMTEBEncoder:
                                       normalize=self.normalize, show_progress_bar=kwargs.get("show_progress_bar"))
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.embed_dim)  # (N, embed_dim)
 
-    def similarity(self, embeddings1, embeddings2):
+    def similarity(self, embeddings1: np.ndarray, embeddings2: np.ndarray) -> torch.Tensor:
         from mteb.similarity_functions import cos_sim
 
         return cos_sim(embeddings1, embeddings2)  # (N1, N2)
 
-    def similarity_pairwise(self, embeddings1, embeddings2):
+    def similarity_pairwise(self, embeddings1: np.ndarray, embeddings2: np.ndarray) -> torch.Tensor:
         from mteb.similarity_functions import pairwise_cos_sim
 
         return pairwise_cos_sim(embeddings1, embeddings2)  # (N,)
 
 
-def _load_from_meta(model_name, revision=None, *, source, **kwargs) -> BridgeMTEBEncoder:
+def _load_from_meta(model_name: str, revision: str | None = None, *, source: str, **kwargs) -> BridgeMTEBEncoder:
     """`ModelMeta.load_model()` calls this with the meta's name; the checkpoint comes from `source`."""
     return BridgeMTEBEncoder(source, revision, **kwargs)
 
 
-def bridge_model_meta(wrapper: BridgeMTEBEncoder, name=None, revision=None, license=None, open_weights=True):
+def bridge_model_meta(wrapper: BridgeMTEBEncoder, name: str | None = None, revision: str | None = None,
+                      license: str | None = None, open_weights: bool = True) -> Any:
     """The mteb `ModelMeta` of a wrapped encoder: what is known from the model, None where unknown."""
     require_mteb()
     from mteb.models.model_meta import ModelMeta

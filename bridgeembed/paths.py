@@ -13,7 +13,8 @@ DEFAULT_ROOT = Path("~/.cache/bridgeembed/data")
 
 
 def model_folder(model: str) -> str:
-    """A `--model` spec as a folder name: `untrained:multi30k-m2m` -> `untrained-multi30k-m2m`, a path -> its file name."""
+    """A `--model` spec as a folder name: `untrained:multi30k-m2m` -> `untrained-multi30k-m2m`,
+                 a path -> its file name."""
     name = Path(model).name if "/" in model else model
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "model"
 
@@ -23,7 +24,7 @@ def default_out(task: str, model: str) -> Path:
     return Path("results") / task / model_folder(model)
 
 
-def senteval_dir(explicit=None) -> Path:
+def senteval_dir(explicit: str | Path | None = None) -> Path:
     """SentEval's folder (downstream/, probing/): `<data root>/senteval`, or the root itself when `--data`
     names that folder, so `--data DIR` and `--data DIR/senteval` both work, for downloads and benchmarks."""
     root = data_root(explicit)
@@ -34,7 +35,7 @@ def senteval_dir(explicit=None) -> Path:
     return root / "senteval"
 
 
-def data_root(explicit=None) -> Path:
+def data_root(explicit: str | Path | None = None) -> Path:
     """The data root: `explicit` if given, else `$BRIDGEEMBED_DATA`, else `~/.cache/bridgeembed/data`."""
     if explicit:
         return Path(explicit).expanduser()

@@ -33,7 +33,7 @@ def list_pretrained() -> list:
     return sorted(names)
 
 
-def resolve(name_or_path) -> Path:
+def resolve(name_or_path: str | Path) -> Path:
     """A shipped model's name, a checkpoint file, or a folder with model.pt -> the checkpoint file."""
     path = Path(name_or_path).expanduser()
     if path.is_file():

@@ -23,10 +23,10 @@ class SentenceEncoder(Protocol):
     Encoders without heads may ignore `heads` other than "mean" by raising ValueError.
     """
 
-    def encode(self, sentences: Sequence[str], lang, heads: Heads = "mean", batch_size: int = 64) -> np.ndarray:
+    def encode(self, sentences: Sequence[str], lang: str, heads: Heads = "mean", batch_size: int = 64) -> np.ndarray:
         ...
 
 
-def num_heads(encoder) -> int:
+def num_heads(encoder: SentenceEncoder) -> int:
     """How many heads `encoder` can return with `heads="each"` (0 for an encoder without heads)."""
     return int(getattr(encoder, "num_heads", 0) or 0)

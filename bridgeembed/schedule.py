@@ -6,12 +6,18 @@ directions in cycles (a seeded shuffle per cycle), so after every full cycle eac
 exactly as many batches as every other one.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
 from itertools import permutations
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from bridgeembed.errors import ConfigError
+
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.config import DataConfig
 
 
 class Direction(NamedTuple):
@@ -29,19 +35,19 @@ class Direction(NamedTuple):
         return cls(src, tgt)
 
 
-def _many_to_many(langs, pivot):
+def _many_to_many(langs: Sequence[str], pivot: str) -> list[tuple[str, str]]:
     return [Direction(s, t) for s, t in permutations(langs, 2)]
 
 
-def _many_to_one(langs, pivot):
+def _many_to_one(langs: Sequence[str], pivot: str) -> list[tuple[str, str]]:
     return [Direction(s, pivot) for s in langs if s != pivot]
 
 
-def _one_to_many(langs, pivot):
+def _one_to_many(langs: Sequence[str], pivot: str) -> list[tuple[str, str]]:
     return [Direction(pivot, t) for t in langs if t != pivot]
 
 
-def _bilingual(langs, pivot):
+def _bilingual(langs: Sequence[str], pivot: str) -> list[tuple[str, str]]:
     if len(langs) != 2:
         raise ConfigError(f"data.directions: bilingual needs exactly two languages, got {', '.join(langs)}")
     return _one_to_many(langs, pivot)
@@ -51,13 +57,14 @@ LAYOUTS = {"many-to-many": _many_to_many, "many-to-one": _many_to_one,
            "one-to-many": _one_to_many, "bilingual": _bilingual}
 
 
-def training_directions(data_cfg) -> list:
+def training_directions(data_cfg: DataConfig) -> list:
     """The directions named by the config, plus monolingual copies, minus the zero-shot ones."""
     langs = list(data_cfg.languages)
     spec = data_cfg.directions
     if isinstance(spec, str):
         if spec not in LAYOUTS:
-            raise ConfigError(f"data.directions: {spec!r} unknown; expected {', '.join(LAYOUTS)} or a list like [en-de, de-en]")
+            raise ConfigError(f"data.directions: {spec!r} unknown; expected {', '.join(LAYOUTS)} "
+                              "or a list like [en-de, de-en]")
         if spec != "many-to-many" and data_cfg.pivot not in langs:
             raise ConfigError(f"data.pivot {data_cfg.pivot!r} is not among data.languages ({', '.join(langs)})")
         directions = LAYOUTS[spec](langs, data_cfg.pivot)
@@ -76,7 +83,7 @@ def training_directions(data_cfg) -> list:
     return directions
 
 
-def evaluation_directions(data_cfg) -> list:
+def evaluation_directions(data_cfg: DataConfig) -> list:
     """Every translation direction between the languages (zero-shot ones included), then the copies."""
     langs = list(data_cfg.languages)
     return _many_to_many(langs, None) + [Direction(lang, lang) for lang in langs]
@@ -85,7 +92,7 @@ def evaluation_directions(data_cfg) -> list:
 class RotatingScheduler:
     """Step -> direction, uniformly: cycle c visits every direction once, in a seeded random order."""
 
-    def __init__(self, directions, seed: int):
+    def __init__(self, directions: Sequence[Direction], seed: int) -> None:
         self.directions = list(directions)
         self.seed = seed
         self._cycle, self._order = -1, None

@@ -5,13 +5,20 @@ Scores are summed log-probabilities; the final choice divides them by the GNMT l
 extends with PAD at no cost, which keeps the whole search in batched tensor operations.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import torch
 
 from bridgeembed.tokenization import BOS, EOS, PAD
 
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.model import BridgeModel
+
 
 @torch.no_grad()
-def beam_search(model, src: torch.Tensor, lengths: torch.Tensor, src_lang: str, tgt_lang: str,
+def beam_search(model: BridgeModel, src: torch.Tensor, lengths: torch.Tensor, src_lang: str, tgt_lang: str,
                 beam: int = 5, max_len: int = 0, alpha: float = 1.0) -> list:
     """src: (B, T) ids with EOS. Returns the best hypothesis of each sentence as a list of ids (no EOS).
 

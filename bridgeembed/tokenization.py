@@ -5,9 +5,12 @@ The sentencepiece model travels inside every checkpoint as bytes, so the exact p
 was trained with runs again at encode and translate time.
 """
 
+from __future__ import annotations
+
 import io
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -20,7 +23,7 @@ PAD, UNK, BOS, EOS = 0, 1, 2, 3  # fixed ids in every sentencepiece model we tra
 
 
 @lru_cache(maxsize=None)
-def _moses(lang: str):
+def _moses(lang: str) -> tuple[MosesPunctNormalizer, MosesTokenizer, MosesDetokenizer]:
     return MosesPunctNormalizer(lang=lang), MosesTokenizer(lang=lang), MosesDetokenizer(lang=lang)
 
 
@@ -48,7 +51,7 @@ class Pretokenizer:
 class LanguageTokenizer:
     """The whole pipeline of one language: `encode(text) -> ids` (no BOS/EOS) and `decode(ids) -> text`."""
 
-    def __init__(self, lang: str, spm_model: bytes, lowercase: bool = True, moses: bool = True):
+    def __init__(self, lang: str, spm_model: bytes, lowercase: bool = True, moses: bool = True) -> None:
         self.lang = lang
         self.spm_model = bytes(spm_model)
         self.pre = Pretokenizer(lang, lowercase, moses)
@@ -61,27 +64,29 @@ class LanguageTokenizer:
     def encode(self, text: str) -> list:
         return self.sp.encode(self.pre(text), out_type=int)
 
-    def encode_many(self, texts) -> list:
+    def encode_many(self, texts: Sequence[str]) -> list:
         return self.sp.encode([self.pre(t) for t in texts], out_type=int)
 
     def pieces(self, text: str) -> list:
         """The subword strings `encode` maps to ids (for attention heat maps)."""
         return self.sp.encode(self.pre(text), out_type=str)
 
-    def decode(self, ids) -> str:
+    def decode(self, ids: Sequence[int]) -> str:
         ids = [int(i) for i in ids if int(i) not in (PAD, BOS, EOS)]
         return self.pre.detokenize(self.sp.decode(ids))
 
     def state(self) -> dict:
         """What a checkpoint stores to rebuild this tokenizer."""
-        return {"lang": self.lang, "spm_model": self.spm_model, "lowercase": self.pre.lowercase, "moses": self.pre.moses}
+        return {"lang": self.lang, "spm_model": self.spm_model, "lowercase": self.pre.lowercase,
+                "moses": self.pre.moses}
 
     @classmethod
     def from_state(cls, state: dict) -> "LanguageTokenizer":
         return cls(state["lang"], state["spm_model"], state["lowercase"], state["moses"])
 
     @classmethod
-    def train(cls, lang: str, texts, vocab_size: int, lowercase: bool = True, moses: bool = True, seed: int = 1):
+    def train(cls, lang: str, texts: Sequence[str], vocab_size: int, lowercase: bool = True, moses: bool = True,
+              seed: int = 1) -> LanguageTokenizer:
         """Train a BPE model on `texts` (raw sentences). A vocabulary the data cannot fill is shrunk, with a warning."""
         pre = Pretokenizer(lang, lowercase, moses)
         lines = [line for line in (pre(t) for t in texts) if line]

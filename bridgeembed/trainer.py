@@ -5,15 +5,19 @@ the step number, plus the torch RNG state stored in every checkpoint, so a run t
 resumed from `last.pt` reaches the same parameters as one that never stopped.
 """
 
+from __future__ import annotations
+
 import json
 import logging
 import math
 import re
 import signal
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -49,6 +53,12 @@ from bridgeembed.schedule import (
 from bridgeembed.tokenization import PAD, LanguageTokenizer
 from bridgeembed.validation import check_validation_data, validate
 
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.config import Config
+    from bridgeembed.data import Batch
+    from bridgeembed.distributed import World
+    from bridgeembed.schedule import Direction
+
 logger = logging.getLogger(__name__)
 
 
@@ -81,14 +91,14 @@ def native_bf16(device: torch.device) -> bool:
     return bool(re.search(r"\b(avx512_bf16|amx_bf16)\b", flags))
 
 
-def pick_precision(name: str, device: torch.device):
+def pick_precision(name: str, device: torch.device) -> torch.dtype | None:
     """train.precision -> the autocast dtype (None: fp32)."""
     if name == "bf16" or (name == "auto" and native_bf16(device)):
         return torch.bfloat16
     return None
 
 
-def make_optimizer(params, name: str, lr: float) -> torch.optim.Optimizer:
+def make_optimizer(params: Any, name: str, lr: float) -> torch.optim.Optimizer:
     """Adam or SGD; fused kernels where this torch has them (one pass over all parameters, not one per tensor)."""
     params = list(params)
     kind = torch.optim.SGD if name == "sgd" else torch.optim.Adam
@@ -99,11 +109,11 @@ def make_optimizer(params, name: str, lr: float) -> torch.optim.Optimizer:
 
 
 @contextmanager
-def interrupt_guard():
+def interrupt_guard() -> Iterator[dict]:
     """SIGINT/SIGTERM ask the loop to stop after the current step (and save) instead of dying mid-step."""
     flag = {"stop": 0}  # the signal number once one arrived
 
-    def handler(signum, frame):
+    def handler(signum: int, frame: object) -> None:
         flag["stop"] = signum
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -115,7 +125,8 @@ def interrupt_guard():
 
 
 class Trainer:
-    def __init__(self, config, data=None, world=None, show_progress=None):
+    def __init__(self, config: Config, data: str | Path | None = None, world: World | None = None,
+                 show_progress: bool | None = None) -> None:
         self.cfg, t = config, config.train
         self.world = world or distributed.from_environment()
         self.device = pick_device(t.device, self.world.local_rank)
@@ -159,7 +170,7 @@ class Trainer:
         self.ddp = self._wrap()
 
     # --- set-up -----------------------------------------------------------------------------
-    def _check_resumable(self, payload) -> None:
+    def _check_resumable(self, payload: dict) -> None:
         saved = payload["config"]
         for section in ("model", "tokenizer", "data"):
             if saved.get(section) != asdict(getattr(self.cfg, section)):
@@ -168,7 +179,7 @@ class Trainer:
         if payload["kind"] != "trainer" or "trainer" not in payload:
             raise ConfigError(f"{self.out / 'last.pt'} is not a trainer checkpoint; cannot resume from it")
 
-    def _load_init(self, path) -> dict:
+    def _load_init(self, path: str | Path) -> dict:
         """A checkpoint to start from: it must have this run's model and tokenizer config and every decoder."""
         payload = load_checkpoint(path)
         for section in ("model", "tokenizer"):
@@ -183,18 +194,19 @@ class Trainer:
 
     def _train_tokenizers(self, raw: dict) -> dict:
         tok = self.cfg.tokenizer
-        return {lang: LanguageTokenizer.train(lang, lines, tok.vocab_size, tok.lowercase, tok.moses, self.cfg.train.seed)
+        return {lang: LanguageTokenizer.train(lang, lines, tok.vocab_size, tok.lowercase, tok.moses,
+                          self.cfg.train.seed)
                 for lang, lines in raw.items()}
 
-    def _direction_batches(self, key: int, d) -> DirectionBatches:
+    def _direction_batches(self, key: int, d: Direction) -> DirectionBatches:
         pairs = self.train_data.pairs(d.src, d.tgt)
         lengths = np.array([0 if s is None else len(s) for s in self.train_data.ids[d.src]])
         return DirectionBatches(pairs, lengths, self.cfg.train.batch_size, self.cfg.train.seed, key)
 
-    def _make_optimizer(self):
+    def _make_optimizer(self) -> torch.optim.Optimizer:
         return make_optimizer(self.model.parameters(), self.cfg.train.optimizer, self.cfg.train.lr)
 
-    def _wrap(self):
+    def _wrap(self) -> torch.nn.Module:
         if not self.world.distributed:
             return self.model
         from torch.nn.parallel import DistributedDataParallel
@@ -226,7 +238,7 @@ class Trainer:
         if self.world.main:
             save_atomic(self.payload(with_optimizer), self.out / name)
 
-    def _restore(self, payload) -> None:
+    def _restore(self, payload: dict) -> None:
         self.model.load_state_dict(payload["model"])
         if "optimizer" in payload:
             self.optimizer.load_state_dict(payload["optimizer"])
@@ -245,18 +257,18 @@ class Trainer:
             group["lr"] = lr
 
     # --- the loop ---------------------------------------------------------------------------
-    def _rows(self, step: int):
+    def _rows(self, step: int) -> tuple[Direction, np.ndarray]:
         """(direction, line numbers) of the batch every rank agrees on at `step`."""
         index = self.scheduler.index(step)
         return self.directions[index], self.batches[index].batch(self.scheduler.visits_before(step, index))
 
-    def global_batch(self, step: int):
+    def global_batch(self, step: int) -> Batch:
         """The batch every rank agrees on at `step` (each then trains on its slice)."""
         d, rows = self._rows(step)
         ids = self.train_data.ids
         return make_batch([ids[d.src][i] for i in rows], [ids[d.tgt][i] for i in rows], d.src, d.tgt)
 
-    def partner_language(self, step: int, d) -> str:
+    def partner_language(self, step: int, d: Direction) -> str:
         """The language whose sentences the alignment loss pairs with the source: the target, or for
         a copy A->A another language, a different one every cycle of the scheduler."""
         if d.src != d.tgt:
@@ -344,7 +356,7 @@ class Trainer:
                   best_bleu=self.state.best_bleu)
         return self.state
 
-    def validate_and_save(self, log) -> bool:
+    def validate_and_save(self, log: TrainingLog) -> bool:
         """Validate on rank 0, keep the best checkpoint, decay the lr, save last.pt; True = stop early."""
         t = self.cfg.train
         decision = None
@@ -370,12 +382,12 @@ class Trainer:
 class TrainingLog:
     """log.jsonl: one JSON object per line (train records every log_every steps, validations, events)."""
 
-    def __init__(self, path: Path, world):
+    def __init__(self, path: Path, world: World | None) -> None:
         self.path, self.world = path, world
         self.sums = {"nll": 0.0, "penalty": 0.0, "align": 0.0, "tokens": 0, "sentences": 0, "src_tokens": 0, "steps": 0}
         self.clock = time.perf_counter()
 
-    def start(self, trainer) -> None:
+    def start(self, trainer: Trainer) -> None:
         d = trainer.train_data
         self.event("resume" if trainer.state.step else "start", step=trainer.state.step,
                    directions=[str(x) for x in trainer.directions], steps_per_epoch=trainer.steps_per_epoch,
@@ -391,20 +403,22 @@ class TrainingLog:
             self.sums[key] += value
         self.sums["steps"] += 1
 
-    def flush_train(self, trainer) -> dict:
+    def flush_train(self, trainer: Trainer) -> dict:
         s = self.sums
         nll, penalty, align, tokens, sentences, src_tokens, steps = distributed.sum_all(
             [s["nll"], s["penalty"], s["align"], s["tokens"], s["sentences"], s["src_tokens"], s["steps"]], self.world)
         seconds = time.perf_counter() - self.clock
         record = {"step": trainer.state.step, "epoch": round(trainer.state.step / trainer.steps_per_epoch, 4),
                   "lr": trainer.state.lr, "nll": nll / max(tokens, 1), "ppl": math.exp(min(nll / max(tokens, 1), 50)),
-                  "penalty": penalty / max(sentences, 1), "align": align / max(steps, 1), "pairs_per_s": sentences / seconds,
+                  "penalty": penalty / max(sentences, 1), "align": align / max(steps, 1),
+                  "pairs_per_s": sentences / seconds,
                   "tokens_per_s": (tokens + src_tokens) / seconds}
         self.event("train", **record)
         self.sums = dict.fromkeys(self.sums, 0)
         self.sums["nll"] = self.sums["penalty"] = self.sums["align"] = 0.0
         self.clock = time.perf_counter()
-        shown = {"nll": f"{record['nll']:.3f}", "pen": f"{record['penalty']:.3f}", "pairs/s": f"{record['pairs_per_s']:.0f}"}
+        shown = {"nll": f"{record['nll']:.3f}", "pen": f"{record['penalty']:.3f}",
+                 "pairs/s": f"{record['pairs_per_s']:.0f}"}
         if trainer.cfg.train.align_weight > 0:
             shown["align"] = f"{record['align']:.3f}"
         return shown

@@ -1,6 +1,10 @@
 """Translation with a trained model: raw sentences in, detokenised sentences out, batched by length."""
 
+from __future__ import annotations
+
 import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -10,25 +14,28 @@ from bridgeembed.data import check_sentences, pad, with_eos
 from bridgeembed.errors import UnknownLanguageError
 from bridgeembed.search import beam_search
 
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.model import BridgeModel
+
 logger = logging.getLogger(__name__)
 
 
 class Translator:
-    def __init__(self, model, tokenizers: dict, max_len: int = 50):
+    def __init__(self, model: BridgeModel, tokenizers: dict, max_len: int = 50) -> None:
         self.model, self.tokenizers, self.max_len = model, tokenizers, max_len
 
     @property
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
 
-    def source_ids(self, sentences, lang: str) -> list:
+    def source_ids(self, sentences: Sequence[str], lang: str) -> list:
         """Subword ids + EOS, cut to the model's maximum length (an empty sentence is just EOS)."""
         if lang not in self.tokenizers:
             raise UnknownLanguageError(lang, self.tokenizers, "the model")
         return with_eos(self.tokenizers[lang].encode_many(sentences), self.max_len)[0]
 
     @torch.no_grad()
-    def translate(self, sentences, src: str, tgt: str, beam: int = 5, batch_size: int = 64,
+    def translate(self, sentences: Sequence[str], src: str, tgt: str, beam: int = 5, batch_size: int = 64,
                   alpha: float = 1.0, show_progress: bool = False) -> list:
         for name, value in (("beam", beam), ("batch_size", batch_size)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:

@@ -1,9 +1,13 @@
 """Test-set BLEU of every direction (zero-shot ones included) and BLEU by source length
 (Vázquez et al. 2020, Table 1 and Figure 3), written as JSON, Markdown and a PNG plot."""
 
+from __future__ import annotations
+
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tqdm.auto import tqdm
 
@@ -12,11 +16,17 @@ from bridgeembed.data import read_split
 from bridgeembed.schedule import Direction, evaluation_directions, training_directions
 from bridgeembed.translate import Translator
 
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.config import Config
+    from bridgeembed.model import BridgeModel
+    from bridgeembed.tokenization import LanguageTokenizer
+
 logger = logging.getLogger(__name__)
 
 
-def evaluate(model, tokenizers, config, folder: Path, split: str, directions=None, beam: int = 5,
-             batch_size: int = 64, out_dir=None, show_progress=None) -> dict:
+def evaluate(model: BridgeModel, tokenizers: dict[str, LanguageTokenizer], config: Config, folder: Path, split: str,
+             directions: Sequence[Direction] | None = None, beam: int = 5,
+             batch_size: int = 64, out_dir: str | Path | None = None, show_progress: bool | None = None) -> dict:
     """{"signature", "split", "beam", "directions": {"en-de": {"bleu", "trained", "by_length"}}}."""
     directions = directions or [d for d in evaluation_directions(config.data) if d.tgt in model.decoders]
     langs = sorted({lang for d in directions for lang in d})
@@ -30,7 +40,8 @@ def evaluate(model, tokenizers, config, folder: Path, split: str, directions=Non
         hyps = translator.translate(sources, d.src, d.tgt, beam=beam, batch_size=batch_size)
         results["directions"][str(d)] = {"bleu": corpus_bleu(hyps, refs), "trained": str(d) in trained,
                                          "sentences": len(keep), "by_length": bleu_by_length(sources, hyps, refs)}
-        logger.info("%s: BLEU %.2f%s", d, results["directions"][str(d)]["bleu"], "" if str(d) in trained else " (zero-shot)")
+        logger.info("%s: BLEU %.2f%s", d, results["directions"][str(d)]["bleu"],
+                    "" if str(d) in trained else " (zero-shot)")
         if out_dir:
             hyp_file = Path(out_dir) / "translations" / f"{split}.{d.src}-{d.tgt}.{d.tgt}"
             hyp_file.parent.mkdir(parents=True, exist_ok=True)
@@ -55,7 +66,8 @@ def markdown_table(results: dict) -> str:
     translation = [e["bleu"] for n, e in scores.items() if Direction.parse(n).src != Direction.parse(n).tgt]
     if translation:
         rows.append(f"\nMean BLEU over {len(translation)} translation directions: "
-                    f"{sum(translation) / len(translation):.2f}. * zero-shot (not trained). sacrebleu {results['signature']}")
+                    f"{sum(translation) / len(translation):.2f}. * zero-shot (not trained). "
+                    f"sacrebleu {results['signature']}")
     return "\n".join(rows) + "\n"
 
 

@@ -4,7 +4,12 @@ The model is selected by the mean dev BLEU of the trained translation directions
 zero-shot directions are reported but do not choose the checkpoint).
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -14,6 +19,13 @@ from bridgeembed.data import make_batch
 from bridgeembed.errors import DataError
 from bridgeembed.model.nmt import translation_loss
 from bridgeembed.translate import Translator
+
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.config import TrainConfig
+    from bridgeembed.data import EncodedSplit
+    from bridgeembed.model import BridgeModel
+    from bridgeembed.schedule import Direction
+    from bridgeembed.tokenization import LanguageTokenizer
 
 
 @dataclass
@@ -27,7 +39,7 @@ class ValidationResult:
         return {"mean_bleu": self.mean_bleu, "bleu": self.bleu, "loss": self.loss, "penalty": self.penalty}
 
 
-def check_validation_data(raw: dict, directions, folder, split: str) -> None:
+def check_validation_data(raw: dict, directions: Sequence[Direction], folder: str | Path, split: str) -> None:
     """Every validated direction needs dev pairs with text on both sides (`raw`: {lang: dev lines}).
 
     Checked before step 1: found out at the first validation, an empty dev set crashed inside
@@ -42,7 +54,8 @@ def check_validation_data(raw: dict, directions, folder, split: str) -> None:
 
 
 @torch.no_grad()
-def dev_loss(model, encoded, lines: np.ndarray, src: str, tgt: str, device, batch_size: int = 64):
+def dev_loss(model: BridgeModel, encoded: EncodedSplit, lines: np.ndarray, src: str, tgt: str,
+             device: str | torch.device, batch_size: int = 64) -> tuple[float, float]:
     """(NLL per target token, penalty per sentence) under teacher forcing."""
     nll = penalty = 0.0
     tokens = 0
@@ -55,7 +68,8 @@ def dev_loss(model, encoded, lines: np.ndarray, src: str, tgt: str, device, batc
     return nll / max(tokens, 1), penalty / max(len(lines), 1)
 
 
-def validate(model, tokenizers, encoded, raw: dict, directions, trained, cfg_train, max_len: int) -> ValidationResult:
+def validate(model: BridgeModel, tokenizers: dict[str, LanguageTokenizer], encoded: EncodedSplit, raw: dict,
+             directions: Sequence[Direction], trained: set, cfg_train: TrainConfig, max_len: int) -> ValidationResult:
     """`encoded`: the dev EncodedSplit; `raw`: {lang: dev lines}; `trained`: the training directions."""
     model.eval()
     device = next(model.parameters()).device

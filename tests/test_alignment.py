@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 import torch
-from toy import toy_config, write_toy_corpus
 
 from bridgeembed.checkpoint import load_checkpoint
 from bridgeembed.crosslingual.retrieval import accuracy
@@ -14,6 +13,7 @@ from bridgeembed.model.bridge import BridgeOutput
 from bridgeembed.model.nmt import ModelOutput, alignment_loss, translation_loss
 from bridgeembed.tokenization import PAD
 from bridgeembed.trainer import Trainer, make_optimizer
+from toy import toy_config, write_toy_corpus
 
 
 def trainer_for(corpus, out, **train):

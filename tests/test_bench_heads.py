@@ -3,11 +3,11 @@
 import json
 
 import pytest
-from senteval_fixtures import HeadsEncoder, write_tree
-from test_crosslingual_toy import write_bitext, write_tweets, write_xnli
 
 from bridgeembed.cli import bench
 from bridgeembed.evaluation import models
+from senteval_fixtures import HeadsEncoder, write_tree
+from test_crosslingual_toy import write_bitext, write_tweets, write_xnli
 
 FORMS = {"mean": ["mean"], "each": ["head 0", "head 1", "head 2"], "1": ["head 1"], "0,2": ["head 0", "head 2"]}
 

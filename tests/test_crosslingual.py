@@ -4,13 +4,6 @@ import json
 
 import numpy as np
 import pytest
-from test_crosslingual_toy import (
-    LANGS,
-    RotatedEncoder,
-    SharedSpaceEncoder,
-    write_tweets,
-    write_xnli,
-)
 
 from bridgeembed.crosslingual import (
     ClassifierConfig,
@@ -24,6 +17,13 @@ from bridgeembed.crosslingual import (
 from bridgeembed.crosslingual.classifier import LogisticTransfer, make_classifier
 from bridgeembed.crosslingual.encoding import EmbeddedSet
 from bridgeembed.errors import ConfigError, DataError, UnknownLanguageError
+from test_crosslingual_toy import (
+    LANGS,
+    RotatedEncoder,
+    SharedSpaceEncoder,
+    write_tweets,
+    write_xnli,
+)
 
 SETS = [("en",), ("en", "de")]
 
@@ -39,8 +39,8 @@ def tweets_dir(tmp_path_factory):
 
 
 def cells(result, supervised: bool):
-    return [result.accuracy[r][l] for r in result.train_sets for l in result.test_langs
-            if result.supervised(r, l) == supervised]
+    return [result.accuracy[r][lang] for r in result.train_sets for lang in result.test_langs
+            if result.supervised(r, lang) == supervised]
 
 
 @pytest.mark.parametrize("task", ["xnli", "sentiment"])
@@ -59,7 +59,7 @@ def test_shared_space_transfers_and_rotated_space_falls_to_chance(task, xnli_dir
 
 def test_supervised_cells_and_zero_shot_drop_by_definition(xnli_dir):
     result = transfer_matrix(RotatedEncoder(), XnliXtreme(xnli_dir), SETS, ["en", "de", "fr"], show_progress=False)
-    assert [result.supervised("en+de", l) for l in ("en", "de", "fr")] == [True, True, False]
+    assert [result.supervised("en+de", lang) for lang in ("en", "de", "fr")] == [True, True, False]
     acc = result.accuracy
     sup = [acc["en"]["en"], acc["en+de"]["en"], acc["en+de"]["de"]]
     zero = [acc["en"]["de"], acc["en"]["fr"], acc["en+de"]["fr"]]
@@ -72,7 +72,7 @@ def test_each_language_is_encoded_once_and_repeated_premises_once(xnli_dir):
     encoder = SharedSpaceEncoder()
     transfer_matrix(encoder, XnliXtreme(xnli_dir), [("en",), ("en", "de"), ("de",)], ["en", "de"], show_progress=False)
     by_lang = {}
-    for lang, n in encoder.calls:
+    for lang, _ in encoder.calls:
         by_lang[lang] = by_lang.get(lang, 0) + 1
     assert by_lang == {"en": 2, "de": 2}  # dev and test, whatever the number of training sets
 

@@ -5,13 +5,6 @@ import zlib
 
 import numpy as np
 import pytest
-from test_crosslingual_toy import (
-    RotatedEncoder,
-    SharedSpaceEncoder,
-    write_bitext,
-    write_tweets,
-    write_xnli,
-)
 
 from bridgeembed.cli import bench
 from bridgeembed.crosslingual.readers import read_bitext
@@ -22,6 +15,13 @@ from bridgeembed.crosslingual.retrieval import (
     retrieval_matrix,
 )
 from bridgeembed.evaluation import models
+from test_crosslingual_toy import (
+    RotatedEncoder,
+    SharedSpaceEncoder,
+    write_bitext,
+    write_tweets,
+    write_xnli,
+)
 
 
 class IdentityOfText:

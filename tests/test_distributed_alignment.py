@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.multiprocessing as mp
+
 from test_distributed import _free_port
 
 pytestmark = pytest.mark.distributed
@@ -22,10 +23,10 @@ def _worker(rank, corpus, out, port):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     sys.path.insert(0, TESTS)
     import torch.distributed as dist
-    from toy import toy_config
 
     from bridgeembed.distributed import World
     from bridgeembed.trainer import Trainer
+    from toy import toy_config
 
     config = toy_config(corpus, out, max_steps=8, valid_every=100, save_every=100, batch_size=64, threads=1,
                         align_weight=1.0, log_every=4)

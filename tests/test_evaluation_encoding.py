@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
-from senteval_fixtures import BrokenEncoder, HeadsEncoder
 
 from bridgeembed.baselines import HashBowEncoder
 from bridgeembed.errors import UnknownLanguageError
 from bridgeembed.evaluation.encoding import EncoderOutputError, EncodingCache
+from senteval_fixtures import BrokenEncoder, HeadsEncoder
 
 
 class Counting:

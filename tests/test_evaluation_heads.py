@@ -1,11 +1,11 @@
 """`--heads`: one parser for every command; checked against the encoder once."""
 
 import pytest
-from senteval_fixtures import HeadsEncoder
 
 from bridgeembed.baselines import HashBowEncoder
 from bridgeembed.errors import ConfigError
 from bridgeembed.evaluation.heads import MEAN, HeadSpec
+from senteval_fixtures import HeadsEncoder
 
 
 @pytest.mark.parametrize("given,views,encoder_heads,stacked", [

@@ -1,11 +1,11 @@
 """SentEval's file formats: encodings, headers, sorting, and errors that name file and line."""
 
 import pytest
-from senteval_fixtures import write_tree
 
 from bridgeembed.errors import DataError
 from bridgeembed.senteval import readers
 from bridgeembed.senteval.encoding import sentence
+from senteval_fixtures import write_tree
 
 
 @pytest.fixture()

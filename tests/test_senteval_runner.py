@@ -4,7 +4,6 @@ import json
 
 import numpy as np
 import pytest
-from senteval_fixtures import BrokenEncoder, HeadsEncoder, write_tree
 
 from bridgeembed.errors import ConfigError, DataError, UnknownLanguageError
 from bridgeembed.evaluation.encoding import EncoderOutputError
@@ -12,6 +11,7 @@ from bridgeembed.senteval import report
 from bridgeembed.senteval.config import EvalConfig, TrainSpec
 from bridgeembed.senteval.runner import run_suite, select_tasks
 from bridgeembed.senteval.tasks import Dirs
+from senteval_fixtures import BrokenEncoder, HeadsEncoder, write_tree
 
 TINY = EvalConfig("tiny", kfold=3, classifier=TrainSpec(0, "rmsprop", 16, tenacity=2, epoch_size=2, max_epoch=12),
                   probing_nhid=8)

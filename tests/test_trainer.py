@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from toy import toy_config
 
 from bridgeembed.checkpoint import load_checkpoint
 from bridgeembed.errors import DataError
 from bridgeembed.trainer import Trainer
+from toy import toy_config
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,5 +1,9 @@
 """`bridgeembed-bench`: score an encoder the way the literature does."""
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+
 from bridgeembed.cli.registry import dispatch
 
 COMMANDS = {
@@ -12,7 +16,7 @@ COMMANDS = {
 }
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     return dispatch("bridgeembed-bench", __doc__, COMMANDS, argv)
 
 

@@ -8,13 +8,13 @@ from pathlib import Path
 from bridgeembed.errors import BridgeembedError
 
 
-def positive_int(value, option: str) -> int:
+def positive_int(value: object, option: str) -> int:
     if value is None or value < 1:
         raise BridgeembedError(f"{option} must be a positive integer, got {value}")
     return value
 
 
-def set_threads(threads) -> None:
+def set_threads(threads: int | None) -> None:
     """--threads N: torch's CPU threads (None: torch's default)."""
     if threads is None:
         return
@@ -23,7 +23,7 @@ def set_threads(threads) -> None:
     torch.set_num_threads(positive_int(threads, "--threads"))
 
 
-def output_file(path, option: str, suffix: str = ""):
+def output_file(path: str | Path, option: str, suffix: str = "") -> Path | None:
     """The path a file will be written to (with `suffix` appended if missing, as np.save does), checked now."""
     if not path:
         return None
@@ -40,7 +40,7 @@ def output_file(path, option: str, suffix: str = ""):
     return path
 
 
-def read_sentences(input_path=None, given=()) -> tuple:
+def read_sentences(input_path: str | Path | None = None, given: object = ()) -> tuple:
     """-> (sentences, where they came from): --in/--input FILE, else the arguments, else stdin (UTF-8)."""
     from bridgeembed.data import decode_lines, read_lines
 

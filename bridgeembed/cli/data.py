@@ -1,5 +1,9 @@
 """`bridgeembed-data`: fetch evaluation and training data, or build probing tasks from raw text."""
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+
 from bridgeembed.cli.registry import dispatch
 
 COMMANDS = {
@@ -11,7 +15,7 @@ COMMANDS = {
 }
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     return dispatch("bridgeembed-data", __doc__, COMMANDS, argv)
 
 

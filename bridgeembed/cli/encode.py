@@ -4,8 +4,11 @@
   bridgeembed-encode --lang en --in captions.txt --out vectors.npy --heads each
 """
 
+from __future__ import annotations
+
 import argparse
 import sys
+from collections.abc import Sequence
 
 from bridgeembed.cli.checks import (
     output_file,
@@ -18,20 +21,21 @@ from bridgeembed.errors import BridgeembedError
 from bridgeembed.evaluation.heads import FORMS, HeadSpec
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("sentences", nargs="*", help="sentences to encode (or --in FILE, or stdin)")
     parser.add_argument("--lang", required=True, help="language code of the sentences, e.g. en")
     parser.add_argument("--model", default="multi30k-m2m", help="shipped model name, checkpoint or export")
     parser.add_argument("--in", dest="input", help="one sentence per line (UTF-8)")
     parser.add_argument("--out", help="write a .npy array here (default: print vectors as text)")
-    parser.add_argument("--heads", default="mean", help=f"{FORMS} (default mean): an (N, d), (N, k, d), (N, d) or (N, n, d) array")
+    parser.add_argument("--heads", default="mean",
+                        help=f"{FORMS} (default mean): an (N, d), (N, k, d), (N, d) or (N, n, d) array")
     parser.add_argument("--normalize", action="store_true", help="unit-length vectors")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--device", default=None, help="cpu, cuda, ... (default: cuda if available)")
     parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: torch's choice)")
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from bridgeembed.encoder_api import BridgeEncoder
@@ -60,7 +64,7 @@ def run(args) -> int:
     return 0
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bridgeembed-encode", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)

@@ -4,14 +4,17 @@ Drops the optimizer and trainer state; `--no-decoders` keeps only encoders, brid
 (all `BridgeEncoder` needs); `--half` stores weights as float16 (loaded back as float32).
 """
 
+from __future__ import annotations
+
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from bridgeembed.cli.registry import guarded, setup_logging
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from bridgeembed.checkpoint import (
         build_from_payload,
         load_checkpoint,
@@ -27,7 +30,7 @@ def run(args) -> int:
     return 0
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bridgeembed-export", description=__doc__)
     parser.add_argument("checkpoint", help="a trainer checkpoint (best.pt / last.pt)")
     parser.add_argument("out", help="where to write the export")

@@ -6,21 +6,24 @@ with `add_arguments(parser)` and `run(args) -> int | None`, named as "package.mo
 "package.module:object".
 """
 
+from __future__ import annotations
+
 import argparse
 import importlib
 import logging
 import sys
+from collections.abc import Callable, Sequence
 
 from bridgeembed.errors import BridgeembedError
 
 
-def load(target: str):
+def load(target: str) -> object:
     module_name, _, attr = target.partition(":")
     module = importlib.import_module(module_name)
     return getattr(module, attr) if attr else module
 
 
-def guarded(run, args) -> int:
+def guarded(run: Callable[[argparse.Namespace], int | None], args: argparse.Namespace) -> int:
     """Run a command; a user error becomes one line on stderr and exit status 2."""
     try:
         return int(run(args) or 0)
@@ -36,7 +39,7 @@ def setup_logging(verbose: bool = False) -> None:
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 
 
-def dispatch(prog: str, description: str, commands: dict, argv=None) -> int:
+def dispatch(prog: str, description: str, commands: dict, argv: Sequence[str] | None = None) -> int:
     """`commands` maps a name to (target, one-line help)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     listing = "\n".join(f"  {name:<12} {help_}" for name, (_, help_) in commands.items())

@@ -4,15 +4,18 @@ Run it again with the same config to resume from OUT_DIR/last.pt. For several pr
 `torchrun --nproc_per_node 2 -m bridgeembed.cli.train CONFIG.yaml` (gloo on CPU, NCCL on GPU).
 """
 
+from __future__ import annotations
+
 import argparse
 import logging
 import signal
 import sys
+from collections.abc import Sequence
 
 from bridgeembed.cli.registry import guarded, setup_logging
 
 
-def parse_args(argv=None):
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bridgeembed-train", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("config", help="YAML file with sections model, tokenizer, data, train (see configs/)")
@@ -23,7 +26,7 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from bridgeembed.config import Config
     from bridgeembed.trainer import Trainer
 
@@ -40,7 +43,7 @@ def run(args) -> int:
     return 0
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     setup_logging(args.verbose)
     return guarded(run, args)

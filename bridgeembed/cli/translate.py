@@ -4,8 +4,11 @@
   bridgeembed-translate --model best.pt --evaluate --split test_2016_flickr --out results/bleu
 """
 
+from __future__ import annotations
+
 import argparse
 import sys
+from collections.abc import Sequence
 
 from bridgeembed.cli.checks import (
     output_file,
@@ -16,7 +19,7 @@ from bridgeembed.cli.checks import (
 from bridgeembed.cli.registry import guarded, setup_logging
 
 
-def parse_args(argv=None):
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bridgeembed-translate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="multi30k-m2m",
@@ -39,7 +42,7 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from bridgeembed.checkpoint import load_model
     from bridgeembed.data import corpus_dir
     from bridgeembed.devices import resolve_device
@@ -80,7 +83,7 @@ def run(args) -> int:
     return 0
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     setup_logging(args.verbose)
     return guarded(run, args)

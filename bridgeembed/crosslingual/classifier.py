@@ -7,9 +7,11 @@ stratified 10% of the training pairs, and the final model is refit on all traini
 that C. Seeded, so a run is reproducible.
 """
 
+from __future__ import annotations
+
 import logging
 from dataclasses import dataclass, field
-from typing import Tuple
+from typing import TYPE_CHECKING, Tuple
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -18,6 +20,9 @@ from sklearn.preprocessing import StandardScaler
 
 from bridgeembed.errors import ConfigError
 from bridgeembed.evaluation import models
+
+if TYPE_CHECKING:  # for annotations only
+    import torch
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +48,7 @@ class LogisticTransfer:
 
     name = "logreg"
 
-    def __init__(self, config: ClassifierConfig = ClassifierConfig()):
+    def __init__(self, config: ClassifierConfig = ClassifierConfig()) -> None:
         if not config.c_grid or any(c <= 0 for c in config.c_grid):
             raise ConfigError(f"c_grid must hold positive values, got {config.c_grid}")
         if not 0 < config.heldout < 1:
@@ -51,7 +56,7 @@ class LogisticTransfer:
         self.config = config
         self.report = FitReport()
 
-    def _fit(self, x: np.ndarray, y: np.ndarray, c: float):
+    def _fit(self, x: np.ndarray, y: np.ndarray, c: float) -> tuple[StandardScaler, LogisticRegression]:
         scaler = StandardScaler().fit(x)
         model = LogisticRegression(C=c, max_iter=self.config.max_iter)
         return scaler, model.fit(scaler.transform(x), y)
@@ -83,7 +88,7 @@ class MajorityClass:
 
     name = "majority"
 
-    def __init__(self, config: ClassifierConfig = ClassifierConfig()):
+    def __init__(self, config: ClassifierConfig = ClassifierConfig()) -> None:
         self.report = FitReport()
 
     def fit(self, x: np.ndarray, y: np.ndarray) -> "MajorityClass":
@@ -98,14 +103,14 @@ CLASSIFIERS = {"logreg": LogisticTransfer, "majority": MajorityClass}
 MAJORITY = "majority"  # a `--model` value: the majority-class baseline, which needs no encoder
 
 
-def encoder_and_classifier(spec: str, device=None) -> tuple:
+def encoder_and_classifier(spec: str, device: str | torch.device | None = None) -> tuple:
     """A `--model` spec -> (encoder, "logreg"), or (None, "majority") for the majority-class baseline."""
     if spec == MAJORITY:
         return None, "majority"
     return models.load_encoder(spec, device=device), "logreg"
 
 
-def make_classifier(name: str, config: ClassifierConfig = ClassifierConfig()):
+def make_classifier(name: str, config: ClassifierConfig = ClassifierConfig()) -> LogisticTransfer | MajorityClass:
     if name not in CLASSIFIERS:
         raise ConfigError(f"unknown classifier {name!r}: expected one of {', '.join(CLASSIFIERS)}")
     return CLASSIFIERS[name](config)

@@ -9,8 +9,13 @@
 architecture with random weights. Each run writes JSON, CSV, Markdown and PNG under `--out`.
 """
 
+from __future__ import annotations
+
+import argparse
 import logging
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bridgeembed.crosslingual.classifier import (
     MAJORITY,
@@ -36,6 +41,9 @@ from bridgeembed.errors import ConfigError, DataError
 from bridgeembed.evaluation.heads import FORMS, HeadSpec
 from bridgeembed.paths import data_root, default_out
 
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.crosslingual.sources import Source
+
 logger = logging.getLogger(__name__)
 
 
@@ -46,20 +54,21 @@ def parse_floats(value: str, what: str) -> tuple:
         raise ConfigError(f"{what} must be comma-separated numbers, got {value!r}") from None
 
 
-def add_common(parser, task: str) -> None:
+def add_common(parser: argparse.ArgumentParser, task: str) -> None:
     parser.add_argument("--model", default="multi30k-m2m",
                         help="shipped model name, checkpoint path, untrained:NAME, minilm, bow, or majority "
                              "(default: multi30k-m2m)")
     parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA or ~/.cache/bridgeembed/data)")
     parser.add_argument("--out", help=f"output folder (default: results/{task}/MODEL)")
-    parser.add_argument("--heads", default="mean", help=f"views to score: {FORMS} (default: mean, the sentence vector); "
-                                                        "several views write one set of files each")
+    parser.add_argument("--heads", default="mean",
+                        help=f"views to score: {FORMS} (default: mean, the sentence vector); "
+                             "several views write one set of files each")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--device", help="torch device for the encoder (default: the encoder's choice)")
     parser.add_argument("--limit", type=int, help="use only the first N examples of every file (quick checks)")
 
 
-def add_classifier(parser, train_default) -> None:
+def add_classifier(parser: argparse.ArgumentParser, train_default: list[str]) -> None:
     parser.add_argument("--train-langs", nargs="+", default=train_default,
                         help="training-language sets, e.g. en en+de en+de+fr (one row each)")
     parser.add_argument("--test-langs", default="en,de,fr,es", help="comma-separated test languages")
@@ -68,11 +77,11 @@ def add_classifier(parser, train_default) -> None:
     parser.add_argument("--seed", type=int, default=0)
 
 
-def _out(args, task: str) -> Path:
+def _out(args: argparse.Namespace, task: str) -> Path:
     return Path(args.out) if args.out else default_out(task, args.model)
 
 
-def _transfer(args, task: str, source) -> int:
+def _transfer(args: argparse.Namespace, task: str, source: Source) -> int:
     heads = HeadSpec.parse(args.heads, what="--heads")
     encoder, classifier = encoder_and_classifier(args.model, args.device)
     config = ClassifierConfig(parse_floats(args.c_grid, "--c-grid"), args.heldout, args.seed)
@@ -89,16 +98,17 @@ def _transfer(args, task: str, source) -> int:
 class Xnli:
     """Crosslingual NLI (Table 6): logistic regression on [u, v, |u-v|, u*v]."""
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         add_common(parser, "xnli")
         add_classifier(parser, ["en"])
         parser.add_argument("--train-split", default="dev", help="XTREME split to train on (default: dev)")
         parser.add_argument("--test-split", default="test", help="XTREME split to test on (default: test)")
-        parser.add_argument("--train-template", help="premise<TAB>hypothesis<TAB>label files instead, e.g. "
-                                                     "'mnli/train-{lang}.tsv' (MultiNLI, XNLI-MT); needs --test-template")
+        parser.add_argument("--train-template",
+                            help="premise<TAB>hypothesis<TAB>label files instead, e.g. 'mnli/train-{lang}.tsv' "
+                                 "(MultiNLI, XNLI-MT); needs --test-template")
         parser.add_argument("--test-template", help="labelled test files with {lang}, used with --train-template")
 
-    def run(self, args) -> int:
+    def run(self, args: argparse.Namespace) -> int:
         if bool(args.train_template) != bool(args.test_template):
             raise ConfigError("--train-template and --test-template go together")
         if args.train_template:
@@ -111,7 +121,7 @@ class Xnli:
 class Sentiment:
     """Crosslingual sentiment (Table 7): logistic regression on sentence vectors, trained on English."""
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         add_common(parser, "sentiment")
         add_classifier(parser, ["en"])
         parser.add_argument("--dir", help="xlm-t layout folder (default: DATA/reviews/xlm-t-umsab-tweets)")
@@ -123,7 +133,7 @@ class Sentiment:
         parser.add_argument("--labels", help="comma-separated label set of the template files "
                                              "(default: the labels of the first training file)")
 
-    def run(self, args) -> int:
+    def run(self, args: argparse.Namespace) -> int:
         if bool(args.train_template) != bool(args.test_template):
             raise ConfigError("--train-template and --test-template go together")
         if args.train_template:
@@ -136,7 +146,7 @@ class Sentiment:
         return _transfer(args, "sentiment", source)
 
 
-def read_parallel(args) -> tuple:
+def read_parallel(args: argparse.Namespace) -> tuple:
     """--langs/--template/--limit -> ({lang: lines}, {lang: path}, {lang: why skipped})."""
     paths, skipped = find_bitext(args.template or multi30k_test(data_root(args.data)), parse_langs(args.langs))
     for lang, reason in skipped.items():
@@ -149,7 +159,7 @@ def read_parallel(args) -> tuple:
     return lines, paths, skipped
 
 
-def add_parallel(parser, task: str) -> None:
+def add_parallel(parser: argparse.ArgumentParser, task: str) -> None:
     add_common(parser, task)
     parser.add_argument("--langs", default="en,de,fr,cs", help="comma-separated languages")
     parser.add_argument("--template", help="line-aligned (multi-way parallel) files with {lang} "
@@ -157,7 +167,7 @@ def add_parallel(parser, task: str) -> None:
     parser.set_defaults(command=task)
 
 
-def _parallel_bench(args, task: str, evaluator_class, render) -> int:
+def _parallel_bench(args: argparse.Namespace, task: str, evaluator_class: type, render: Callable[[object], str]) -> int:
     """The shared run of retrieval and neutrality: read the files, load the encoder, score every view, write."""
     if args.model == MAJORITY:
         raise ConfigError(f"'majority' is a classifier baseline; {task} needs an encoder")
@@ -175,20 +185,20 @@ def _parallel_bench(args, task: str, evaluator_class, render) -> int:
 class Retrieval:
     """Bitext retrieval: nearest neighbour by cosine, both directions of every language pair."""
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         add_parallel(parser, "retrieval")
 
-    def run(self, args) -> int:
+    def run(self, args: argparse.Namespace) -> int:
         return _parallel_bench(args, "retrieval", RetrievalEvaluator, lambda r: to_markdown(retrieval_table(r)))
 
 
 class Neutrality:
     """Language neutrality: pair and mixed-pool retrieval, cosines, a language-ID probe; raw and centred."""
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         add_parallel(parser, "neutrality")
 
-    def run(self, args) -> int:
+    def run(self, args: argparse.Namespace) -> int:
         from bridgeembed.crosslingual.neutrality import NeutralityEvaluator, markdown
 
         return _parallel_bench(args, "neutrality", NeutralityEvaluator, markdown)

@@ -98,7 +98,8 @@ def centre(vectors: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
     return {lang: v - v.mean(axis=0, keepdims=True) for lang, v in vectors.items()}
 
 
-def mixed_pool(vectors: Dict[str, np.ndarray], texts: Dict[str, List[str]]):
+def mixed_pool(vectors: Dict[str, np.ndarray], texts: Dict[str, List[str]]) -> tuple[dict[str, float], dict[str,
+               float]]:
     """-> ({lang: accuracy, "all": ...}, {lang: same-language rate, "all": ...}).
 
     Pool = all N x L sentences; a query's own row is excluded; a hit is any sentence of the same
@@ -151,7 +152,7 @@ def langid_probe(vectors: Dict[str, np.ndarray], seed: int = 0) -> float:
     order = np.random.default_rng(seed).permutation(n)
     train_rows, test_rows = order[: n // 2], order[n // 2:]
 
-    def stack(rows):
+    def stack(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = np.concatenate([vectors[lang][rows] for lang in langs])  # (L * |rows|, d)
         y = np.repeat(np.arange(len(langs)), len(rows))
         return x, y
@@ -180,7 +181,7 @@ class NeutralityEvaluator(Evaluator):
 
     def __init__(self, lines: Dict[str, List[str]], *, files: Optional[dict] = None, heads: HeadsLike = "mean",
                  batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
-                 show_progress: Optional[bool] = None):
+                 show_progress: Optional[bool] = None) -> None:
         self.lines, self.files, self.heads = lines, {k: str(v) for k, v in (files or {}).items()}, HeadSpec.parse(heads)
         self.batch_size, self.model, self.skipped = batch_size, model, dict(skipped or {})
         self.show_progress = show_progress
@@ -203,7 +204,8 @@ class NeutralityEvaluator(Evaluator):
         return results
 
     def write(self, results: List[NeutralityResult], out: Path) -> list:
-        return [p for r in results for p in write_neutrality(r, out, view_stem("neutrality", r.view, len(results))).values()]
+        return [p for r in results for p in write_neutrality(r, out, view_stem("neutrality", r.view,
+              len(results))).values()]
 
 
 def neutrality(encoder: SentenceEncoder, lines: Dict[str, List[str]], *, files: Optional[dict] = None,

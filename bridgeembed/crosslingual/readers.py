@@ -46,7 +46,7 @@ class LabelledText:
         return len(self.labels)
 
 
-def read_lines(path) -> List[str]:
+def read_lines(path: str | Path) -> List[str]:
     """Lines of a UTF-8 text file (gzipped if it ends in .gz) without line ends; a final newline is optional.
 
     Splits on '\\n' only: some XNLI sentences hold U+2028 and similar, which `str.splitlines` would split.
@@ -65,14 +65,16 @@ def read_lines(path) -> List[str]:
     return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")] if text else []
 
 
-def _label_index(value: str, allowed: Sequence[str], path, lineno: int, aliases=None) -> int:
+def _label_index(value: str, allowed: Sequence[str], path: str | Path, lineno: int, aliases: dict[str,
+                 str] | None = None) -> int:
     value = (aliases or {}).get(value, value)
     if value not in allowed:
         raise DataError(f"{path}:{lineno}: label {value!r} is not one of {', '.join(allowed)}")
     return allowed.index(value)
 
 
-def read_nli_tsv(path, labels_path=None, label_names: Sequence[str] = NLI_LABELS) -> LabelledText:
+def read_nli_tsv(path: str | Path, labels_path: str | Path | None = None,
+                 label_names: Sequence[str] = NLI_LABELS) -> LabelledText:
     """`premise TAB hypothesis TAB label` rows, or `premise TAB hypothesis` rows labelled by `labels_path`."""
     rows = read_lines(path)
     fields = 2 if labels_path else 3
@@ -97,7 +99,7 @@ def read_nli_tsv(path, labels_path=None, label_names: Sequence[str] = NLI_LABELS
     return LabelledText(premises, labels, tuple(label_names), source, texts2=hypotheses)
 
 
-def read_text_labels(text_path, labels_path, label_names: Sequence[str]) -> LabelledText:
+def read_text_labels(text_path: str | Path, labels_path: str | Path, label_names: Sequence[str]) -> LabelledText:
     """One sentence per line in `text_path`, its label on the same line of `labels_path`."""
     texts, raw = read_lines(text_path), read_lines(labels_path)
     if len(texts) != len(raw):
@@ -110,7 +112,7 @@ def read_text_labels(text_path, labels_path, label_names: Sequence[str]) -> Labe
     return LabelledText(texts, labels, tuple(label_names), f"{text_path} + {labels_path}")
 
 
-def read_tsv_labelled(path, label_names: Optional[Sequence[str]] = None) -> LabelledText:
+def read_tsv_labelled(path: str | Path, label_names: Optional[Sequence[str]] = None) -> LabelledText:
     """`text TAB label` per line. Without `label_names` the labels are the sorted set of values found."""
     rows = read_lines(path)
     texts, raw = [], []
@@ -125,7 +127,7 @@ def read_tsv_labelled(path, label_names: Optional[Sequence[str]] = None) -> Labe
     return LabelledText(texts, labels, names, str(path))
 
 
-def read_xlmt(folder, lang: str, split: str) -> LabelledText:
+def read_xlmt(folder: str | Path, lang: str, split: str) -> LabelledText:
     """The xlm-t tweet sentiment layout: `folder/{language name}/{split}_{text,labels}.txt`, labels 0/1/2."""
     if lang not in XLMT_FOLDERS:
         raise MissingFile(f"no xlm-t folder for language {lang!r}: known {', '.join(sorted(XLMT_FOLDERS))}")
@@ -147,7 +149,7 @@ def read_bitext(paths: dict) -> dict:
     return lines
 
 
-def find_bitext(template: str, langs: Sequence[str]):
+def find_bitext(template: str, langs: Sequence[str]) -> tuple[dict[str, Path], dict[str, str]]:
     """-> ({lang: path} of the files that exist, {lang: reason} for those that do not)."""
     paths, missing = {}, {}
     for lang in langs:

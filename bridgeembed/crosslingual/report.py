@@ -2,14 +2,19 @@
 the paper), through the package's one writer, and `<stem>.png` (a heat map of the matrix).
 Accuracies are shown in percent."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import numpy as np
 
 from bridgeembed.crosslingual.results import RetrievalResult, TransferResult
 from bridgeembed.evaluation import writer
+
+if TYPE_CHECKING:  # for annotations only
+    from matplotlib.figure import Figure
 
 SUPERVISED_MARK = "*"
 
@@ -61,7 +66,7 @@ def heatmap(table: MatrixTable, path: Path) -> None:
     plt.close(fig)
 
 
-def heatmap_figure(table: MatrixTable):
+def heatmap_figure(table: MatrixTable) -> Figure:
     """The figure of `heatmap`. The colour scale is fixed at 0-100 %: scaled to the data, a 0.2-point
     spread (22.0 vs 22.2) filled the whole range and looked like a large difference."""
     import textwrap
@@ -88,12 +93,13 @@ def heatmap_figure(table: MatrixTable):
             ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=2))
     fig.colorbar(image, ax=ax, label="accuracy (%)")
     chars = int(0.7 * fig.get_figwidth() * 72 / (9 * 0.6))  # 9-point characters that fit above the axes
-    ax.set_title("\n".join(textwrap.wrap(table.title, max(chars, 20), break_on_hyphens=False)), fontsize=9)  # wrapped, never clipped
+    title = textwrap.wrap(table.title, max(chars, 20), break_on_hyphens=False)  # wrapped, never clipped
+    ax.set_title("\n".join(title), fontsize=9)
     fig.tight_layout()
     return fig
 
 
-def write_report(out_dir, stem: str, table: MatrixTable, payload: dict) -> Dict[str, Path]:
+def write_report(out_dir: str | Path, stem: str, table: MatrixTable, payload: dict) -> Dict[str, Path]:
     """Write the four files; returns {"json": path, "csv": ..., "md": ..., "png": ...}."""
     paths = writer.write(out_dir, stem, payload, csv_rows(table), to_markdown(table))
     paths["png"] = Path(out_dir) / f"{stem}.png"
@@ -101,7 +107,7 @@ def write_report(out_dir, stem: str, table: MatrixTable, payload: dict) -> Dict[
     return paths
 
 
-def model_name(result) -> str:
+def model_name(result: Any) -> str:
     """The model's name, with the view when it is a head: `multi30k-m2m (head 3)`."""
     return result.model if result.view == "mean" else f"{result.model} ({result.view})"
 
@@ -113,13 +119,14 @@ def _distribution(result: TransferResult, lang: str) -> str:
 
 def transfer_table(result: TransferResult) -> MatrixTable:
     """Table 6 / Table 7 layout: training sets down, test languages across, supervised cells marked."""
-    values = [[result.accuracy[r][l] for l in result.test_langs] for r in result.train_sets]
-    marked = [[result.supervised(r, l) for l in result.test_langs] for r in result.train_sets]
+    values = [[result.accuracy[r][lang] for lang in result.test_langs] for r in result.train_sets]
+    marked = [[result.supervised(r, lang) for lang in result.test_langs] for r in result.train_sets]
     extra = {}
     for label in dict.fromkeys(result.majority_label.values()):  # one baseline row per distinct majority label
         row = next(r for r in result.train_sets if result.majority_label.get(r) == label)
-        extra[f"majority class ({label})"] = [pct(result.majority[row][l]) for l in result.test_langs]
-    extra["test labels % (" + "/".join(result.label_names) + ")"] = [_distribution(result, l) for l in result.test_langs]
+        extra[f"majority class ({label})"] = [pct(result.majority[row][lang]) for lang in result.test_langs]
+    extra["test labels % (" + "/".join(result.label_names) + ")"] = [_distribution(result, lang)
+                                                                     for lang in result.test_langs]
     drop = result.zero_shot_drop()["overall"]
     notes = [f"{SUPERVISED_MARK} supervised: the test language is among the training languages; "
              "unmarked cells are zero-shot.",
@@ -141,9 +148,9 @@ def retrieval_table(result: RetrievalResult) -> MatrixTable:
                        result.langs, values, marked, {}, notes)
 
 
-def write_transfer(result: TransferResult, out_dir, stem: Optional[str] = None) -> Dict[str, Path]:
+def write_transfer(result: TransferResult, out_dir: str | Path, stem: Optional[str] = None) -> Dict[str, Path]:
     return write_report(out_dir, stem or result.task, transfer_table(result), result.to_dict())
 
 
-def write_retrieval(result: RetrievalResult, out_dir, stem: str = "retrieval") -> Dict[str, Path]:
+def write_retrieval(result: RetrievalResult, out_dir: str | Path, stem: str = "retrieval") -> Dict[str, Path]:
     return write_report(out_dir, stem, retrieval_table(result), result.to_dict())

@@ -5,7 +5,10 @@ training set, the retrieval diagonal). `primary_metric` names a cell's number; `
 mean over the scored cells. `to_dict()` is what `<stem>.json` holds.
 """
 
+from __future__ import annotations
+
 import itertools
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional
 
@@ -46,11 +49,11 @@ class TransferResult:
 
     def zero_shot_drop(self) -> Dict[str, Optional[float]]:
         """{"overall": ..., train set: ...}: mean supervised minus mean zero-shot accuracy (None if either is empty)."""
-        def drop(rows):
-            sup = [self.accuracy[r][l] for r in rows for l in self.test_langs
-                   if self.accuracy[r][l] is not None and self.supervised(r, l)]
-            zero = [self.accuracy[r][l] for r in rows for l in self.test_langs
-                    if self.accuracy[r][l] is not None and not self.supervised(r, l)]
+        def drop(rows: Sequence[str]) -> Optional[float]:
+            sup = [self.accuracy[r][lang] for r in rows for lang in self.test_langs
+                   if self.accuracy[r][lang] is not None and self.supervised(r, lang)]
+            zero = [self.accuracy[r][lang] for r in rows for lang in self.test_langs
+                    if self.accuracy[r][lang] is not None and not self.supervised(r, lang)]
             return float(np.mean(sup) - np.mean(zero)) if sup and zero else None
 
         return {"overall": drop(self.train_sets), **{r: drop([r]) for r in self.train_sets}}

@@ -6,10 +6,12 @@ When the target side holds the same sentence twice, retrieving either copy count
 two cannot be told apart from the text, so neither choice is an error of the encoder.
 """
 
+from __future__ import annotations
+
 import itertools
 import logging
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -21,6 +23,9 @@ from bridgeembed.evaluation.encoding import EncodingCache
 from bridgeembed.evaluation.evaluator import Evaluator
 from bridgeembed.evaluation.heads import HeadsLike, HeadSpec
 from bridgeembed.evaluation.writer import view_stem
+
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.protocol import SentenceEncoder
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +56,7 @@ def accuracy(src_vectors: np.ndarray, tgt_vectors: np.ndarray, tgt_texts: Sequen
 
 
 def encode_parallel(cache: EncodingCache, lines: Dict[str, List[str]], skipped: dict, task: str,
-                    show_progress=None) -> Dict[str, np.ndarray]:
+                    show_progress: bool | None = None) -> Dict[str, np.ndarray]:
     """{lang: (G, N, d) vectors, one per view} of line-aligned sentences; languages the encoder refuses
     go into `skipped` with the reason. Fewer than two languages left is a DataError."""
     vectors = {}
@@ -75,17 +80,20 @@ class RetrievalEvaluator(Evaluator):
     primary_metric = "accuracy"
 
     def __init__(self, lines: Dict[str, List[str]], *, files: Optional[dict] = None, heads: HeadsLike = "mean",
-                 batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None, show_progress=None):
+                 batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
+                 show_progress: bool | None = None) -> None:
         self.lines, self.files, self.heads = lines, {k: str(v) for k, v in (files or {}).items()}, HeadSpec.parse(heads)
-        self.batch_size, self.model, self.skipped, self.show_progress = batch_size, model, dict(skipped or {}), show_progress
+        self.batch_size, self.model, self.skipped = batch_size, model, dict(skipped or {})
+        self.show_progress = show_progress
 
-    def evaluate(self, encoder) -> List[RetrievalResult]:
+    def evaluate(self, encoder: SentenceEncoder) -> List[RetrievalResult]:
         langs = list(self.lines)
         cache = EncodingCache(encoder, self.heads, self.batch_size)
         skipped = dict(self.skipped)
         vectors = encode_parallel(cache, self.lines, skipped, "retrieval", self.show_progress)  # {lang: (G, N, d)}
         sentences = len(next(iter(self.lines.values())))
-        protocol = {"similarity": "cosine", "heads": str(self.heads), "duplicates": "same target text counts as correct"}
+        protocol = {"similarity": "cosine", "heads": str(self.heads),
+                    "duplicates": "same target text counts as correct"}
         results = []
         for g, view in enumerate(cache.views):
             table = {a: dict.fromkeys(langs) for a in langs}
@@ -97,12 +105,14 @@ class RetrievalEvaluator(Evaluator):
         return results
 
     def write(self, results: List[RetrievalResult], out: Path) -> list:
-        return [p for r in results for p in write_retrieval(r, out, view_stem("retrieval", r.view, len(results))).values()]
+        stems = [view_stem("retrieval", r.view, len(results)) for r in results]
+        return [p for r, stem in zip(results, stems) for p in write_retrieval(r, out, stem).values()]
 
 
-def retrieval_matrix(encoder, lines: Dict[str, List[str]], *, files: Optional[dict] = None, heads: HeadsLike = "mean",
+def retrieval_matrix(encoder: SentenceEncoder, lines: Dict[str, List[str]], *, files: Optional[dict] = None,
+                     heads: HeadsLike = "mean",
                      batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
-                     show_progress=None) -> RetrievalResult:
+                     show_progress: bool | None = None) -> RetrievalResult:
     """One view's retrieval matrix (`heads` "mean" or one head): `RetrievalEvaluator(...)(encoder)[0]`."""
     results = RetrievalEvaluator(lines, files=files, heads=heads, batch_size=batch_size, model=model, skipped=skipped,
                                  show_progress=show_progress)(encoder)

@@ -7,7 +7,7 @@ A source has `load(role, lang) -> LabelledText` with role "train" or "test"; a m
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional, Protocol, Sequence
 
 from bridgeembed.crosslingual.readers import (
     NLI_LABELS,
@@ -20,6 +20,19 @@ from bridgeembed.crosslingual.readers import (
 )
 
 ROLES = ("train", "test")
+
+
+class Source(Protocol):
+    """What every layout below offers the transfer benchmarks."""
+
+    description: str  # for the result's protocol record
+
+    def load(self, role: str, lang: str) -> LabelledText:
+        """The "train" or "test" examples of `lang`; `MissingFile` when its file is not there."""
+        ...
+
+    def label_names(self) -> Sequence[str]:
+        ...
 
 
 def _check_role(role: str) -> None:
@@ -40,7 +53,7 @@ class XnliXtreme:
     description = "XNLI (XTREME layout)"
 
     @classmethod
-    def under(cls, root, train_split: str = "dev", test_split: str = "test") -> "XnliXtreme":
+    def under(cls, root: str | Path, train_split: str = "dev", test_split: str = "test") -> "XnliXtreme":
         return cls(Path(root) / "xnli" / "xtreme", train_split, test_split)
 
     def load(self, role: str, lang: str) -> LabelledText:
@@ -81,7 +94,7 @@ class XlmtTweets:
     description = "xlm-t tweet sentiment"
 
     @classmethod
-    def under(cls, root, train_split: str = "train", test_split: str = "test") -> "XlmtTweets":
+    def under(cls, root: str | Path, train_split: str = "train", test_split: str = "test") -> "XlmtTweets":
         return cls(Path(root) / "reviews" / "xlm-t-umsab-tweets", train_split, test_split)
 
     def load(self, role: str, lang: str) -> LabelledText:
@@ -113,6 +126,6 @@ class TsvTemplates:
         return tuple(self.labels or ())
 
 
-def multi30k_test(root) -> str:
+def multi30k_test(root: str | Path) -> str:
     """The path template of Multi30k's test_2016_flickr below a data root: the default bitext for retrieval."""
     return str(Path(root) / "multi30k" / "test_2016_flickr.{lang}.gz")

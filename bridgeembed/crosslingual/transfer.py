@@ -6,10 +6,13 @@ every language) and Table 7 (reviews: trained on English, tested on the others).
 zero-shot drop is the mean supervised accuracy minus the mean zero-shot accuracy.
 """
 
+from __future__ import annotations
+
 import logging
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -31,6 +34,10 @@ from bridgeembed.evaluation.heads import HeadsLike, HeadSpec
 from bridgeembed.evaluation.languages import check_language
 from bridgeembed.evaluation.writer import view_stem
 
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.crosslingual.sources import Source
+    from bridgeembed.protocol import SentenceEncoder
+
 logger = logging.getLogger(__name__)
 
 TrainSet = Tuple[str, ...]
@@ -47,7 +54,7 @@ def parse_train_sets(specs: Sequence[str]) -> List[TrainSet]:
     return sets
 
 
-def parse_langs(spec) -> List[str]:
+def parse_langs(spec: str | Sequence[str]) -> List[str]:
     """"en,de,fr" (or a list of such strings) -> ["en", "de", "fr"], order kept, duplicates dropped."""
     parts = spec.split(",") if isinstance(spec, str) else [p for s in spec for p in s.split(",")]
     langs = list(dict.fromkeys(p.strip() for p in parts if p.strip()))
@@ -67,13 +74,13 @@ class _Sets:
     first, possibly slow, encoding starts. `cache` is None for classifiers that need no vectors.
     """
 
-    def __init__(self, cache: Optional[EncodingCache], source, limit: Optional[int]):
+    def __init__(self, cache: Optional[EncodingCache], source: Source, limit: Optional[int]) -> None:
         self.cache, self.source, self.limit = cache, source, limit
         self.texts: Dict[Tuple[str, str], object] = {}
         self.vectors: Dict[Tuple[str, str], object] = {}
 
     @staticmethod
-    def _cached(cache: dict, key, build):
+    def _cached(cache: dict, key: tuple[str, str], build: Callable[[], object]) -> object:
         if key not in cache:
             try:
                 cache[key] = build()
@@ -122,16 +129,16 @@ class TransferEvaluator(Evaluator):
 
     primary_metric = "accuracy"
 
-    def __init__(self, source, train_sets: Sequence[TrainSet], test_langs: Sequence[str], *,
+    def __init__(self, source: Source, train_sets: Sequence[TrainSet], test_langs: Sequence[str], *,
                  classifier: str = "logreg", config: ClassifierConfig = ClassifierConfig(), heads: HeadsLike = "mean",
                  batch_size: int = 64, limit: Optional[int] = None, task: str = "transfer", model: str = "?",
-                 show_progress=None):
+                 show_progress: bool | None = None) -> None:
         self.source, self.train_sets, self.test_langs = source, list(train_sets), list(test_langs)
         self.classifier, self.config, self.heads = classifier, config, HeadSpec.parse(heads)
         self.batch_size, self.limit, self.name, self.model = batch_size, limit, task, model
         self.show_progress = show_progress
 
-    def evaluate(self, encoder) -> List[TransferResult]:
+    def evaluate(self, encoder: SentenceEncoder) -> List[TransferResult]:
         if encoder is None and self.classifier != "majority":
             raise ConfigError("an encoder is needed for any classifier but 'majority'")
         cache = None if encoder is None else EncodingCache(encoder, self.heads, self.batch_size)
@@ -163,10 +170,12 @@ class TransferEvaluator(Evaluator):
         return result
 
 
-def transfer_matrix(encoder, source, train_sets: Sequence[TrainSet], test_langs: Sequence[str], *,
-                    classifier: str = "logreg", config: ClassifierConfig = ClassifierConfig(), heads: HeadsLike = "mean",
-                    batch_size: int = 64, limit: Optional[int] = None, task: str = "transfer", model: str = "?",
-                    show_progress=None) -> TransferResult:
+def transfer_matrix(encoder: SentenceEncoder, source: Source, train_sets: Sequence[TrainSet],
+                    test_langs: Sequence[str], *,
+                    classifier: str = "logreg", config: ClassifierConfig = ClassifierConfig(),
+                    heads: HeadsLike = "mean", batch_size: int = 64, limit: Optional[int] = None,
+                    task: str = "transfer",
+                    model: str = "?", show_progress: Optional[bool] = None) -> TransferResult:
     """One view's transfer matrix (`heads` "mean" or one head): `TransferEvaluator(...)(encoder)[0]`."""
     results = TransferEvaluator(source, train_sets, test_langs, classifier=classifier, config=config, heads=heads,
                                 batch_size=batch_size, limit=limit, task=task, model=model,
@@ -177,7 +186,8 @@ def transfer_matrix(encoder, source, train_sets: Sequence[TrainSet], test_langs:
     return results[0]
 
 
-def _test_sets(sets: _Sets, train_sets: Sequence[TrainSet], test_langs: Sequence[str]):
+def _test_sets(sets: _Sets, train_sets: Sequence[TrainSet], test_langs: Sequence[str]) -> tuple[dict[str,
+               EmbeddedSet], dict[str, str]]:
     """Read every file first (cheap, and malformed ones fail before any encoding), then encode the tests.
 
     -> ({lang: EmbeddedSet}, {"test LANG": reason skipped}).

@@ -6,6 +6,9 @@ from (`checksums.SHA256`). `--mirror URL` fetches `URL/<path in the data-root la
 `URL/multi30k/train.en.gz`, so a copy of a data root serves as a mirror.
 """
 
+from __future__ import annotations
+
+import argparse
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,22 +32,23 @@ TWEET_LANGS = ("english", "german", "french", "spanish")
 ABSA_LANGS = ("english", "french", "spanish", "dutch", "russian", "turkish")
 
 
-def _multi30k():
+def _multi30k() -> list[tuple[str, str]]:
     return [(f"multi30k/{split}.{lang}.gz", f"{MULTI30K}/{split}.{lang}.gz")
             for split in ("train", "val", "test_2016_flickr") for lang in ("en", "de", "fr", "cs")]
 
 
-def _xnli():
+def _xnli() -> list[tuple[str, str]]:
     files = [(f"xnli/xtreme/{split}-{lang}.tsv", f"{XTREME_XNLI}/{split}-{lang}.tsv")
              for split in ("dev", "test") for lang in XNLI_LANGS]
     return files + [(f"xnli/xglue-de/{split}.txt", f"{XGLUE_DE}/{split}.txt") for split in ("train", "dev", "test")]
 
 
-def _reviews():
+def _reviews() -> list[tuple[str, str]]:
     files = [(f"reviews/xlm-t-umsab-tweets/{lang}/{split}_{kind}.txt", f"{XLM_T}/{lang}/{split}_{kind}.txt")
              for lang in TWEET_LANGS for split in ("train", "val", "test") for kind in ("text", "labels")]
     return files + [(f"reviews/semeval2016-absa-restaurants/restaurants_{split}_{lang}.xml.dat",
-                     f"{ABSA}/{split}/restaurants_{split}_{lang}.xml.dat") for lang in ABSA_LANGS for split in ("train", "test")]
+                     f"{ABSA}/{split}/restaurants_{split}_{lang}.xml.dat")
+                    for lang in ABSA_LANGS for split in ("train", "test")]
 
 
 def xnli_test_labels(root: Path) -> None:
@@ -62,12 +66,12 @@ class CorpusDownload:
     files: Callable[[], list]
     finish: Optional[Callable[[Path], None]] = None
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA or ~/.cache/bridgeembed/data)")
         parser.add_argument("--mirror", help="fetch MIRROR/<path in the data root> instead of the upstream URLs")
         parser.add_argument("--only", help="comma-separated substrings: fetch only the files whose path contains one")
 
-    def run(self, args) -> int:
+    def run(self, args: argparse.Namespace) -> int:
         root = data_root(args.data)
         files = self.files()
         if args.only:

@@ -10,6 +10,8 @@ which http.client checks). A response with neither, whose end is just the connec
 refused: a connection dropped early would look like a complete file.
 """
 
+from __future__ import annotations
+
 import hashlib
 import http.client
 import logging
@@ -19,10 +21,14 @@ import tarfile
 import urllib.error
 import urllib.request
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from bridgeembed.errors import DataError
+
+if TYPE_CHECKING:  # for annotations only
+    from http.client import HTTPResponse
 
 logger = logging.getLogger(__name__)
 CHUNK = 1 << 16
@@ -50,14 +56,14 @@ def _verify(path: Path, checksum: Optional[str], url: str, dest: Path) -> None:
                         f"check the source, or use --mirror)")
 
 
-def _open(url: str, offset: int, timeout: float):
+def _open(url: str, offset: int, timeout: float) -> HTTPResponse:
     headers = {"User-Agent": USER_AGENT}
     if offset:
         headers["Range"] = f"bytes={offset}-"
     return urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout)
 
 
-def fetch(url: str, dest, sha256: Optional[str] = None, timeout: float = 60, progress: bool = True) -> Path:
+def fetch(url: str, dest: str | Path, sha256: Optional[str] = None, timeout: float = 60, progress: bool = True) -> Path:
     """Download `url` to `dest` (resuming `dest.part`), check `sha256`, return `dest`.
 
     An existing `dest` is kept when its checksum matches (or none is given)."""
@@ -94,7 +100,8 @@ def fetch(url: str, dest, sha256: Optional[str] = None, timeout: float = 60, pro
         written = offset
         try:
             with open(part, "ab" if offset else "wb") as handle, tqdm(
-                    total=total, initial=offset, unit="B", unit_scale=True, desc=dest.name, disable=not progress) as bar:
+                    total=total, initial=offset, unit="B", unit_scale=True, desc=dest.name,
+                    disable=not progress) as bar:
                 for block in iter(lambda: response.read(CHUNK), b""):
                     handle.write(block)
                     written += len(block)
@@ -133,7 +140,7 @@ def extract(archive: Path, into: Path) -> Path:
     return into
 
 
-def _check_members(names, root: Path, archive: Path) -> None:
+def _check_members(names: Sequence[str], root: Path, archive: Path) -> None:
     for name in names:
         if not (root / name).resolve().is_relative_to(root):
             raise DataError(f"{archive}: member {name!r} would be written outside {root}")

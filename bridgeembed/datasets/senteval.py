@@ -9,8 +9,12 @@ TREC, SNLI's column extraction, renames of STS16 and of the STS folders. COCO is
 With `--mirror URL`, every file is fetched from `URL/<upstream file name>` instead.
 """
 
+from __future__ import annotations
+
+import argparse
 import logging
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 
 from bridgeembed.datasets.download import extract, fetch, move
@@ -68,7 +72,7 @@ SHA256 = {
 class Job:
     """Where one run downloads (`<dest>/downloads`) and writes (`<dest>/downstream`, `<dest>/probing`)."""
 
-    def __init__(self, dest: Path, mirror=None, progress=True):
+    def __init__(self, dest: Path, mirror: str | None = None, progress: bool = True) -> None:
         self.dest, self.mirror, self.progress = dest, mirror.rstrip("/") if mirror else None, progress
         self.downloads, self.downstream = dest / "downloads", dest / "downstream"
 
@@ -84,14 +88,14 @@ class Job:
         return extract(archive, into)
 
 
-def _read(path: Path, encoding="utf-8") -> list:
+def _read(path: Path, encoding: str = "utf-8") -> list:
     """Lines without their "\\n" (a "\\r" stays, as `cut` keeps it)."""
     with open(path, encoding=encoding, errors="surrogateescape", newline="") as handle:
         text = handle.read()
     return text[:-1].split("\n") if text.endswith("\n") else text.split("\n") if text else []
 
 
-def _write(path: Path, lines, encoding="utf-8") -> None:
+def _write(path: Path, lines: Iterable[str], encoding: str = "utf-8") -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding=encoding, errors="surrogateescape", newline="") as handle:
@@ -128,7 +132,8 @@ def sts_benchmark(job: Job) -> None:
     move(job.unpack(STS_BENCHMARK) / "stsbenchmark", target)
     for split in ("train", "dev", "test"):
         rows = _read(target / f"sts-{split}.csv")
-        _write(target / f"sts-{split}.csv", ("\t".join(r.split("\t")[:5] + [moses(_field(r, 5), True), moses(_field(r, 6), True)])
+        _write(target / f"sts-{split}.csv", ("\t".join(r.split("\t")[:5]
+                                                       + [moses(_field(r, 5), True), moses(_field(r, 6), True)])
                                              for r in rows))
 
 
@@ -143,7 +148,8 @@ def trec(job: Job) -> None:
 def sick(job: Job) -> None:
     for split in ("train", "trial", "test_annotated"):
         rows = _read(job.unpack(SICK.format(split=split)) / f"SICK_{split}.txt")
-        body = ("\t".join([_field(r, 0), moses(_field(r, 1)), moses(_field(r, 2))] + r.split("\t")[3:5]) for r in rows[1:])
+        body = ("\t".join([_field(r, 0), moses(_field(r, 1)), moses(_field(r,
+         2))] + r.split("\t")[3:5]) for r in rows[1:])
         _write(job.downstream / "SICK" / f"SICK_{split}.txt", [rows[0], *body])
 
 
@@ -180,16 +186,17 @@ TASKS = {"SST": sst, "STS": sts, "STSBenchmark": sts_benchmark, "TREC": trec, "S
          "SNLI": snli, "MRPC": mrpc, "probing": probing}
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", help="data root; the data land in DATA/senteval, where `bridgeembed-bench senteval "
-                                       "--data DATA` reads them (default: $BRIDGEEMBED_DATA or ~/.cache/bridgeembed/data)")
+                                       "--data DATA` reads them "
+                                       "(default: $BRIDGEEMBED_DATA or ~/.cache/bridgeembed/data)")
     parser.add_argument("--dest", type=Path, help="the senteval folder itself (instead of DATA/senteval)")
     parser.add_argument("--tasks", default="all", help=f"comma-separated subset of: {','.join(TASKS)}")
     parser.add_argument("--mirror", help="fetch every file from MIRROR/<upstream file name> instead")
     parser.add_argument("--keep-downloads", action="store_true", help="keep the archives in DEST/downloads")
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     names = list(TASKS) if args.tasks == "all" else [t.strip() for t in args.tasks.split(",") if t.strip()]
     unknown = [n for n in names if n not in TASKS]
     if unknown:

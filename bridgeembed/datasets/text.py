@@ -6,12 +6,18 @@
 - `ptb(line)`: the rules of SentEval's `tokenizer.sed` (R. MacIntyre's Penn Treebank sed script).
 """
 
+from __future__ import annotations
+
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # for annotations only
+    from sacremoses import MosesTokenizer
 
 
 @lru_cache(maxsize=None)
-def _moses_en():
+def _moses_en() -> MosesTokenizer:
     from sacremoses import MosesTokenizer
 
     return MosesTokenizer(lang="en")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -19,6 +20,9 @@ from tqdm.auto import tqdm
 from bridgeembed.errors import BridgeembedError
 from bridgeembed.evaluation.heads import MEAN, HeadsLike, HeadSpec
 from bridgeembed.evaluation.languages import check_language
+
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.protocol import SentenceEncoder
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +51,7 @@ class Embeddings:
         return self.vectors[:, self.rows(sentences)]
 
 
-def check_output(out, n: int, what: str, heads: HeadSpec, views: int) -> np.ndarray:
+def check_output(out: object, n: int, what: str, heads: HeadSpec, views: int) -> np.ndarray:
     """An encoder's output for n sentences -> (n, views, d) float32, or EncoderOutputError naming `what`."""
     if not isinstance(out, np.ndarray):
         out = np.asarray(out.detach().cpu() if hasattr(out, "detach") else out)
@@ -70,8 +74,8 @@ def check_output(out, n: int, what: str, heads: HeadSpec, views: int) -> np.ndar
 class EncodingCache:
     """Encodes sentences with `encoder` for every view of `heads`, each distinct (language, sentence) once."""
 
-    def __init__(self, encoder, heads: HeadsLike = MEAN, batch_size: int = 64, progress: bool = False,
-                 max_bytes: int = MAX_BYTES):
+    def __init__(self, encoder: SentenceEncoder, heads: HeadsLike = MEAN, batch_size: int = 64, progress: bool = False,
+                 max_bytes: int = MAX_BYTES) -> None:
         self.encoder = encoder
         self.heads = HeadSpec.parse(heads).resolve(encoder)
         self.views = self.heads.views

@@ -9,6 +9,10 @@ shows. `output_path` writes the result with the package's one writer.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.protocol import SentenceEncoder
 
 
 class Evaluator:
@@ -17,15 +21,15 @@ class Evaluator:
     name = ""
     primary_metric = ""
 
-    def __call__(self, encoder, output_path=None):
+    def __call__(self, encoder: SentenceEncoder, output_path: str | Path | None = None) -> object:
         result = self.evaluate(encoder)
         if output_path is not None:
             self.write(result, Path(output_path))
         return result
 
-    def evaluate(self, encoder):
+    def evaluate(self, encoder: SentenceEncoder) -> None:
         raise NotImplementedError
 
-    def write(self, result, out: Path) -> list:
+    def write(self, result: object, out: Path) -> list:
         """Write `result` into folder `out`; returns the paths written."""
         raise NotImplementedError

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Union
+from typing import TYPE_CHECKING, Union
 
 from bridgeembed.errors import ConfigError
 from bridgeembed.protocol import num_heads
+
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.protocol import SentenceEncoder
 
 FORMS = "mean, each, or head indices like 0 or 0,5,9"
 HeadsLike = Union[str, int, Sequence[int], "HeadSpec", None]
@@ -68,7 +71,7 @@ class HeadSpec:
     def is_mean(self) -> bool:
         return self.indices is None and not self.each
 
-    def resolve(self, encoder, what: str = "heads") -> HeadSpec:
+    def resolve(self, encoder: SentenceEncoder, what: str = "heads") -> HeadSpec:
         """The same choice checked against `encoder` (its `num_heads`), with `each` spelled out."""
         if self.is_mean:
             return self

@@ -8,16 +8,21 @@ language with its reason (crosslingual tables), never into a late failure deep i
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from bridgeembed.errors import UnknownLanguageError
 
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.protocol import SentenceEncoder
 
-def known_languages(encoder) -> list[str] | None:
+
+def known_languages(encoder: SentenceEncoder) -> list[str] | None:
     """The codes `encoder` knows, or None when it takes any language."""
     known = getattr(encoder, "languages", None)
     return None if known is None else list(known)
 
 
-def check_language(encoder, lang: str) -> None:
+def check_language(encoder: SentenceEncoder, lang: str) -> None:
     """Raise `UnknownLanguageError` when `encoder` lists its languages and `lang` is not one of them."""
     known = known_languages(encoder)
     if known is not None and lang not in known:

@@ -11,17 +11,23 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # for annotations only
+    import torch
+
+    from bridgeembed.protocol import SentenceEncoder
 
 UNTRAINED = "untrained:"
 
 
-def _bow(device=None):
+def _bow(device: str | torch.device | None = None) -> SentenceEncoder:
     from bridgeembed.baselines import HashBowEncoder
 
     return HashBowEncoder()
 
 
-def _minilm(device=None):
+def _minilm(device: str | torch.device | None = None) -> SentenceEncoder:
     from bridgeembed.baselines import MiniLMEncoder
 
     return MiniLMEncoder(device=device)
@@ -30,7 +36,7 @@ def _minilm(device=None):
 BASELINES: dict[str, Callable] = {"minilm": _minilm, "bow": _bow}  # name -> factory(device)
 
 
-def load_encoder(spec: str, device=None):
+def load_encoder(spec: str, device: str | torch.device | None = None) -> SentenceEncoder:
     """The encoder named by `spec` (see the module docstring); `device` None lets the encoder choose."""
     if spec in BASELINES:
         return BASELINES[spec](device)

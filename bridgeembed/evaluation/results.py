@@ -72,7 +72,8 @@ class TaskResult:
         if not self.ok:
             return {**out, "reason": self.reason}
         return {**out, "encode_seconds": self.encode_seconds, "n_sentences": self.n_sentences,
-                "views": {v: {"metrics": s.metrics, "std": s.std, "per_seed": s.per_seed} for v, s in self.views.items()}}
+                "views": {v: {"metrics": s.metrics, "std": s.std, "per_seed": s.per_seed}
+                          for v, s in self.views.items()}}
 
 
 @dataclass

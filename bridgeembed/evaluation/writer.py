@@ -18,7 +18,7 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 
-def clean(obj):
+def clean(obj: object) -> object:
     """JSON-ready data: NaN and infinities become None, tuples lists."""
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
@@ -41,7 +41,7 @@ def view_stem(stem: str, view: str, n_views: int) -> str:
     return stem if n_views == 1 else f"{stem}-{view.replace(' ', '')}"
 
 
-def write(out_dir, stem: str, payload: dict, rows: Iterable[Sequence], markdown: str) -> dict[str, Path]:
+def write(out_dir: str | Path, stem: str, payload: dict, rows: Iterable[Sequence], markdown: str) -> dict[str, Path]:
     """Write `stem`.json, .csv and .md into `out_dir` (created); returns {"json": path, "csv": ..., "md": ...}."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

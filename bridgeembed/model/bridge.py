@@ -19,7 +19,7 @@ class BridgeOutput(NamedTuple):
 class AttentionBridge(nn.Module):
     """A = softmax over source positions of W2 ReLU(W1 H^T) with padding masked; M = A H."""
 
-    def __init__(self, d_h: int, d_w: int, heads: int):
+    def __init__(self, d_h: int, d_w: int, heads: int) -> None:
         super().__init__()
         self.w1 = nn.Linear(d_h, d_w, bias=False)  # W1: d_w x d_h
         self.w2 = nn.Linear(d_w, heads, bias=False)  # W2: k x d_w

@@ -34,7 +34,7 @@ class StepOutput(NamedTuple):
 
 class LSTMDecoder(nn.Module):
     def __init__(self, vocab_size: int, emb_dim: int, hidden: int, layers: int, memory_dim: int,
-                 dropout: float, input_feed: bool = False, tie_embeddings: bool = True):
+                 dropout: float, input_feed: bool = False, tie_embeddings: bool = True) -> None:
         super().__init__()
         self.layers, self.hidden, self.input_feed = layers, hidden, input_feed
         self.embed = nn.Embedding(vocab_size, emb_dim, padding_idx=PAD)
@@ -61,7 +61,8 @@ class LSTMDecoder(nn.Module):
         logits = self.out(self.dropout(attentional))  # (B, t, V)
         return StepOutput(logits, alpha, state)
 
-    def attentional(self, tokens: torch.Tensor, memory: torch.Tensor, state: DecoderState):
+    def attentional(self, tokens: torch.Tensor, memory: torch.Tensor, state: DecoderState) -> tuple[torch.Tensor,
+                    torch.Tensor, DecoderState]:
         """h~ before the output layer: (B, t, H), with the attention (B, t, k) and the new state."""
         x = self.dropout(self.embed(tokens))  # (B, t, E)
         if self.input_feed:

@@ -4,7 +4,10 @@ The paper's encoder is an embedding layer and a bidirectional LSTM (Vázquez et 
 a Transformer encoder is offered as an alternative. New types register in `ENCODERS`.
 """
 
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -12,11 +15,14 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from bridgeembed.tokenization import PAD
 
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.config import ModelConfig
+
 
 class BiLSTMEncoder(nn.Module):
     """Embeddings + BiLSTM; H_t = [forward_t; backward_t], so d_h = hidden (hidden / 2 per direction)."""
 
-    def __init__(self, vocab_size: int, emb_dim: int, hidden: int, layers: int, dropout: float):
+    def __init__(self, vocab_size: int, emb_dim: int, hidden: int, layers: int, dropout: float) -> None:
         super().__init__()
         self.embed = nn.Embedding(vocab_size, emb_dim, padding_idx=PAD)
         self.rnn = nn.LSTM(emb_dim, hidden // 2, layers, batch_first=True, bidirectional=True,
@@ -38,7 +44,7 @@ class TransformerEncoder(nn.Module):
     """Embeddings + sinusoidal positions + pre-norm Transformer layers; d_h = hidden."""
 
     def __init__(self, vocab_size: int, emb_dim: int, hidden: int, layers: int, dropout: float,
-                 heads: int = 8, ff: int = 2048, max_positions: int = 1024):
+                 heads: int = 8, ff: int = 2048, max_positions: int = 1024) -> None:
         super().__init__()
         self.embed = nn.Embedding(vocab_size, emb_dim, padding_idx=PAD)
         self.proj = nn.Linear(emb_dim, hidden) if emb_dim != hidden else nn.Identity()
@@ -71,7 +77,7 @@ def _sinusoids(length: int, dim: int) -> torch.Tensor:
 ENCODERS = {"bilstm": BiLSTMEncoder, "transformer": TransformerEncoder}
 
 
-def build_encoder(cfg, vocab_size: int) -> nn.Module:
+def build_encoder(cfg: ModelConfig, vocab_size: int) -> nn.Module:
     """Map a ModelConfig to an encoder module."""
     if cfg.encoder == "transformer":
         return TransformerEncoder(vocab_size, cfg.emb_dim, cfg.enc_hidden, cfg.enc_layers, cfg.dropout,

@@ -5,7 +5,10 @@ target language its own decoder, and all of them meet in the bridge, whose outpu
 thing a decoder sees of the source. Loss: token NLL + lambda ||A A^T - I||_F^2 (Section 2.2, Eq. 4).
 """
 
-from typing import NamedTuple, Optional
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple, Optional
 
 import torch
 from torch import nn
@@ -16,6 +19,9 @@ from bridgeembed.model.bridge import AttentionBridge, BridgeOutput, attention_pe
 from bridgeembed.model.decoder import LSTMDecoder
 from bridgeembed.model.encoder import build_encoder
 from bridgeembed.tokenization import PAD
+
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.config import ModelConfig
 
 
 class ModelOutput(NamedTuple):
@@ -45,7 +51,7 @@ class LossParts(NamedTuple):
 class BridgeModel(nn.Module):
     """`encoders[lang]` -> `bridge` -> `decoders[lang]`. A model without decoders only encodes."""
 
-    def __init__(self, cfg, vocab_sizes: dict, decoder_languages=None):
+    def __init__(self, cfg: ModelConfig, vocab_sizes: dict, decoder_languages: Sequence[str] | None = None) -> None:
         super().__init__()
         self.cfg = cfg
         self.encoders = nn.ModuleDict({lang: build_encoder(cfg, size) for lang, size in vocab_sizes.items()})
@@ -77,7 +83,8 @@ class BridgeModel(nn.Module):
         mask = torch.arange(src.size(1), device=src.device)[None, :] < lengths.to(src.device)[:, None]  # (B, T)
         return self.bridge(states, mask)
 
-    def forward(self, src, lengths, src_lang: str, tgt_in, tgt_lang: str, keep=None, partner: Partner = None) -> ModelOutput:
+    def forward(self, src: torch.Tensor, lengths: torch.Tensor, src_lang: str, tgt_in: torch.Tensor, tgt_lang: str,
+                keep: torch.Tensor | None = None, partner: Partner = None) -> ModelOutput:
         """tgt_in: (B, T_tgt) = BOS + target tokens (teacher forcing). `keep` (B, T_tgt): logits only
         there (the real target tokens). `partner`: also encode those rows in another language; inside
         forward, so that DistributedDataParallel sees every parameter the loss uses."""

@@ -21,7 +21,7 @@ class BuildContext:
     size: int  # examples per task at most (SentEval: 100k + 10k + 10k)
     fractions: tuple  # (tr, va, te)
     seed: int
-    parses: Optional[Sequence] = None  # parse.Parsed (or None where a line is not one sentence), aligned with `sentences`
+    parses: Optional[Sequence] = None  # parse.Parsed per sentence (None: not one sentence), aligned with `sentences`
 
 
 class ProbingTask:

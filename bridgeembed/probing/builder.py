@@ -36,7 +36,7 @@ class BuildReport:
     tasks: dict = field(default_factory=dict)  # task name -> the task object (for file names, approximations)
 
 
-def build_tasks(ctx: BuildContext, names=None, overrides: Optional[dict] = None) -> BuildReport:
+def build_tasks(ctx: BuildContext, names: Sequence[str] | None = None, overrides: Optional[dict] = None) -> BuildReport:
     """Build `names` (default: all); a task that needs parses without `ctx.parses`, or whose corpus is
     too small, is skipped with the reason. `overrides`: task name -> a configured task object."""
     report = BuildReport()
@@ -44,7 +44,8 @@ def build_tasks(ctx: BuildContext, names=None, overrides: Optional[dict] = None)
         task = (overrides or {}).get(name) or TASKS[name]()
         report.tasks[name] = task
         if task.needs_parser and ctx.parses is None:
-            report.skipped[name] = "needs a spaCy pipeline (--spacy-model; package spacy, pip install 'bridgeembed[probing]')"
+            report.skipped[name] = ("needs a spaCy pipeline (--spacy-model; package spacy, "
+                                    "pip install 'bridgeembed[probing]')")
         else:
             try:
                 report.built[name] = task.build(ctx)
@@ -58,8 +59,9 @@ def build_tasks(ctx: BuildContext, names=None, overrides: Optional[dict] = None)
 
 
 def build_folder(corpus_files: Sequence, lang: str, out: Path, names: Optional[Sequence[str]] = None,
-                 size: int = 120000, fractions: tuple = (0.8, 0.1, 0.1), seed: int = 0, spacy_model: Optional[str] = None,
-                 tokenizer: str = "moses", word_content: Optional[WordContent] = None) -> BuildReport:
+                 size: int = 120000, fractions: tuple = (0.8, 0.1, 0.1), seed: int = 0,
+                 spacy_model: Optional[str] = None, tokenizer: str = "moses",
+                 word_content: Optional[WordContent] = None) -> BuildReport:
     """Read and clean `corpus_files`, build the tasks `names` (default: all), write them into `out`.
 
     The syntactic tasks need `spacy_model` (a pipeline such as fr_core_news_sm); without it they are

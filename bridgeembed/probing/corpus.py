@@ -7,8 +7,11 @@ with the Moses tokenization conventions" (SentEval data/probing/README.md). `.gz
 transparently.
 """
 
+from __future__ import annotations
+
 import gzip
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -19,7 +22,8 @@ logger = logging.getLogger(__name__)
 
 # Languages whose Moses non-breaking prefixes sacremoses ships; others use --tokenizer whitespace.
 MOSES_LANGUAGES = frozenset(
-    "as bn ca cs de el en es et fi fr ga gu hi hu is it kn lt lv ml mni mr nl or pa pl pt ro ru sk sl sv ta te yue zh".split()
+    "as bn ca cs de el en es et fi fr ga gu hi hu is it kn lt lv ml mni mr nl or pa pl pt ro ru sk sl sv ta te yue zh"
+    .split()
 )
 
 
@@ -58,7 +62,7 @@ def whitespace_tokenizer(lang: str) -> Callable[[str], list]:
 TOKENIZERS = {"moses": moses_tokenizer, "whitespace": whitespace_tokenizer}
 
 
-def _raw_lines(path: Path):
+def _raw_lines(path: Path) -> Iterator[bytes]:
     opener = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rb") as handle:

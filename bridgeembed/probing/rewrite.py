@@ -6,8 +6,13 @@ as original and changed; CoordInv swaps the two clauses of a sentence with one c
 conjunction joining two top clauses, balanced by which clause is longer.
 """
 
+from __future__ import annotations
+
 import math
+import random
 from collections import Counter, defaultdict
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from bridgeembed.probing.base import BuildContext, ProbingTask
 from bridgeembed.probing.parse import CONJUNCT, SUBJECT, VERBAL, Parsed
@@ -21,6 +26,9 @@ from bridgeembed.probing.sampling import (
     split_sizes,
 )
 from bridgeembed.probing.syntax import parses
+
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.probing.corpus import Corpus
 
 SWAPPABLE = frozenset({"NOUN", "VERB"})
 
@@ -71,7 +79,8 @@ class OddManOut(ProbingTask):
         return TaskData(self.name, ordered(examples, rng))
 
     @staticmethod
-    def _change(p: Parsed, split, vocab, form_split, key, corpus, rng):
+    def _change(p: Parsed, split: str, vocab: dict, form_split: dict, key: Callable, corpus: Corpus,
+                rng: random.Random) -> str | None:
         positions = [i for i in range(1, len(p.tokens)) if p.pos[i] in SWAPPABLE and p.tokens[i].isalpha()
                      and p.tokens[i].islower()]
         rng.shuffle(positions)
@@ -86,7 +95,7 @@ class OddManOut(ProbingTask):
         return None
 
 
-def clauses(p: Parsed):
+def clauses(p: Parsed) -> tuple[list[str], list[str], list[str], list[str]] | None:
     """(first clause, conjunction (with a comma before it), second clause, final punctuation) token lists, or None.
 
     Exactly one coordinating conjunction, joining the root to a verbal conjunct that has its own
@@ -114,7 +123,8 @@ def clauses(p: Parsed):
     return first, tokens[len(first):c + 1], tokens[c + 1:end], tokens[end:]
 
 
-def invert(first, cc, second, final, proper_first=False, proper_second=False):
+def invert(first: list[str], cc: list[str], second: list[str], final: list[str], proper_first: bool = False,
+           proper_second: bool = False) -> list[str]:
     """Swap the clauses, moving sentence-initial capitals with the position (not proper nouns)."""
     first, second = list(first), list(second)
     if first[0][:1].isupper() and not proper_first and second[0][:1].islower():
@@ -145,7 +155,8 @@ class CoordinationInversion(ProbingTask):
         pairs = {"O": groups["first"][:k] + groups["second"][:k] + groups["equal"][:e],
                  "I": groups["first"][k:2 * k] + groups["second"][k:2 * k] + groups["equal"][e:2 * e]}
         per = per_class_or_skip({label: len(v) for label, v in pairs.items()}, ctx.size,
-                                what=f"sentences (coordinated clauses found: { {g: len(v) for g, v in groups.items()} })")
+                                what="sentences (coordinated clauses found: "
+                                     f"{ {g: len(v) for g, v in groups.items()} })")
         sizes = split_sizes(per, ctx.fractions)
         examples = []
         for label, chosen in pairs.items():

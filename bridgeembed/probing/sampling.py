@@ -6,8 +6,11 @@ word form (Tense, SubjNumber, ObjNumber) also keep each form in one partition on
 cannot score by memorising words: `grouped_split` does that.
 """
 
+from __future__ import annotations
+
 import random
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional
 
@@ -40,7 +43,7 @@ def task_rng(seed: int, task: str) -> random.Random:
     return random.Random(f"{seed}:{task}")
 
 
-def split_sizes(n: int, fractions) -> dict:
+def split_sizes(n: int, fractions: Sequence[float]) -> dict:
     """`n` items cut into tr/va/te by `fractions` (va and te rounded, tr takes the rest)."""
     va, te = round(n * fractions[1]), round(n * fractions[2])
     return {"tr": n - va - te, "va": va, "te": te}
@@ -58,7 +61,7 @@ def per_class_or_skip(counts: dict, size: int, min_per_class: int = MIN_PER_CLAS
     return per
 
 
-def ordered(examples, rng: random.Random) -> list:
+def ordered(examples: Sequence[Example], rng: random.Random) -> list:
     """tr, then va, then te; shuffled within each split."""
     out = []
     for split in SPLITS:
@@ -68,7 +71,7 @@ def ordered(examples, rng: random.Random) -> list:
     return out
 
 
-def balanced_split(by_label: dict, size: int, fractions, rng: random.Random,
+def balanced_split(by_label: dict, size: int, fractions: Sequence[float], rng: random.Random,
                    min_per_class: int = MIN_PER_CLASS) -> list:
     """`by_label`: label -> candidate sentences. Every class gets the same count in every split."""
     per = per_class_or_skip({label: len(items) for label, items in by_label.items()}, size, min_per_class)
@@ -94,7 +97,7 @@ def _assign_groups(groups: dict, targets: dict, rng: random.Random) -> dict:
     return assigned
 
 
-def grouped_split(by_label: dict, size: int, fractions, rng: random.Random,
+def grouped_split(by_label: dict, size: int, fractions: Sequence[float], rng: random.Random,
                   min_per_class: int = MIN_PER_CLASS, max_group_share: Optional[float] = 0.05) -> list:
     """`by_label`: label -> list of (group, sentence). A group (e.g. the verb form) lands in one split only.
 

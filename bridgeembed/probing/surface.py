@@ -3,8 +3,11 @@
 Definitions from Conneau et al. (2018), Section 3, as SentEval's data/probing/README.md states them.
 """
 
+from __future__ import annotations
+
 import unicodedata
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from typing import Optional
 
 from bridgeembed.probing.base import BuildContext, ProbingTask
@@ -45,7 +48,8 @@ class Length(ProbingTask):
             raise TooSmall(f"no sentence in length bin(s) {', '.join(missing)} "
                            f"(bins {LENGTH_BINS}; counts: {dict(sorted((k, len(v)) for k, v in by_label.items()))})")
         examples = balanced_split(by_label, ctx.size, ctx.fractions, self.rng(ctx.seed))
-        return TaskData(self.name, examples, f"bins (tokens): {', '.join(f'{i}: {a}-{b}' for i, (a, b) in enumerate(LENGTH_BINS))}")
+        bins = ", ".join(f"{i}: {a}-{b}" for i, (a, b) in enumerate(LENGTH_BINS))
+        return TaskData(self.name, examples, f"bins (tokens): {bins}")
 
 
 class WordContent(ProbingTask):
@@ -56,11 +60,11 @@ class WordContent(ProbingTask):
     name = "WordContent"
     approximation = "number of target words, their frequency ranks and examples per word scaled to the corpus"
 
-    def __init__(self, words: Optional[int] = None, skip: Optional[int] = None, min_per_word: int = 30):
+    def __init__(self, words: Optional[int] = None, skip: Optional[int] = None, min_per_word: int = 30) -> None:
         self.words, self.skip, self.min_per_word = words, skip, min_per_word
 
     @staticmethod
-    def eligible(sentences, targets) -> dict:
+    def eligible(sentences: Sequence[str], targets: Sequence[str]) -> dict:
         """target -> sentences in which it is the only target word and occurs once."""
         found = defaultdict(list)
         for tokens in sentences:
@@ -69,7 +73,7 @@ class WordContent(ProbingTask):
                 found[hits[0]].append(" ".join(tokens))
         return found
 
-    def targets(self, sentences) -> tuple:
+    def targets(self, sentences: Sequence[str]) -> tuple:
         freq = Counter(t.lower() for tokens in sentences for t in tokens)
         ranked = sorted(freq, key=lambda w: (-freq[w], w))
         skip = self.skip if self.skip is not None else min(2000, len(ranked) // 50)
@@ -98,7 +102,7 @@ class WordContent(ProbingTask):
                                              f"(SentEval: 1000 from rank 2001)")
 
 
-def shift_positions(tokens) -> list:
+def shift_positions(tokens: Sequence[str]) -> list:
     """Positions i where tokens i and i+1 may be swapped: not the first token, no punctuation, not equal."""
     return [i for i in range(1, len(tokens) - 1)
             if not is_punctuation(tokens[i]) and not is_punctuation(tokens[i + 1]) and tokens[i] != tokens[i + 1]]

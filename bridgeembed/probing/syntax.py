@@ -5,7 +5,10 @@ are asked of UD morphology (`Tense`, `Number`) and dependency trees, so the last
 approximations (the generated README says so).
 """
 
+from __future__ import annotations
+
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from typing import Optional
 
 from bridgeembed.probing.base import BuildContext, ProbingTask
@@ -24,7 +27,7 @@ VERB_GROUP = frozenset({"aux", "auxpass", "cop", "neg", "expl"})  # left depende
 FINAL = frozenset({".", "?", "!", "…"})
 
 
-def parses(ctx: BuildContext):
+def parses(ctx: BuildContext) -> Iterator[tuple[tuple, Parsed]]:
     """(tokens, parse) for every sentence the parser read as one sentence."""
     if ctx.parses is None:
         raise TooSmall("no parses (this task needs a spaCy pipeline: --spacy-model)")
@@ -45,7 +48,8 @@ class Tense(ProbingTask):
     """PAST/PRES of the main verb; a verb form (the root's word form) occurs in one split only."""
 
     name, needs_parser = "Tense", True
-    approximation = "UD Tense feature of the main clause's finite verb instead of PTB tags VBD vs VBP/VBZ; no 100-5,000 frequency filter"
+    approximation = ("UD Tense feature of the main clause's finite verb instead of PTB tags VBD vs VBP/VBZ; "
+                     "no 100-5,000 frequency filter")
 
     def build(self, ctx: BuildContext) -> TaskData:
         by_label = defaultdict(list)
@@ -87,9 +91,10 @@ class Depth(ProbingTask):
     as many sentences of every depth class as the rarest one has there."""
 
     name, needs_parser = "Depth", True
-    approximation = "depth of the dependency tree (not of the constituency tree: values are smaller than SentEval's 5-12)"
+    approximation = ("depth of the dependency tree (not of the constituency tree: values are smaller than "
+                     "SentEval's 5-12)")
 
-    def __init__(self, max_classes: int = 8, min_share: float = 0.05):
+    def __init__(self, max_classes: int = 8, min_share: float = 0.05) -> None:
         self.max_classes, self.min_share = max_classes, min_share
 
     def build(self, ctx: BuildContext) -> TaskData:
@@ -98,7 +103,8 @@ class Depth(ProbingTask):
         counts = Counter(depth for depth, _, _ in items)
         common = [d for d, n in counts.most_common(self.max_classes) if n >= self.min_share * len(items)]
         if len(common) < 2:
-            raise TooSmall(f"depths found {dict(sorted(counts.items()))}: fewer than 2 reach {self.min_share:.0%} of the sentences")
+            raise TooSmall(f"depths found {dict(sorted(counts.items()))}: fewer than 2 reach "
+                           f"{self.min_share:.0%} of the sentences")
         cells = defaultdict(list)  # (length bin, depth) -> sentences
         for depth, bin_, sentence in items:
             if depth in common:
@@ -160,7 +166,7 @@ class TopConstituents(ProbingTask):
     approximation = ("the root's dependents mapped to coarse phrase labels (NP, PP, ADVP, S, SBAR, CC, IN, VP) "
                      "instead of the constituency tree's top constituents; no WHNP/SQ classes")
 
-    def __init__(self, max_classes: int = 19, min_share: float = 0.02):
+    def __init__(self, max_classes: int = 19, min_share: float = 0.02) -> None:
         self.max_classes, self.min_share = max_classes, min_share
 
     def build(self, ctx: BuildContext) -> TaskData:

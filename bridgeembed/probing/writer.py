@@ -1,12 +1,21 @@
 """The output folder: `<task>.txt` in SentEval's format, a README.md that says what was built from
 what, and the `REBUILT` marker by which the SentEval harness labels these tasks as rebuilt."""
 
+from __future__ import annotations
+
 import logging
 import os
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bridgeembed.probing.sampling import SPLITS
+
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.probing.builder import BuildReport
+    from bridgeembed.probing.corpus import Corpus
+    from bridgeembed.probing.sampling import Example
 
 logger = logging.getLogger(__name__)
 
@@ -19,16 +28,16 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def format_examples(examples) -> str:
+def format_examples(examples: Sequence[Example]) -> str:
     """SentEval's probing format: `split<TAB>label<TAB>sentence`, one per line."""
     return "".join(f"{e.split}\t{e.label}\t{e.sentence}\n" for e in examples)
 
 
-def _sizes(examples) -> dict:
+def _sizes(examples: Sequence[Example]) -> dict:
     return Counter(e.split for e in examples)
 
 
-def readme(report, corpus, meta: dict) -> str:
+def readme(report: BuildReport, corpus: Corpus, meta: dict) -> str:
     stats = corpus.stats
     lines = [
         f"# Probing tasks rebuilt from raw text ({corpus.lang})", "",
@@ -47,7 +56,8 @@ def readme(report, corpus, meta: dict) -> str:
         if data.notes:
             how += f"; {data.notes}"
         n_classes = len({e.label for e in data.examples})
-        lines.append(f"| {name} | `{task.filename}` | {sizes['tr']} | {sizes['va']} | {sizes['te']} | {n_classes} | {how} |")
+        lines.append(f"| {name} | `{task.filename}` | {sizes['tr']} | {sizes['va']} | {sizes['te']} | {n_classes} "
+                     f"| {how} |")
     if report.skipped:
         lines += ["", "## Skipped", ""]
         lines += [f"- {name} (`{report.tasks[name].filename}`): {reason}" for name, reason in report.skipped.items()]
@@ -56,7 +66,7 @@ def readme(report, corpus, meta: dict) -> str:
     return "\n".join(lines)
 
 
-def write_folder(out: Path, report, corpus, meta: dict) -> None:
+def write_folder(out: Path, report: BuildReport, corpus: Corpus, meta: dict) -> None:
     """Write the built tasks, remove files of tasks skipped this time (stale data would be mislabelled)."""
     out.mkdir(parents=True, exist_ok=True)
     for name, task in report.tasks.items():

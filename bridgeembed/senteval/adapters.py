@@ -8,11 +8,24 @@
 `task_path` is the folder that holds SentEval's `downstream/` and `probing/`.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
 from bridgeembed.senteval.config import BASE_SEED, get_config
 from bridgeembed.senteval.encoding import sentence
 
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.protocol import SentenceEncoder
 
-def default_params(encoder, task_path, config="default", lang="en", heads="mean", seed=BASE_SEED, batch_size=64) -> dict:
+
+def default_params(encoder: SentenceEncoder, task_path: str | Path, config: str = "default", lang: str = "en",
+                   heads: str | int = "mean", seed: int = BASE_SEED,
+                   batch_size: int = 64) -> dict:
     """SentEval's `params` for `encoder`: the config's classifier, plus what `batcher` needs.
 
     `heads` must give one vector per sentence: "mean" or a single head id."""
@@ -26,12 +39,12 @@ def default_params(encoder, task_path, config="default", lang="en", heads="mean"
     }
 
 
-def prepare(params, samples):
+def prepare(params: dict, samples: list) -> None:
     """Nothing to build: the encoder has its own vocabulary."""
     return None
 
 
-def batcher(params, batch):
+def batcher(params: dict, batch: Sequence[Sequence[str]]) -> np.ndarray:
     """SentEval's token lists -> (B, d) float32 vectors, tokens joined with spaces ("." if empty)."""
     setup = params["bridgeembed"]
     return setup["encoder"].encode([sentence(tokens) for tokens in batch], setup["lang"], heads=setup["heads"],

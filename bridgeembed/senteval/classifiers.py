@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -52,7 +53,7 @@ class Job:
 class ClassificationObjective:
     """Cross-entropy on class ids; dev metric: accuracy."""
 
-    def __init__(self, labels: np.ndarray, nclasses: int):
+    def __init__(self, labels: np.ndarray, nclasses: int) -> None:
         self.targets = torch.as_tensor(np.asarray(labels), dtype=torch.long)  # (N,)
         self.n_out = nclasses
 
@@ -75,7 +76,7 @@ class RelatednessObjective:
     """Tai et al. (2015): softmax over score bins 1..C fitted by MSE to the encoded scores; dev
     metric: Pearson r of the expected score sum_i i * p_i against the gold scores."""
 
-    def __init__(self, soft_labels: np.ndarray, scores: np.ndarray):
+    def __init__(self, soft_labels: np.ndarray, scores: np.ndarray) -> None:
         self.targets = torch.as_tensor(soft_labels, dtype=torch.float32)  # (N, C)
         self.scores = torch.as_tensor(scores, dtype=torch.float32)  # (N,)
         self.n_out = self.targets.shape[1]
@@ -117,7 +118,7 @@ class Stream:
     """The batches one SentEval classifier sees: its NumPy stream `RandomState(seed)` gives the
     `validation_split` permutation (if any), then one permutation of the training rows per pass."""
 
-    def __init__(self, rows: np.ndarray, validation_split: float, seed: int):
+    def __init__(self, rows: np.ndarray, validation_split: float, seed: int) -> None:
         self.rng = np.random.RandomState(seed)
         if validation_split:
             perm = self.rng.permutation(len(rows))
@@ -140,7 +141,7 @@ class Stack:
     matrix, applied to the transposed batch: (r*k, d) x (d, B), which suits small k (2 to 6 classes)."""
 
     def __init__(self, cells: list[tuple[int, int]], r: int, init: list[torch.Tensor], dropout: float, seed: int,
-                 device: torch.device):
+                 device: torch.device) -> None:
         self.cells, self.r = list(cells), r  # cells: (feature group, stream) per cell
         n = len(self.cells)
         self.params = [t.to(device).expand(n, r, *t.shape).contiguous().requires_grad_() for t in init]
@@ -199,7 +200,7 @@ def forward_one(params: list[torch.Tensor], x: torch.Tensor) -> torch.Tensor:  #
 class Fitted:
     """The best dev model of each job and its best dev metric."""
 
-    def __init__(self, params_per_job: list, best_metric: Sequence[float]):
+    def __init__(self, params_per_job: list, best_metric: Sequence[float]) -> None:
         self.params, self.best_metric = params_per_job, np.asarray(best_metric, dtype=np.float64)
 
     def outputs(self, X: torch.Tensor, rows_per_job: Sequence, groups: Sequence[int]) -> list[torch.Tensor]:
@@ -277,7 +278,7 @@ def fit_many(X: torch.Tensor, jobs: list[Job], objective: Objective, spec: Train
     return Fitted(best_params, best_metric)
 
 
-def _train_pass(X: torch.Tensor, stack: Stack, optimizer, objective: Objective, streams: list[Stream],
+def _train_pass(X: torch.Tensor, stack: Stack, optimizer: Any, objective: Objective, streams: list[Stream],
                 batch_size: int) -> None:
     """One pass: every live cell draws its stream's order and takes its batches; a cell whose rows are
     used up waits for the others."""

@@ -24,7 +24,7 @@ class TaskEmbeddings:
     """Vectors of a task's distinct sentences: `vectors` (G, U, d) with G views (the sentence
     vector, or one per head); `of(token_lists)` gives (G, n, d) for some sentences."""
 
-    def __init__(self, index: dict, vectors: torch.Tensor, views: list):
+    def __init__(self, index: dict, vectors: torch.Tensor, views: list) -> None:
         self.index, self.vectors, self.views = index, vectors, views
 
     def rows(self, token_lists: Iterable) -> torch.Tensor:
@@ -39,7 +39,8 @@ class TaskEmbeddings:
             yield TaskEmbeddings(self.index, self.vectors[i : i + size], self.views[i : i + size])
 
 
-def encode_task(cache: EncodingCache, token_lists: Iterable, lang: str, task: str, device) -> TaskEmbeddings:
+def encode_task(cache: EncodingCache, token_lists: Iterable, lang: str, task: str,
+                device: str | torch.device) -> TaskEmbeddings:
     """Encode the distinct sentences among `token_lists` (every view of the cache's heads in one pass)."""
     emb = cache.encode([sentence(t) for t in token_lists], lang, what=f"task {task}")
     return TaskEmbeddings(emb.index, torch.from_numpy(emb.vectors).to(device), emb.views)

@@ -8,14 +8,17 @@ strength (added to the gradient, as `weight_decay` does), and a model that is no
 step keeps its weights and optimizer state, as if it had not been called.
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Sequence
 
 import torch
 
 from bridgeembed.errors import ConfigError
 
 
-def parse(optim: str):
+def parse(optim: str) -> tuple[str, dict[str, float]]:
     """SentEval's optimizer strings: "adam", "rmsprop", "sgd,lr=0.1" -> (name, {option: float})."""
     name, *options = [part.strip() for part in optim.split(",")]
     kwargs = {}
@@ -55,14 +58,15 @@ class _Stacked:
     defaults: dict = {}
     state_names: tuple = ()
 
-    def __init__(self, params, model_dims, l2reg, **options) -> None:
+    def __init__(self, params: Sequence[torch.Tensor], model_dims: Sequence[int | tuple[int, int]],
+                 l2reg: torch.Tensor, **options) -> None:
         self.options = {**self.defaults, **options}
         self.params, self.dims, self.l2reg = list(params), list(model_dims), l2reg  # l2reg: (M,)
         self.steps = torch.zeros_like(l2reg)  # (M,) updates each model has taken
         self.state = [{name: torch.zeros_like(p.detach()) for name in self.state_names} for p in self.params]
 
     @torch.no_grad()
-    def step(self, active) -> None:  # active: (M,) bool
+    def step(self, active: torch.Tensor) -> None:  # active: (M,) bool
         self.steps += active.to(self.steps.dtype)
         everyone = bool(active.all())
         # the common case, every model at the same step: torch's scalar arithmetic, and faster
@@ -75,7 +79,7 @@ class _Stacked:
             for name, value in new_state.items():
                 state[name] = value if everyone else torch.where(on, value, state[name])
 
-    def select(self, keep, params) -> None:
+    def select(self, keep: torch.Tensor, params: Sequence[torch.Tensor]) -> None:
         """Keep models `keep` (a LongTensor of positions) once the stack has dropped the others."""
         self.params, self.l2reg, self.steps = list(params), self.l2reg[keep], self.steps[keep]
         self.state = [{n: _keep(v, dim, keep) for n, v in s.items()} for s, dim in zip(self.state, self.dims)]
@@ -85,7 +89,8 @@ class Adam(_Stacked):
     defaults = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8}
     state_names = ("m", "v")
 
-    def _update(self, p, grad, state, dim):
+    def _update(self, p: torch.Tensor, grad: torch.Tensor, state: dict[str, torch.Tensor], dim: int | tuple[int,
+                int]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         o = self.options
         m = state["m"].lerp(grad, 1 - o["beta1"])
         v = state["v"].mul(o["beta2"]).addcmul(grad, grad, value=1 - o["beta2"])
@@ -104,7 +109,8 @@ class RMSprop(_Stacked):
     defaults = {"lr": 1e-2, "alpha": 0.99, "eps": 1e-8}
     state_names = ("v",)
 
-    def _update(self, p, grad, state, dim):
+    def _update(self, p: torch.Tensor, grad: torch.Tensor, state: dict[str, torch.Tensor], dim: int | tuple[int,
+                int]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         o = self.options
         v = state["v"].mul(o["alpha"]).addcmul(grad, grad, value=1 - o["alpha"])
         return p.addcdiv(grad, v.sqrt().add(o["eps"]), value=-o["lr"]), {"v": v}
@@ -113,13 +119,15 @@ class RMSprop(_Stacked):
 class SGD(_Stacked):
     defaults = {"lr": 0.1}
 
-    def _update(self, p, grad, state, dim):
+    def _update(self, p: torch.Tensor, grad: torch.Tensor, state: dict[str, torch.Tensor], dim: int | tuple[int,
+                int]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         return p.add(grad, alpha=-self.options["lr"]), {}
 
 
 OPTIMIZERS = {"adam": Adam, "rmsprop": RMSprop, "sgd": SGD}
 
 
-def make_optimizer(optim: str, params, model_dims, l2reg):
+def make_optimizer(optim: str, params: Sequence[torch.Tensor], model_dims: Sequence[int | tuple[int, int]],
+                   l2reg: torch.Tensor) -> _Stacked:
     name, options = parse(optim)
     return OPTIMIZERS[name](params, model_dims, l2reg, **options)

@@ -9,12 +9,22 @@ returns one result per group, so every head is scored from the same encoding pas
 SentEval's PyTorch grid 1e-5 .. 1e-2; scores are percentages rounded to 2 decimals as in SentEval.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
 from bridgeembed.senteval.classifiers import ClassificationObjective, Job, fit_many
+
+if TYPE_CHECKING:  # for annotations only
+    import torch
+
+    from bridgeembed.senteval.classifiers import Fitted
+    from bridgeembed.senteval.config import TrainSpec
 
 REGS = [10.0**t for t in range(-5, -1)]
 FOLD_SEED = 1111  # SentEval fixes the nested k-fold splits to 1111 whatever the seed
@@ -27,24 +37,26 @@ class ProtocolResult:
     predictions: np.ndarray = field(default=None, repr=False)  # test predictions (k-fold protocol only)
 
 
-def stratified_folds(labels, k: int, seed: int):
+def stratified_folds(labels: np.ndarray, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """SentEval's StratifiedKFold(k, shuffle=True, random_state=seed) -> list of (train, test) rows."""
     labels = np.asarray(labels)
     return list(StratifiedKFold(n_splits=k, shuffle=True, random_state=seed).split(np.zeros(len(labels)), labels))
 
 
-def _accuracy(fitted, X, jobs_rows, groups, y):
+def _accuracy(fitted: Fitted, X: torch.Tensor, jobs_rows: Sequence[np.ndarray], groups: Sequence[int],
+              y: np.ndarray) -> tuple[list[float], list[np.ndarray]]:
     outs = fitted.outputs(X, jobs_rows, groups)
     preds = [o.argmax(-1).cpu().numpy() for o in outs]
     return [float((p == y[rows]).mean()) for p, rows in zip(preds, jobs_rows)], preds
 
 
-def _best_reg(scores):
+def _best_reg(scores: np.ndarray) -> int:
     """SentEval's choice: the first L2 strength with the highest rounded score."""
     return int(np.argmax(scores))
 
 
-def inner_kfold(X, y, nclasses, spec, k, seed, groups):
+def inner_kfold(X: torch.Tensor, y: np.ndarray, nclasses: int, spec: TrainSpec, k: int, seed: int,
+                groups: Sequence[int]) -> list[ProtocolResult]:
     """MR, CR, SUBJ, MPQA: nested k-fold cross-validation over all rows."""
     objective = ClassificationObjective(y, nclasses)
     outer = stratified_folds(y, k, FOLD_SEED)
@@ -63,7 +75,8 @@ def inner_kfold(X, y, nclasses, spec, k, seed, groups):
             for gi in range(len(groups))]
 
 
-def kfold(X, y, train, test, nclasses, spec, k, seed, groups):
+def kfold(X: torch.Tensor, y: np.ndarray, train: np.ndarray, test: np.ndarray, nclasses: int, spec: TrainSpec, k: int,
+          seed: int, groups: Sequence[int]) -> list[ProtocolResult]:
     """TREC, MRPC: k-fold on the train rows picks the L2 strength; one fit on all train scores test."""
     objective = ClassificationObjective(y, nclasses)
     folds = [(train[a], train[b]) for a, b in stratified_folds(y[train], k, seed)]
@@ -76,7 +89,8 @@ def kfold(X, y, train, test, nclasses, spec, k, seed, groups):
     return [ProtocolResult(float(dev[gi].max()), round(100 * accs[gi], 2), preds[gi]) for gi in range(len(groups))]
 
 
-def split(X, y, train, dev, test, nclasses, spec, seed, groups, noreg=False):
+def split(X: torch.Tensor, y: np.ndarray, train: np.ndarray, dev: np.ndarray, test: np.ndarray, nclasses: int,
+          spec: TrainSpec, seed: int, groups: Sequence[int], noreg: bool = False) -> list[ProtocolResult]:
     """SST, SICK-E, SNLI, probing: dev picks the L2 strength. SentEval refits the winner with the same
     seed, which reproduces the same model, so the winner itself scores test."""
     objective = ClassificationObjective(y, nclasses)

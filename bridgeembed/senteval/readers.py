@@ -10,6 +10,9 @@ raises `DataError` with file and line number; a task with only part of its split
 train) raises `TaskSkipped` with the reason.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -26,7 +29,7 @@ PROBING_HINT = (f"get SentEval's probing files with `{DOWNLOAD}`, or build tasks
 class MissingData(DataError):
     """Files a task needs are not there: `what` they are, their `paths`, and a `hint` how to get them."""
 
-    def __init__(self, paths, what: str = "SentEval data", hint: Optional[str] = None):
+    def __init__(self, paths: Iterable[str | Path], what: str = "SentEval data", hint: Optional[str] = None) -> None:
         self.paths, self.what = [str(p) for p in paths], what
         self.hint = hint or (f"download it with `{DOWNLOAD}` and pass the same --data DIR (or set "
                              f"$BRIDGEEMBED_DATA=DIR); DIR is the data root holding senteval/")
@@ -65,7 +68,7 @@ def read_lines(path: Path, encoding: str = "utf-8") -> list:
         raise DataError(f"{path}:{line}: not valid {encoding}: {err.reason}") from None
 
 
-def columns(line: str, path, lineno: int, n: int, sep: str = "\t") -> list:
+def columns(line: str, path: str | Path, lineno: int, n: int, sep: str = "\t") -> list:
     """At least `n` `sep`-separated fields of a stripped line, or a DataError naming file and line."""
     parts = line.strip().split(sep)
     if len(parts) < n:
@@ -74,14 +77,15 @@ def columns(line: str, path, lineno: int, n: int, sep: str = "\t") -> list:
     return parts
 
 
-def number(text: str, path, lineno: int, kind=float):
+def number(text: str, path: str | Path, lineno: int, kind: type = float) -> int | float:
     try:
         return kind(text)
     except ValueError:
-        raise DataError(f"{path}:{lineno}: expected a{'n integer' if kind is int else ' number'}, found {text!r}") from None
+        what = "an integer" if kind is int else "a number"
+        raise DataError(f"{path}:{lineno}: expected {what}, found {text!r}") from None
 
 
-def by_length(split: Split, with_label=True) -> Split:
+def by_length(split: Split, with_label: bool = True) -> Split:
     """SentEval's order: by length of a (then b), then label; stable for ties."""
     order = sorted(range(len(split)), key=lambda i: (len(split.a[i]), len(split.b[i]) if split.b else 0,
                                                      split.y[i] if with_label else 0))
@@ -156,7 +160,8 @@ SICK_LABELS = {"CONTRADICTION": 0, "NEUTRAL": 1, "ENTAILMENT": 2}
 
 def sick(folder: Path, entailment: bool) -> dict:
     """`pair_ID, sentence_A, sentence_B, relatedness_score, entailment_judgment` after a header."""
-    files = {"train": folder / "SICK_train.txt", "dev": folder / "SICK_trial.txt", "test": folder / "SICK_test_annotated.txt"}
+    files = {"train": folder / "SICK_train.txt", "dev": folder / "SICK_trial.txt",
+             "test": folder / "SICK_test_annotated.txt"}
     require(*files.values())
     out = {}
     for split, path in files.items():
@@ -166,7 +171,8 @@ def sick(folder: Path, entailment: bool) -> dict:
                 continue
             r = columns(line, path, i, 5)
             if entailment and r[4] not in SICK_LABELS:
-                raise DataError(f"{path}:{i}: unknown entailment label {r[4]!r}; expected one of {', '.join(SICK_LABELS)}")
+                raise DataError(f"{path}:{i}: unknown entailment label {r[4]!r}; "
+                                f"expected one of {', '.join(SICK_LABELS)}")
             a.append(r[1].split())
             b.append(r[2].split())
             y.append(SICK_LABELS[r[4]] if entailment else number(r[3], path, i))
@@ -200,7 +206,8 @@ def snli(folder: Path) -> dict:
     for split in ("train", "dev", "test"):
         s1, s2, labels = (read_lines(p) for p in names(split))
         if not len(s1) == len(s2) == len(labels):
-            raise DataError(f"{folder}: s1.{split}, s2.{split}, labels.{split} have {len(s1)}, {len(s2)}, {len(labels)} lines")
+            raise DataError(f"{folder}: s1.{split}, s2.{split}, labels.{split} have "
+                            f"{len(s1)}, {len(s2)}, {len(labels)} lines")
         for i, label in enumerate(labels, 1):
             if label not in SNLI_LABELS:
                 raise DataError(f"{folder / f'labels.{split}'}:{i}: unknown label {label!r}")
@@ -211,7 +218,7 @@ def snli(folder: Path) -> dict:
     return out
 
 
-def sts(folder: Path, subsets) -> dict:
+def sts(folder: Path, subsets: Sequence[str]) -> dict:
     """`STS.input.{subset}.txt` (two tab-separated sentences) and `STS.gs.{subset}.txt` (a score or an
     empty line for an unscored pair, which is dropped)."""
     require(*[folder / f"STS.{kind}.{s}.txt" for s in subsets for kind in ("input", "gs")])

@@ -37,8 +37,8 @@ def markdown(table: ResultTable) -> str:
     meta, tasks = table.meta, table.tasks
     seeds = meta["seeds"]
     lines = [f"# SentEval: {meta.get('model') or 'encoder'}", "",
-             f"config `{meta['config']}` (k-fold {meta['kfold']}), {len(seeds)} seed(s) {seeds}, language `{meta['lang']}`, "
-             f"{meta['seconds'] / 60:.1f} min on {meta['device']}", ""]
+             f"config `{meta['config']}` (k-fold {meta['kfold']}), {len(seeds)} seed(s) {seeds}, "
+             f"language `{meta['lang']}`, {meta['seconds'] / 60:.1f} min on {meta['device']}", ""]
     views = table.views()
     notes = []
     for title, columns in TABLES:

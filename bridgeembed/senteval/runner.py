@@ -15,6 +15,7 @@ import platform
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 from tqdm.auto import tqdm
@@ -30,6 +31,9 @@ from bridgeembed.senteval.config import BASE_SEED, EvalConfig, get_config
 from bridgeembed.senteval.encoding import TaskEmbeddings, encode_task
 from bridgeembed.senteval.readers import MissingData, TaskSkipped
 from bridgeembed.senteval.tasks import ALIASES, GROUPS, TASKS, Dirs
+
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.protocol import SentenceEncoder
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +53,8 @@ def select_tasks(spec: str) -> list[tuple[str, bool]]:
         elif key in lookup:
             chosen[lookup[key]] = True
         else:
-            raise ConfigError(f"unknown task {item!r}; expected all, {', '.join(GROUPS)} or task names: {', '.join(TASKS)}")
+            raise ConfigError(f"unknown task {item!r}; expected all, {', '.join(GROUPS)} "
+                              f"or task names: {', '.join(TASKS)}")
     if not chosen:
         raise ConfigError("no task selected")
     return list(chosen.items())
@@ -81,7 +86,8 @@ class SentEvalEvaluator(Evaluator):
 
     def __init__(self, tasks: str = "all", config: EvalConfig | None = None, seeds: Sequence[int] = (BASE_SEED,),
                  heads: HeadsLike = "mean", dirs: Dirs | None = None, lang: str = "en", batch_size: int = 64,
-                 device=None, progress: bool = True, model_name: str = "", plots: bool = True):
+                 device: str | torch.device | None = None, progress: bool = True, model_name: str = "",
+                 plots: bool = True) -> None:
         self.selected = select_tasks(tasks)
         self.config = config or get_config("default")
         self.seeds, self.heads, self.dirs = list(seeds), heads, dirs or Dirs.under()
@@ -89,7 +95,7 @@ class SentEvalEvaluator(Evaluator):
         self.device = resolve_device(device)
         self.model_name, self.plots = model_name, plots
 
-    def evaluate(self, encoder) -> ResultTable:
+    def evaluate(self, encoder: SentenceEncoder) -> ResultTable:
         check_language(encoder, self.lang)
         cache = EncodingCache(encoder, self.heads, self.batch_size, self.progress)
         skipped = preflight(self.selected, self.dirs)
@@ -149,8 +155,11 @@ class SentEvalEvaluator(Evaluator):
                           views={v: ViewScores.from_runs(r) for v, r in runs.items()})
 
 
-def run_suite(encoder, tasks: str = "all", config: EvalConfig | None = None, seed_list: Sequence[int] = (BASE_SEED,),
-              heads: HeadsLike = "mean", dirs: Dirs | None = None, lang: str = "en", batch_size: int = 64, device=None,
+def run_suite(encoder: SentenceEncoder, tasks: str = "all", config: EvalConfig | None = None,
+              seed_list: Sequence[int] = (BASE_SEED,),
+              heads: HeadsLike = "mean", dirs: Dirs | None = None, lang: str = "en", batch_size: int = 64,
+              device: str | torch.device | None = None,
               progress: bool = True, model_name: str = "") -> ResultTable:
     """Score `encoder` on `tasks` (a `--tasks` string): `SentEvalEvaluator(...)(encoder)` in one call."""
-    return SentEvalEvaluator(tasks, config, seed_list, heads, dirs, lang, batch_size, device, progress, model_name)(encoder)
+    evaluator = SentEvalEvaluator(tasks, config, seed_list, heads, dirs, lang, batch_size, device, progress, model_name)
+    return evaluator(encoder)

@@ -9,6 +9,11 @@ STS12-16 (SentEval `sts.py`): cosine similarity of the two sentence vectors, Pea
 Spearman per subset, then their plain and size-weighted means.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 import torch
 from scipy.stats import pearsonr, spearmanr
@@ -16,8 +21,11 @@ from scipy.stats import pearsonr, spearmanr
 from bridgeembed.senteval.classifiers import Job, RelatednessObjective, fit_many
 from bridgeembed.senteval.config import RELATEDNESS
 
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.senteval.config import TrainSpec
 
-def tai_labels(scores, nclasses: int = 5) -> np.ndarray:
+
+def tai_labels(scores: np.ndarray, nclasses: int = 5) -> np.ndarray:
     """Scores -> (N, nclasses) target distributions over the bins 1..nclasses (Tai et al. 2015).
 
     As in SentEval, scores below 1 (STS-B's 0..1) put less than a total of 1 on the bins.
@@ -33,14 +41,15 @@ def tai_labels(scores, nclasses: int = 5) -> np.ndarray:
     return out
 
 
-def _correlations(pred, gold) -> tuple:
+def _correlations(pred: np.ndarray, gold: np.ndarray) -> tuple:
     pred, gold = np.asarray(pred, dtype=np.float64), np.asarray(gold, dtype=np.float64)
     if len(pred) < 2 or np.ptp(pred) == 0 or np.ptp(gold) == 0:
         return 0.0, 0.0  # SentEval turns an undefined correlation (NaN) into 0
     return float(pearsonr(pred, gold)[0]), float(spearmanr(pred, gold)[0])
 
 
-def relatedness(X, scores, train, dev, test, seed, groups, spec=RELATEDNESS) -> list:
+def relatedness(X: torch.Tensor, scores: np.ndarray, train: np.ndarray, dev: np.ndarray, test: np.ndarray, seed: int,
+                groups: Sequence[int], spec: TrainSpec = RELATEDNESS) -> list:
     """X: (G, N, 2d) pair features; scores: (N,) gold; row arrays per split -> one dict per group."""
     scores = np.asarray(scores, dtype=np.float32)
     objective = RelatednessObjective(tai_labels(scores), scores)
@@ -57,14 +66,14 @@ def relatedness(X, scores, train, dev, test, seed, groups, spec=RELATEDNESS) -> 
     return results
 
 
-def cosine(u, v) -> torch.Tensor:
+def cosine(u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """Row-wise cosine of (..., n, d) tensors; 0 where a vector is all zeros (SentEval's nan_to_num)."""
     num = (u * v).sum(-1)
     den = u.norm(dim=-1) * v.norm(dim=-1)
     return torch.where(den > 0, num / den.clamp(min=1e-30), torch.zeros_like(num))
 
 
-def sts(pairs_by_subset, groups_count: int) -> list:
+def sts(pairs_by_subset: dict, groups_count: int) -> list:
     """pairs_by_subset: {subset: (U (G, n, d), V (G, n, d), gold (n,))} -> one dict per group."""
     results = []
     for g in range(groups_count):

@@ -5,8 +5,12 @@ for SNLI. A family's `evaluate` scores every view in `emb` (the sentence vector,
 returns one metrics dict per view.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -16,6 +20,11 @@ from bridgeembed.probing import names as probing_names
 from bridgeembed.senteval import protocols, readers, similarity
 from bridgeembed.senteval.config import EvalConfig
 
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.senteval.config import TrainSpec
+    from bridgeembed.senteval.encoding import TaskEmbeddings
+    from bridgeembed.senteval.readers import Split
+
 
 @dataclass(frozen=True)
 class Dirs:
@@ -23,22 +32,23 @@ class Dirs:
     probing: Path  # SentEval's data/probing, or a folder of rebuilt probing tasks
 
     @classmethod
-    def under(cls, data=None, probing=None) -> "Dirs":
+    def under(cls, data: Any | None = None, probing: str | Path | None = None) -> "Dirs":
         """The layout of `bridgeembed-data senteval` for `--data` (the data root, or its senteval folder;
         None: $BRIDGEEMBED_DATA); `probing` overrides the probing folder."""
         base = senteval_dir(data)
         return cls(base / "downstream", Path(probing) if probing else base / "probing")
 
 
-def abs_diff_prod(u, v):  # (G, n, d) x2 -> (G, n, 2d)
+def abs_diff_prod(u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:  # (G, n, d) x2 -> (G, n, 2d)
     return torch.cat([(u - v).abs(), u * v], dim=-1)
 
 
-def snli_features(u, v):  # (G, n, d) x2 -> (G, n, 4d)
+def snli_features(u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:  # (G, n, d) x2 -> (G, n, 4d)
     return torch.cat([u, v, u * v, (u - v).abs()], dim=-1)
 
 
-def stack(emb, splits: dict, order, pair=None):
+def stack(emb: TaskEmbeddings, splits: dict, order: Sequence[str], pair: Callable[[torch.Tensor, torch.Tensor],
+          torch.Tensor] | None = None) -> tuple[torch.Tensor, np.ndarray, dict[str, np.ndarray]]:
     """Features of the named splits one after another -> (X (G, N, F), y (N,), {split: rows})."""
     feats, ys, rows, start = [], [], {}, 0
     for name in order:
@@ -50,7 +60,7 @@ def stack(emb, splits: dict, order, pair=None):
     return torch.cat(feats, dim=1), np.asarray(ys), rows
 
 
-def _tokens(splits):
+def _tokens(splits: dict[str, Split]) -> Iterator[list[str]]:
     for s in splits.values():
         yield from s.a
         yield from s.b or []
@@ -61,20 +71,20 @@ class Family:
     primary = "acc"
     deterministic = False  # True: no classifier, so seeds do not matter
 
-    def __init__(self, folder: str, loader):
+    def __init__(self, folder: str, loader: Callable[[Path], dict]) -> None:
         self.folder, self.loader = folder, loader  # folder under downstream/; loader(folder) -> {split: Split}
 
     def path(self, dirs: Dirs) -> Path:
         """The folder (or file) that must exist for the task to run."""
         return dirs.downstream / self.folder
 
-    def load(self, dirs: Dirs):
+    def load(self, dirs: Dirs) -> dict[str, Split]:
         return self.loader(self.path(dirs))
 
     def missing(self, dirs: Dirs) -> readers.MissingData:
         return readers.MissingData([self.path(dirs)])
 
-    def sentences(self, loaded):
+    def sentences(self, loaded: dict[str, Split]) -> Iterator[list[str]]:
         return _tokens(loaded)
 
     def source(self, dirs: Dirs) -> str:
@@ -86,10 +96,10 @@ class Binary(Family):
 
     group = "classification"
 
-    def __init__(self, folder, pos, neg):
+    def __init__(self, folder: str | Path, pos: str, neg: str) -> None:
         super().__init__(folder, lambda path: readers.binary(path / pos, path / neg))
 
-    def evaluate(self, loaded, emb, cfg: EvalConfig, seed):
+    def evaluate(self, loaded: dict[str, Split], emb: TaskEmbeddings, cfg: EvalConfig, seed: int) -> list[dict]:
         X, y, _ = stack(emb, loaded, ["all"])
         res = protocols.inner_kfold(X, y, 2, cfg.classifier, cfg.kfold, seed, range(X.shape[0]))
         n = len(y)
@@ -101,11 +111,12 @@ class KFoldTask(Family):
 
     group = "classification"
 
-    def __init__(self, folder, loader, nclasses, pair=None):
+    def __init__(self, folder: str | Path, loader: Callable[[Path], dict], nclasses: int,
+                 pair: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None) -> None:
         super().__init__(folder, loader)
         self.nclasses, self.pair = nclasses, pair
 
-    def evaluate(self, loaded, emb, cfg, seed):
+    def evaluate(self, loaded: dict[str, Split], emb: TaskEmbeddings, cfg: EvalConfig, seed: int) -> list[dict]:
         X, y, rows = stack(emb, loaded, ["train", "test"], self.pair)
         res = protocols.kfold(X, y, rows["train"], rows["test"], self.nclasses, cfg.classifier, cfg.kfold, seed,
                               range(X.shape[0]))
@@ -123,14 +134,16 @@ class KFoldTask(Family):
 class SplitTask(Family):
     """SST2/SST5 (`sst.py`), SICK-E (`sick.py`), SNLI (`snli.py`, no L2), probing: dev picks L2."""
 
-    def __init__(self, folder, loader, nclasses, group="classification", pair=None, noreg=False):
+    def __init__(self, folder: str | Path, loader: Callable[[Path], dict], nclasses: int,
+                 group: str = "classification", pair: Callable[[torch.Tensor, torch.Tensor],
+                 torch.Tensor] | None = None, noreg: bool = False) -> None:
         super().__init__(folder, loader)
         self.nclasses, self.group, self.pair, self.noreg = nclasses, group, pair, noreg
 
-    def spec(self, cfg):
+    def spec(self, cfg: EvalConfig) -> TrainSpec:
         return cfg.classifier
 
-    def evaluate(self, loaded, emb, cfg, seed):
+    def evaluate(self, loaded: dict[str, Split], emb: TaskEmbeddings, cfg: EvalConfig, seed: int) -> list[dict]:
         X, y, rows = stack(emb, loaded, ["train", "dev", "test"], self.pair)
         nclasses = self.nclasses or int(y.max()) + 1
         res = protocols.split(X, y, rows["train"], rows["dev"], rows["test"], nclasses, self.spec(cfg), seed,
@@ -143,24 +156,24 @@ class Probing(SplitTask):
 
     MARKER = "REBUILT"  # a folder holding this file has tasks rebuilt from other text, not SentEval's
 
-    def __init__(self, filename, linear=False):
+    def __init__(self, filename: str, linear: bool = False) -> None:
         super().__init__(None, None, 0, group="probing")
         self.filename, self.linear = filename, linear
 
-    def path(self, dirs):
+    def path(self, dirs: Dirs) -> Path:
         return dirs.probing / self.filename
 
-    def missing(self, dirs):
+    def missing(self, dirs: Dirs) -> readers.MissingData:
         return readers.MissingData([self.path(dirs)], what="probing task file", hint=readers.PROBING_HINT)
 
-    def load(self, dirs):
+    def load(self, dirs: Dirs) -> dict[str, Split]:
         splits, _classes = readers.probing(self.path(dirs))
         return splits
 
-    def spec(self, cfg):
+    def spec(self, cfg: EvalConfig) -> TrainSpec:
         return cfg.classifier if self.linear else cfg.probing
 
-    def source(self, dirs):
+    def source(self, dirs: Dirs) -> str:
         return "rebuilt" if (dirs.probing / self.MARKER).exists() else "senteval"
 
 
@@ -170,7 +183,7 @@ class Relatedness(Family):
     group = "similarity"
     primary = "pearson"
 
-    def evaluate(self, loaded, emb, cfg, seed):
+    def evaluate(self, loaded: dict[str, Split], emb: TaskEmbeddings, cfg: EvalConfig, seed: int) -> list[dict]:
         X, y, rows = stack(emb, loaded, ["train", "dev", "test"], abs_diff_prod)
         return similarity.relatedness(X, y, rows["train"], rows["dev"], rows["test"], seed, range(X.shape[0]))
 
@@ -182,10 +195,10 @@ class STS(Family):
     primary = "pearson"
     deterministic = True
 
-    def __init__(self, year, subsets):
+    def __init__(self, year: int, subsets: Sequence[str]) -> None:
         super().__init__(f"STS/STS{year}-en-test", lambda path: readers.sts(path, subsets))
 
-    def evaluate(self, loaded, emb, cfg, seed):
+    def evaluate(self, loaded: dict[str, Split], emb: TaskEmbeddings, cfg: EvalConfig, seed: int) -> list[dict]:
         pairs = {name: (emb.of(s.a), emb.of(s.b), np.asarray(s.y)) for name, s in loaded.items()}
         return similarity.sts(pairs, emb.vectors.shape[0])
 
