@@ -10,6 +10,7 @@ from bridgeembed.senteval import protocols, similarity
 from bridgeembed.senteval.classifiers import ClassificationObjective, Job, fit_many
 from bridgeembed.senteval.config import RELATEDNESS, TrainSpec, get_config
 from bridgeembed.senteval.optim import make_optimizer
+from bridgeembed.senteval.reference import REGS, sequential_fit, sequential_kfold
 
 FAST = TrainSpec(nhid=0, optim="rmsprop", batch_size=32, tenacity=3, epoch_size=2, max_epoch=30)
 
@@ -64,41 +65,6 @@ def test_same_seed_same_result_and_mlp_trains():
     assert a[0].acc == b[0].acc and a[0].acc > 95
 
 
-def sentevals_fit(X, y, job, spec, seed):
-    """One classifier trained the way SentEval trains it (`PyTorchClassifier.fit`), sequentially:
-    the reference that the stacked trainer must reproduce."""
-    rng = np.random.RandomState(seed)  # SentEval: np.random.seed(seed) when the classifier is built
-    torch.manual_seed(seed)
-    model = torch.nn.Linear(X.shape[-1], 2)
-    opt = torch.optim.Adam(model.parameters(), weight_decay=job.l2reg)
-    train, dev = np.asarray(job.train), job.dev
-    if job.validation_split:
-        perm = rng.permutation(len(train))
-        cut = int(job.validation_split * len(train))
-        train, dev = train[perm[cut:]], train[perm[:cut]]
-    x, t = X[job.group], torch.as_tensor(y)
-    best, misses, nepoch, best_w = -1.0, 0, 0, None
-    while nepoch <= spec.max_epoch:
-        for _ in range(spec.epoch_size):
-            order = train[rng.permutation(len(train))]
-            for i in range(0, len(order), spec.batch_size):
-                idx = torch.as_tensor(order[i : i + spec.batch_size])
-                loss = torch.nn.functional.cross_entropy(model(x[idx]), t[idx])
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-        nepoch += spec.epoch_size
-        with torch.no_grad():
-            acc = float((model(x[dev]).argmax(-1) == t[dev]).float().mean())
-        if acc > best:
-            best, best_w = acc, model.weight.detach().T.clone()
-        elif misses >= spec.tenacity:
-            break
-        else:
-            misses += 1
-    return best, best_w
-
-
 def test_stacked_models_reproduce_sentevals_sequential_training():
     """Every model of a stack gets SentEval's initial weights and batches, so it ends where SentEval's
     classifier ends: folds of different sizes (a model waits while others finish their pass), L2
@@ -110,9 +76,19 @@ def test_stacked_models_reproduce_sentevals_sequential_training():
             Job(1, np.arange(170), np.arange(170, 220), 1e-4), Job(0, np.arange(250), None, 1e-3, 0.1)]
     fitted = fit_many(X, jobs, ClassificationObjective(y, 2), spec, 1234)
     for j, job in enumerate(jobs):
-        best, weights = sentevals_fit(X, y, job, spec, 1234)
-        assert fitted.best_metric[j] == pytest.approx(best)
-        torch.testing.assert_close(fitted.params[j][0], weights, rtol=1e-4, atol=1e-5)
+        x = X[job.group].numpy()
+        dev = None if job.dev is None else (x[job.dev], y[job.dev])
+        alone = sequential_fit(x[job.train], y[job.train], 2, job.l2reg, spec, 1234, dev, job.validation_split)
+        assert fitted.best_metric[j] == pytest.approx(alone.best)
+        torch.testing.assert_close(fitted.params[j][0], alone.model.weight.detach().T, rtol=1e-4, atol=1e-5)
+
+
+def test_sequential_kfold_on_separable_data():
+    X, y = _data(n=240, d=4)
+    spec = TrainSpec(nhid=0, optim="adam", batch_size=32, tenacity=1, epoch_size=1, max_epoch=6)
+    res = sequential_kfold(X[0, :200].numpy(), y[:200], X[0, 200:].numpy(), y[200:], 2, spec, 3, 1111)
+    assert len(res.devacc_by_reg) == 4 and res.l2reg in REGS and res.acc > 90
+    assert [p for p, _, _ in res.final.trace] == list(range(1, len(res.final.trace) + 1))  # a check per pass
 
 
 @pytest.mark.parametrize("name,cls,kwargs", [("adam", torch.optim.Adam, {}), ("rmsprop", torch.optim.RMSprop, {"lr": 0.01}),

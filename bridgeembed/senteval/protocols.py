@@ -35,6 +35,7 @@ class ProtocolResult:
     devacc: float
     acc: float
     predictions: np.ndarray = field(default=None, repr=False)  # test predictions (k-fold protocol only)
+    l2reg: float = float("nan")  # the L2 strength chosen (k-fold and split protocols)
 
 
 def stratified_folds(labels: np.ndarray, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -86,7 +87,8 @@ def kfold(X: torch.Tensor, y: np.ndarray, train: np.ndarray, test: np.ndarray, n
     final = [Job(g, train, None, REGS[_best_reg(dev[gi])], validation_split=0.05) for gi, g in enumerate(groups)]
     fitted = fit_many(X, final, objective, spec, seed)
     accs, preds = _accuracy(fitted, X, [test] * len(groups), groups, y)
-    return [ProtocolResult(float(dev[gi].max()), round(100 * accs[gi], 2), preds[gi]) for gi in range(len(groups))]
+    return [ProtocolResult(float(dev[gi].max()), round(100 * accs[gi], 2), preds[gi], final[gi].l2reg)
+            for gi in range(len(groups))]
 
 
 def split(X: torch.Tensor, y: np.ndarray, train: np.ndarray, dev: np.ndarray, test: np.ndarray, nclasses: int,
@@ -101,4 +103,5 @@ def split(X: torch.Tensor, y: np.ndarray, train: np.ndarray, dev: np.ndarray, te
     winners = [gi * len(regs) + _best_reg(devs[gi]) for gi in range(len(groups))]
     fitted.params = [fitted.params[w] for w in winners]
     accs, _ = _accuracy(fitted, X, [test] * len(groups), groups, y)
-    return [ProtocolResult(float(devs[gi].max()), round(100 * accs[gi], 2)) for gi in range(len(groups))]
+    return [ProtocolResult(float(devs[gi].max()), round(100 * accs[gi], 2), l2reg=regs[_best_reg(devs[gi])])
+            for gi in range(len(groups))]
