@@ -13,6 +13,9 @@ from pathlib import Path
 
 from bleu_vs_paper import PAPER, PAPER_MEAN_12
 
+from bridgeembed.crosslingual.neutrality import SUMMARY_ROWS
+from bridgeembed.evaluation.writer import markdown_table
+
 ORDER = ["noalign", "align", "untrained", "bow"]
 
 
@@ -33,9 +36,7 @@ def models(root: Path) -> list:
 
 
 def table(header: list, rows: list) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
+    return "\n".join(markdown_table(header, rows)) + "\n"
 
 
 def bleu(root: Path, names: list) -> str:
@@ -51,14 +52,7 @@ def bleu(root: Path, names: list) -> str:
     return "### Test BLEU (test_2016_flickr, beam 5)\n\n" + table(["direction", *results, "paper (Table 1)"], rows)
 
 
-NEUTRALITY = [("pair retrieval, mean of 12 (%)", "pair_accuracy_mean", 100),
-              ("pair retrieval, worst pair (%)", "pair_accuracy_min", 100),
-              ("mixed-pool retrieval (%)", "mixed_pool", 100),
-              ("mixed pool: neighbour in the query's language (%)", "same_language", 100),
-              ("cosine, translations", "cos_translation", 1),
-              ("cosine, random same-language pairs", "cos_random_within", 1),
-              ("cosine, random cross-language pairs", "cos_random_across", 1),
-              ("language-ID probe (%), chance 25", "langid_accuracy", 100)]
+NEUTRALITY = SUMMARY_ROWS  # label, key, scale: the rows of `bridgeembed-bench neutrality`
 
 
 def neutrality(root: Path, names: list) -> str:

@@ -32,24 +32,12 @@ from bridgeembed.checkpoint import (
     remove_stale_temporaries,
     save_atomic,
 )
-from bridgeembed.data import (
-    DirectionBatches,
-    corpus_dir,
-    encode_split,
-    make_batch,
-    pad,
-    read_split,
-    shard_slice,
-)
+from bridgeembed.data import DirectionBatches, corpus_dir, encode_split, make_batch, pad, read_split, shard_slice
 from bridgeembed.devices import resolve_device
 from bridgeembed.errors import ConfigError
 from bridgeembed.model import BridgeModel
 from bridgeembed.model.nmt import Partner, alignment_loss, translation_loss
-from bridgeembed.schedule import (
-    RotatingScheduler,
-    evaluation_directions,
-    training_directions,
-)
+from bridgeembed.schedule import RotatingScheduler, evaluation_directions, training_directions
 from bridgeembed.tokenization import PAD, LanguageTokenizer
 from bridgeembed.validation import check_validation_data, validate
 

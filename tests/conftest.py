@@ -73,3 +73,11 @@ def toy_run(toy_corpus, tmp_path_factory):
     out = tmp_path_factory.mktemp("toy_run") / "run"
     state = Trainer(toy_config(toy_corpus, out), show_progress=False).train()
     return out, state
+
+
+def one_line_error(capsys) -> str:
+    """The one `error: ...` line a command printed (and no traceback)."""
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in captured.err, captured.err
+    return lines[0]

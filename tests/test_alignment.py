@@ -108,26 +108,32 @@ def test_alignment_raises_retrieval_on_a_tiny_corpus(tmp_path):
     assert scores[1.0] > 0.9 and scores[1.0] > scores[0.0] + 0.2, scores
 
 
-def test_real_token_logits_give_the_same_loss(toy_corpus, tmp_path):
-    trainer = trainer_for(toy_corpus, tmp_path / "a")
+def first_batch_loss(toy_corpus, folder):
+    """A loss function of the untrained toy model on its first batch: (batch, loss(**model options))."""
+    trainer = trainer_for(toy_corpus, folder)
     batch = trainer.global_batch(0)
     trainer.model.eval()
-    with torch.no_grad():
-        full = translation_loss(trainer.model(batch.src, batch.lengths, "x", batch.tgt_in, "y"), batch.tgt_out)
-        kept = translation_loss(trainer.model(batch.src, batch.lengths, "x", batch.tgt_in, "y",
-                                              keep=batch.tgt_out != PAD), batch.tgt_out)
+
+    @torch.no_grad()
+    def loss(**options):
+        return translation_loss(trainer.model(batch.src, batch.lengths, "x", batch.tgt_in, "y", **options),
+                                batch.tgt_out)
+
+    return batch, loss
+
+
+def test_real_token_logits_give_the_same_loss(toy_corpus, tmp_path):
+    batch, loss = first_batch_loss(toy_corpus, tmp_path / "a")
+    full, kept = loss(), loss(keep=batch.tgt_out != PAD)
     assert full.tokens == kept.tokens
     torch.testing.assert_close(full.nll, kept.nll, rtol=1e-5, atol=1e-4)
 
 
 def test_bf16_loss_stays_within_tolerance(toy_corpus, tmp_path):
-    trainer = trainer_for(toy_corpus, tmp_path / "a")
-    batch = trainer.global_batch(0)
-    trainer.model.eval()
-    with torch.no_grad():
-        fp32 = translation_loss(trainer.model(batch.src, batch.lengths, "x", batch.tgt_in, "y"), batch.tgt_out)
-        with torch.autocast("cpu", dtype=torch.bfloat16):
-            bf16 = translation_loss(trainer.model(batch.src, batch.lengths, "x", batch.tgt_in, "y"), batch.tgt_out)
+    _, loss = first_batch_loss(toy_corpus, tmp_path / "a")
+    fp32 = loss()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        bf16 = loss()
     assert bf16.nll.dtype == torch.float32
     assert abs(float(bf16.nll) / float(fp32.nll) - 1) < 0.02
     assert abs(float(bf16.penalty) - float(fp32.penalty)) < 0.05 * max(float(fp32.penalty), 1.0)

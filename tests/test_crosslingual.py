@@ -17,13 +17,7 @@ from bridgeembed.crosslingual import (
 from bridgeembed.crosslingual.classifier import LogisticTransfer, make_classifier
 from bridgeembed.crosslingual.encoding import EmbeddedSet
 from bridgeembed.errors import ConfigError, DataError, UnknownLanguageError
-from test_crosslingual_toy import (
-    LANGS,
-    RotatedEncoder,
-    SharedSpaceEncoder,
-    write_tweets,
-    write_xnli,
-)
+from test_crosslingual_toy import LANGS, RotatedEncoder, SharedSpaceEncoder, write_tweets, write_xnli
 
 SETS = [("en",), ("en", "de")]
 

@@ -8,20 +8,9 @@ import pytest
 
 from bridgeembed.cli import bench
 from bridgeembed.crosslingual.readers import read_bitext
-from bridgeembed.crosslingual.retrieval import (
-    accuracy,
-    nearest,
-    normalize,
-    retrieval_matrix,
-)
+from bridgeembed.crosslingual.retrieval import accuracy, nearest, normalize, retrieval_matrix
 from bridgeembed.evaluation import models
-from test_crosslingual_toy import (
-    RotatedEncoder,
-    SharedSpaceEncoder,
-    write_bitext,
-    write_tweets,
-    write_xnli,
-)
+from test_crosslingual_toy import RotatedEncoder, SharedSpaceEncoder, write_bitext, write_tweets, write_xnli
 
 
 class IdentityOfText:

@@ -5,13 +5,7 @@ import gzip
 import numpy as np
 import pytest
 
-from bridgeembed.data import (
-    DirectionBatches,
-    corpus_dir,
-    encode_split,
-    make_batch,
-    read_split,
-)
+from bridgeembed.data import DirectionBatches, corpus_dir, encode_split, make_batch, read_split
 from bridgeembed.errors import DataError
 from bridgeembed.tokenization import BOS, EOS, PAD, LanguageTokenizer
 

@@ -7,6 +7,7 @@ import pytest
 
 from bridgeembed import BridgeEncoder
 from bridgeembed.errors import CheckpointError, UnknownLanguageError
+from conftest import one_line_error
 
 SENTENCES = ["apple banana cherry", "dog eagle fish grape horse", "kite", "lemon mango nut olive pear queen rose"]
 
@@ -208,13 +209,6 @@ def _stdin(monkeypatch, data: bytes):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
 
 
-def _one_line_error(capsys) -> str:
-    captured = capsys.readouterr()
-    lines = captured.err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in captured.err, captured.err
-    return lines[0]
-
-
 @pytest.mark.parametrize("argv, message", [
     (["--batch-size", "-1", "kite"], "--batch-size must be a positive integer, got -1"),
     (["--batch-size", "0", "kite"], "--batch-size must be a positive integer, got 0"),
@@ -227,7 +221,7 @@ def test_encode_command_checks_options_before_loading_the_model(toy_run, monkeyp
 
     monkeypatch.setattr(BridgeEncoder, "__init__", lambda *a, **k: pytest.fail("the model loaded before the check"))
     assert main(["--model", str(toy_run[0] / "last.pt"), "--lang", "x", *argv]) == 2
-    assert message in _one_line_error(capsys)
+    assert message in one_line_error(capsys)
 
 
 def test_encode_command_says_where_it_wrote_and_reads_stdin(toy_run, tmp_path, monkeypatch, capsys):
@@ -242,13 +236,13 @@ def test_encode_command_says_where_it_wrote_and_reads_stdin(toy_run, tmp_path, m
     assert len(capsys.readouterr().out.splitlines()) == 2
     _stdin(monkeypatch, b"")
     assert main(model) == 2
-    assert "no sentences to encode: stdin is empty" in _one_line_error(capsys)
+    assert "no sentences to encode: stdin is empty" in one_line_error(capsys)
     _stdin(monkeypatch, b"kite\n\x89PNG\r\n\x1a\n\x00\x00")
     assert main(model) == 2
-    assert "stdin: line 2 is not UTF-8 text (byte 0x89)" in _one_line_error(capsys)
+    assert "stdin: line 2 is not UTF-8 text (byte 0x89)" in one_line_error(capsys)
     (tmp_path / "latin1.txt").write_bytes(b"kite\napple\ncaf\xe9\n")
     assert main([*model, "--in", str(tmp_path / "latin1.txt")]) == 2
-    assert f"{tmp_path / 'latin1.txt'}: line 3 is not UTF-8 text" in _one_line_error(capsys)
+    assert f"{tmp_path / 'latin1.txt'}: line 3 is not UTF-8 text" in one_line_error(capsys)
     if not __import__("torch").cuda.is_available():
         assert main([*model, "--device", "cuda", "kite"]) == 2
-        assert "CUDA is not available here" in _one_line_error(capsys)
+        assert "CUDA is not available here" in one_line_error(capsys)

@@ -5,12 +5,7 @@ import json
 import math
 
 from bridgeembed.evaluation import writer
-from bridgeembed.evaluation.results import (
-    ResultTable,
-    TaskResult,
-    ViewScores,
-    mean_cell,
-)
+from bridgeembed.evaluation.results import ResultTable, TaskResult, ViewScores, mean_cell
 
 
 def table():

@@ -149,10 +149,7 @@ def test_model_meta_validates_and_loads_the_same_model(wrapper, encoder, mteb):
 
 @pytest.mark.filterwarnings("ignore:.*were truncated")  # mock sentences exceed the toy model's 24 tokens
 def test_mteb_evaluate_runs_offline_on_mock_tasks(wrapper, mteb):
-    from mteb.mocks.mock_tasks import (
-        MockMultilingualParallelBitextMiningTask,
-        MockMultilingualSTSTask,
-    )
+    from mteb.mocks.mock_tasks import MockMultilingualParallelBitextMiningTask, MockMultilingualSTSTask
 
     result = mteb.evaluate(wrapper, [MockMultilingualSTSTask(), MockMultilingualParallelBitextMiningTask()],
                            cache=None, show_progress_bar=False)

@@ -7,13 +7,7 @@ import numpy as np
 import pytest
 
 from bridgeembed.cli import bench
-from bridgeembed.crosslingual.neutrality import (
-    centre,
-    cosines,
-    langid_probe,
-    mixed_pool,
-    neutrality,
-)
+from bridgeembed.crosslingual.neutrality import centre, cosines, langid_probe, mixed_pool, neutrality
 from bridgeembed.errors import DataError
 
 LANGS = ("en", "de", "fr")

@@ -14,13 +14,7 @@ from bridgeembed.probing.base import BuildContext
 from bridgeembed.probing.builder import build_tasks
 from bridgeembed.probing.corpus import read_corpus
 from bridgeembed.probing.sampling import SPLITS
-from bridgeembed.probing.surface import (
-    LENGTH_BINS,
-    BigramShift,
-    Length,
-    WordContent,
-    length_bin,
-)
+from bridgeembed.probing.surface import LENGTH_BINS, BigramShift, Length, WordContent, length_bin
 
 VOCAB = ["".join(w) for w in itertools.product("bdgklp", "aeiou", "mnrst", "ao")]  # 300 words
 

@@ -7,13 +7,7 @@ from bridgeembed.probing.base import BuildContext
 from bridgeembed.probing.parse import Parsed
 from bridgeembed.probing.rewrite import CoordinationInversion, clauses, invert
 from bridgeembed.probing.sampling import SPLITS
-from bridgeembed.probing.syntax import (
-    Depth,
-    SubjNumber,
-    Tense,
-    finite_verb,
-    top_constituents,
-)
+from bridgeembed.probing.syntax import Depth, SubjNumber, Tense, finite_verb, top_constituents
 
 
 def tree(spec):

@@ -6,12 +6,7 @@ import pytest
 
 from bridgeembed.config import DataConfig
 from bridgeembed.errors import ConfigError
-from bridgeembed.schedule import (
-    Direction,
-    RotatingScheduler,
-    evaluation_directions,
-    training_directions,
-)
+from bridgeembed.schedule import Direction, RotatingScheduler, evaluation_directions, training_directions
 
 
 def names(directions):

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from bridgeembed.cli.translate import main
+from conftest import one_line_error
 
 
 def test_translate_file(toy_run, toy_corpus, tmp_path):
@@ -46,13 +47,6 @@ def test_missing_model_is_one_line(tmp_path, capsys):
     assert "no model" in capsys.readouterr().err
 
 
-def _one_line_error(capsys) -> str:
-    captured = capsys.readouterr()
-    lines = captured.err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in captured.err, captured.err
-    return lines[0]
-
-
 @pytest.mark.parametrize("argv, message", [
     (["--beam", "0"], "--beam must be a positive integer, got 0"),
     (["--batch-size", "0"], "--batch-size must be a positive integer, got 0"),
@@ -68,7 +62,7 @@ def test_bad_options_are_one_line_before_any_work(toy_run, tmp_path, monkeypatch
     monkeypatch.setattr(bridgeembed.checkpoint, "load_model", lambda *a: pytest.fail("loaded before the check"))
     assert main(["--model", str(toy_run[0] / "best.pt"), "--src", "x", "--tgt", "y",
                  "--input", str(tmp_path / "in.txt"), *argv]) == 2
-    assert message in _one_line_error(capsys)
+    assert message in one_line_error(capsys)
 
 
 def test_model_defaults_to_the_shipped_one_and_threads_apply(toy_run, tmp_path, capsys):

@@ -10,12 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from bridgeembed.cli.checks import (
-    output_file,
-    positive_int,
-    read_sentences,
-    set_threads,
-)
+from bridgeembed.cli.checks import output_file, positive_int, read_sentences, set_threads
 from bridgeembed.cli.registry import guarded, setup_logging
 from bridgeembed.errors import BridgeembedError
 from bridgeembed.evaluation.heads import FORMS, HeadSpec

@@ -35,6 +35,14 @@ def guarded(run: Callable[[argparse.Namespace], int | None], args: argparse.Name
         return 130
 
 
+def run_main(parse_args: Callable[[Sequence[str] | None], argparse.Namespace],
+             run: Callable[[argparse.Namespace], int | None], argv: Sequence[str] | None = None) -> int:
+    """What a single-command tool's `main` does: parse, set up logging (`-v`), run `guarded`."""
+    args = parse_args(argv)
+    setup_logging(args.verbose)
+    return guarded(run, args)
+
+
 def setup_logging(verbose: bool = False) -> None:
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 

@@ -12,7 +12,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from bridgeembed.cli.registry import guarded, setup_logging
+from bridgeembed.cli.registry import run_main
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -44,9 +44,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    setup_logging(args.verbose)
-    return guarded(run, args)
+    return run_main(parse_args, run, argv)
 
 
 if __name__ == "__main__":

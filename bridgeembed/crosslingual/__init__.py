@@ -14,19 +14,8 @@ from bridgeembed.crosslingual.classifier import CLASSIFIERS, ClassifierConfig
 from bridgeembed.crosslingual.report import write_retrieval, write_transfer
 from bridgeembed.crosslingual.results import RetrievalResult, TransferResult
 from bridgeembed.crosslingual.retrieval import RetrievalEvaluator, retrieval_matrix
-from bridgeembed.crosslingual.sources import (
-           NliTemplates,
-           TsvTemplates,
-           XlmtTweets,
-           XnliXtreme,
-           multi30k_test,
-)
-from bridgeembed.crosslingual.transfer import (
-           TransferEvaluator,
-           parse_langs,
-           parse_train_sets,
-           transfer_matrix,
-)
+from bridgeembed.crosslingual.sources import NliTemplates, TsvTemplates, XlmtTweets, XnliXtreme, multi30k_test
+from bridgeembed.crosslingual.transfer import TransferEvaluator, parse_langs, parse_train_sets, transfer_matrix
 
 __all__ = ["CLASSIFIERS", "ClassifierConfig", "NliTemplates", "RetrievalEvaluator", "RetrievalResult",
            "TransferEvaluator", "TransferResult", "TsvTemplates", "XlmtTweets", "XnliXtreme", "multi30k_test",

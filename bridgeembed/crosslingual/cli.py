@@ -17,26 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bridgeembed.crosslingual.classifier import (
-    MAJORITY,
-    ClassifierConfig,
-    encoder_and_classifier,
-)
+from bridgeembed.crosslingual.classifier import MAJORITY, ClassifierConfig, encoder_and_classifier
 from bridgeembed.crosslingual.readers import find_bitext, read_bitext
 from bridgeembed.crosslingual.report import retrieval_table, to_markdown, transfer_table
 from bridgeembed.crosslingual.retrieval import RetrievalEvaluator
-from bridgeembed.crosslingual.sources import (
-    NliTemplates,
-    TsvTemplates,
-    XlmtTweets,
-    XnliXtreme,
-    multi30k_test,
-)
-from bridgeembed.crosslingual.transfer import (
-    TransferEvaluator,
-    parse_langs,
-    parse_train_sets,
-)
+from bridgeembed.crosslingual.sources import NliTemplates, TsvTemplates, XlmtTweets, XnliXtreme, multi30k_test
+from bridgeembed.crosslingual.transfer import TransferEvaluator, parse_langs, parse_train_sets
 from bridgeembed.errors import ConfigError, DataError
 from bridgeembed.evaluation.heads import FORMS, HeadSpec
 from bridgeembed.paths import data_root, default_out
@@ -114,7 +100,7 @@ class Xnli:
         if args.train_template:
             source = NliTemplates(args.train_template, args.test_template)
         else:
-            source = XnliXtreme.under(data_root(args.data), args.train_split, args.test_split)
+            source = XnliXtreme.under(data_root(args.data), train_split=args.train_split, test_split=args.test_split)
         return _transfer(args, "xnli", source)
 
 
@@ -142,7 +128,7 @@ class Sentiment:
         elif args.dir:
             source = XlmtTweets(Path(args.dir), args.train_split, args.test_split)
         else:
-            source = XlmtTweets.under(data_root(args.data), args.train_split, args.test_split)
+            source = XlmtTweets.under(data_root(args.data), train_split=args.train_split, test_split=args.test_split)
         return _transfer(args, "sentiment", source)
 
 

@@ -28,12 +28,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from bridgeembed.crosslingual.report import (
-    MatrixTable,
-    heatmap,
-    model_name,
-    to_markdown,
-)
+from bridgeembed.crosslingual.report import MatrixTable, heatmap, model_name, to_markdown
 from bridgeembed.crosslingual.retrieval import accuracy, encode_parallel, normalize
 from bridgeembed.errors import ConfigError
 from bridgeembed.evaluation import writer

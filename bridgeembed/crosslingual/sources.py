@@ -41,24 +41,39 @@ def _check_role(role: str) -> None:
 
 
 @dataclass
-class XnliXtreme:
+class _SplitFolder:
+    """A folder that holds every language's training and test split; `under(root)` finds it below a
+    data root, at `location`."""
+
+    folder: Path
+    train_split: str
+    test_split: str
+    location = ""  # below the data root, in the layout of `bridgeembed-data`
+
+    @classmethod
+    def under(cls, root: str | Path, **splits: str) -> "_SplitFolder":
+        """The source at `root/location`; `train_split=`, `test_split=` override the defaults."""
+        return cls(Path(root) / cls.location, **splits)
+
+    def split(self, role: str) -> str:
+        _check_role(role)
+        return self.train_split if role == "train" else self.test_split
+
+
+@dataclass
+class XnliXtreme(_SplitFolder):
     """XNLI in the XTREME layout. Default protocol: train on dev (labelled), test on test + test.labels.
 
     No NLI training set ships offline, so the 2,490 dev pairs per language are the training pairs.
     """
 
-    folder: Path
     train_split: str = "dev"
     test_split: str = "test"
     description = "XNLI (XTREME layout)"
-
-    @classmethod
-    def under(cls, root: str | Path, train_split: str = "dev", test_split: str = "test") -> "XnliXtreme":
-        return cls(Path(root) / "xnli" / "xtreme", train_split, test_split)
+    location = "xnli/xtreme"
 
     def load(self, role: str, lang: str) -> LabelledText:
-        _check_role(role)
-        split = self.train_split if role == "train" else self.test_split
+        split = self.split(role)
         path = Path(self.folder) / f"{split}-{lang}.tsv"
         # test-{lang}.tsv has no label column; the labels of all languages are in one shared file.
         labels = Path(self.folder) / f"{split}.labels" if split == "test" else None
@@ -85,21 +100,16 @@ class NliTemplates:
 
 
 @dataclass
-class XlmtTweets:
+class XlmtTweets(_SplitFolder):
     """The xlm-t tweet sentiment layout (en de fr es ...), labels 0 negative / 1 neutral / 2 positive."""
 
-    folder: Path
     train_split: str = "train"
     test_split: str = "test"
     description = "xlm-t tweet sentiment"
-
-    @classmethod
-    def under(cls, root: str | Path, train_split: str = "train", test_split: str = "test") -> "XlmtTweets":
-        return cls(Path(root) / "reviews" / "xlm-t-umsab-tweets", train_split, test_split)
+    location = "reviews/xlm-t-umsab-tweets"
 
     def load(self, role: str, lang: str) -> LabelledText:
-        _check_role(role)
-        return read_xlmt(self.folder, lang, self.train_split if role == "train" else self.test_split)
+        return read_xlmt(self.folder, lang, self.split(role))
 
     def label_names(self) -> Sequence[str]:
         return tuple(XLMT_LABEL_NAMES.values())

@@ -18,12 +18,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from bridgeembed.crosslingual.classifier import ClassifierConfig, make_classifier
-from bridgeembed.crosslingual.encoding import (
-    EmbeddedSet,
-    LanguageSkipped,
-    embed,
-    label_only,
-)
+from bridgeembed.crosslingual.encoding import EmbeddedSet, LanguageSkipped, embed, label_only
 from bridgeembed.crosslingual.readers import LabelledText, MissingFile
 from bridgeembed.crosslingual.report import write_transfer
 from bridgeembed.crosslingual.results import TransferResult

@@ -13,13 +13,7 @@ from bridgeembed.probing.corpus import read_corpus
 from bridgeembed.probing.rewrite import CoordinationInversion, OddManOut
 from bridgeembed.probing.sampling import TooSmall
 from bridgeembed.probing.surface import BigramShift, Length, WordContent
-from bridgeembed.probing.syntax import (
-    Depth,
-    ObjNumber,
-    SubjNumber,
-    Tense,
-    TopConstituents,
-)
+from bridgeembed.probing.syntax import Depth, ObjNumber, SubjNumber, Tense, TopConstituents
 from bridgeembed.probing.writer import write_folder
 
 logger = logging.getLogger(__name__)

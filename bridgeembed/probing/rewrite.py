@@ -16,15 +16,7 @@ from typing import TYPE_CHECKING
 
 from bridgeembed.probing.base import BuildContext, ProbingTask
 from bridgeembed.probing.parse import CONJUNCT, SUBJECT, VERBAL, Parsed
-from bridgeembed.probing.sampling import (
-    SPLITS,
-    Example,
-    TaskData,
-    TooSmall,
-    ordered,
-    per_class_or_skip,
-    split_sizes,
-)
+from bridgeembed.probing.sampling import SPLITS, Example, TaskData, TooSmall, ordered, per_class_or_skip, split_sizes
 from bridgeembed.probing.syntax import parses
 
 if TYPE_CHECKING:  # for annotations only

@@ -11,12 +11,7 @@ from collections.abc import Sequence
 from typing import Optional
 
 from bridgeembed.probing.base import BuildContext, ProbingTask
-from bridgeembed.probing.sampling import (
-    TaskData,
-    TooSmall,
-    balanced_split,
-    per_class_or_skip,
-)
+from bridgeembed.probing.sampling import TaskData, TooSmall, balanced_split, per_class_or_skip
 
 # SentEval's six bins, inclusive: "0: (5-8), 1: (9-12), 2: (13-16), 3: (17-20), 4: (21-25), 5: (26-28)".
 LENGTH_BINS = ((5, 8), (9, 12), (13, 16), (17, 20), (21, 25), (26, 28))

@@ -13,12 +13,7 @@ from typing import Optional
 
 from bridgeembed.probing.base import BuildContext, ProbingTask
 from bridgeembed.probing.parse import CLAUSAL, CONJUNCT, OBJECT, SUBJECT, VERBAL, Parsed
-from bridgeembed.probing.sampling import (
-    TaskData,
-    TooSmall,
-    balanced_split,
-    grouped_split,
-)
+from bridgeembed.probing.sampling import TaskData, TooSmall, balanced_split, grouped_split
 from bridgeembed.probing.surface import length_bin
 
 TENSES = {"Past": "PAST", "Imp": "PAST", "Pres": "PRES"}  # Imp: the French/Spanish imperfect is a past tense
