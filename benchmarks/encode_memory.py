@@ -11,8 +11,8 @@ import time
 
 import torch
 
-from bridgeembed.data import corpus_dir, read_lines
-from bridgeembed.encoder_api import BridgeEncoder
+from bridgeembed.encoders.bridge import BridgeEncoder
+from bridgeembed.text.parallel import corpus_dir, read_lines
 
 
 def main(argv=None) -> int:

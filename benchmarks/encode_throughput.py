@@ -17,8 +17,8 @@ from pathlib import Path
 
 import torch
 
-from bridgeembed.data import corpus_dir, read_lines
 from bridgeembed.evaluation.models import load_encoder
+from bridgeembed.text.parallel import corpus_dir, read_lines
 
 
 def timed(encoder, sentences, batch_size: int) -> float:

@@ -27,11 +27,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bridgeembed.config import Config, ModelConfig
 from bridgeembed.model import BridgeModel
 from bridgeembed.model.nmt import translation_loss
-from bridgeembed.tokenization import BOS, EOS, PAD
-from bridgeembed.trainer import make_optimizer, pick_precision
+from bridgeembed.text.tokenization import BOS, EOS, PAD
+from bridgeembed.training.config import Config, ModelConfig
+from bridgeembed.training.trainer import make_optimizer, pick_precision
 
 REPO = Path(__file__).resolve().parents[1]
 LANGS = ["en", "de", "fr", "cs"]

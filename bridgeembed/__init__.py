@@ -10,7 +10,7 @@ __version__ = "0.1.0"
 def __getattr__(name: str) -> type:
     # Lazy so that `import bridgeembed` stays cheap for the CLI tools that do not need torch.
     if name == "BridgeEncoder":
-        from bridgeembed.encoder_api import BridgeEncoder
+        from bridgeembed.encoders.bridge import BridgeEncoder
 
         return BridgeEncoder
     raise AttributeError(f"module 'bridgeembed' has no attribute {name!r}")

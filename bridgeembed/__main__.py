@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from bridgeembed.cli.registry import dispatch
 
 COMMANDS = {
-    "demo": ("bridgeembed.demo", "encode, compare and translate with the shipped model (offline)"),
+    "demo": ("bridgeembed.cli.demo", "encode, compare and translate with the shipped model (offline)"),
     "encode": ("bridgeembed.cli.encode", "sentences in, vectors out (same as bridgeembed-encode)"),
-    "attention": ("bridgeembed.attention_plot", "heat maps of the bridge's attention over a sentence's tokens"),
+    "attention": ("bridgeembed.cli.attention", "heat maps of the bridge's attention over a sentence's tokens"),
 }
 
 

@@ -67,7 +67,7 @@ def toy_corpus(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def toy_run(toy_corpus, tmp_path_factory):
     """A tiny model trained once for the whole session on the toy corpus: (run folder, final state)."""
-    from bridgeembed.trainer import Trainer
+    from bridgeembed.training.trainer import Trainer
     from toy import toy_config
 
     out = tmp_path_factory.mktemp("toy_run") / "run"

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bridgeembed.baselines import HashBowEncoder
+from bridgeembed.encoders.baselines import HashBowEncoder
 
 POS = ["good great film", "great fun", "a good and great story", "fine good work", "great acting"]
 NEG = ["bad awful film", "awful mess", "a bad and awful story", "dull bad work", "awful acting"]

@@ -4,15 +4,15 @@ import numpy as np
 import pytest
 import torch
 
-from bridgeembed.checkpoint import load_checkpoint
 from bridgeembed.crosslingual.retrieval import accuracy
-from bridgeembed.data import read_lines
-from bridgeembed.encoder_api import BridgeEncoder
+from bridgeembed.encoders.bridge import BridgeEncoder
 from bridgeembed.errors import ConfigError
 from bridgeembed.model.bridge import BridgeOutput
 from bridgeembed.model.nmt import ModelOutput, alignment_loss, translation_loss
-from bridgeembed.tokenization import PAD
-from bridgeembed.trainer import Trainer, make_optimizer
+from bridgeembed.text.parallel import read_lines
+from bridgeembed.text.tokenization import PAD
+from bridgeembed.training.checkpoint import load_checkpoint
+from bridgeembed.training.trainer import Trainer, make_optimizer
 from toy import toy_config, write_toy_corpus
 
 

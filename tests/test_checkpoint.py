@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from bridgeembed.checkpoint import build_from_payload, load_checkpoint, load_model, save_atomic
 from bridgeembed.cli.export import main as export_main
 from bridgeembed.errors import CheckpointError
+from bridgeembed.training.checkpoint import build_from_payload, load_checkpoint, load_model, save_atomic
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,8 @@
 
 import pytest
 
-from bridgeembed.config import Config
 from bridgeembed.errors import ConfigError
+from bridgeembed.training.config import Config
 
 
 def test_yaml_with_overrides_round_trips(tmp_path):
@@ -74,7 +74,7 @@ def test_yaml_that_is_not_a_mapping(tmp_path):
 
 
 def test_a_vocabulary_smaller_than_the_alphabet_is_named():
-    from bridgeembed.tokenization import LanguageTokenizer
+    from bridgeembed.text.tokenization import LanguageTokenizer
 
     text = ["apple banana cherry dog", "eagle fish grape"] * 20  # 16 letters and the space
     with pytest.raises(ConfigError, match="vocab_size 12 is too small for the 'en' training text: "

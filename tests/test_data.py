@@ -5,9 +5,9 @@ import gzip
 import numpy as np
 import pytest
 
-from bridgeembed.data import DirectionBatches, corpus_dir, encode_split, make_batch, read_split
 from bridgeembed.errors import DataError
-from bridgeembed.tokenization import BOS, EOS, PAD, LanguageTokenizer
+from bridgeembed.text.parallel import DirectionBatches, corpus_dir, encode_split, make_batch, read_split
+from bridgeembed.text.tokenization import BOS, EOS, PAD, LanguageTokenizer
 
 
 def test_line_count_mismatch_names_both_files_and_counts(tmp_path):

@@ -32,8 +32,8 @@ def _worker(rank, corpus, out, port):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     import torch.distributed as dist
 
-    from bridgeembed.distributed import World
-    from bridgeembed.trainer import Trainer
+    from bridgeembed.training.distributed import World
+    from bridgeembed.training.trainer import Trainer
 
     trainer = Trainer(_config(corpus, out), world=World(rank, 2, rank), show_progress=False)
     trainer.train()
@@ -43,7 +43,7 @@ def _worker(rank, corpus, out, port):
 
 
 def test_two_gloo_processes_match_one(toy_corpus, tmp_path):
-    from bridgeembed.trainer import Trainer
+    from bridgeembed.training.trainer import Trainer
 
     ddp_out = tmp_path / "ddp"
     mp.spawn(_worker, args=(str(toy_corpus), str(ddp_out), _free_port()), nprocs=2, join=True)

@@ -24,8 +24,8 @@ def _worker(rank, corpus, out, port):
     sys.path.insert(0, TESTS)
     import torch.distributed as dist
 
-    from bridgeembed.distributed import World
-    from bridgeembed.trainer import Trainer
+    from bridgeembed.training.distributed import World
+    from bridgeembed.training.trainer import Trainer
     from toy import toy_config
 
     config = toy_config(corpus, out, max_steps=8, valid_every=100, save_every=100, batch_size=64, threads=1,

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained, resolve
+from bridgeembed.encoders.pretrained import DEFAULT_MODEL, list_pretrained, resolve
 
 REPO = Path(__file__).resolve().parents[1]
 README, CARD = REPO / "README.md", REPO / "pretrained" / DEFAULT_MODEL / "MODEL_CARD.md"
@@ -96,9 +96,9 @@ def test_python_examples_run_and_their_comments_hold(path, tmp_path, monkeypatch
 
 @shipped
 def test_encoder_api_docstring_is_a_passing_doctest():
-    import bridgeembed.encoder_api
+    import bridgeembed.encoders.bridge
 
-    result = doctest.testmod(bridgeembed.encoder_api, verbose=False)
+    result = doctest.testmod(bridgeembed.encoders.bridge, verbose=False)
     assert result.attempted >= 2 and result.failed == 0
 
 
@@ -126,11 +126,11 @@ def _encode(argv):
 
 def parsers() -> dict:
     from bridgeembed.__main__ import COMMANDS as MAIN
-    from bridgeembed.cli import bench, data, train, translate
+    from bridgeembed.cli import bench, fetch, train, translate
 
     return {"bridgeembed-encode": _encode, "bridgeembed-translate": translate.parse_args,
             "bridgeembed-train": train.parse_args, "bridgeembed-bench": _dispatched(bench.COMMANDS),
-            "bridgeembed-data": _dispatched(data.COMMANDS), "python -m bridgeembed": _dispatched(MAIN),
+            "bridgeembed-data": _dispatched(fetch.COMMANDS), "python -m bridgeembed": _dispatched(MAIN),
             "-m bridgeembed.cli.train": train.parse_args}
 
 

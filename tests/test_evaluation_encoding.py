@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from bridgeembed.baselines import HashBowEncoder
+from bridgeembed.encoders.baselines import HashBowEncoder
 from bridgeembed.errors import UnknownLanguageError
 from bridgeembed.evaluation.encoding import EncoderOutputError, EncodingCache
 from senteval_fixtures import BrokenEncoder, HeadsEncoder

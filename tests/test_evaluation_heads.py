@@ -2,7 +2,7 @@
 
 import pytest
 
-from bridgeembed.baselines import HashBowEncoder
+from bridgeembed.encoders.baselines import HashBowEncoder
 from bridgeembed.errors import ConfigError
 from bridgeembed.evaluation.heads import MEAN, HeadSpec
 from senteval_fixtures import HeadsEncoder

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from bridgeembed.baselines import HashBowEncoder
+from bridgeembed.encoders.baselines import HashBowEncoder
 from bridgeembed.errors import CheckpointError, UnknownLanguageError
 from bridgeembed.evaluation import models
 from bridgeembed.evaluation.languages import check_language, known_languages

@@ -1,4 +1,4 @@
-"""The MTEB 2.x wrapper (bridgeembed/mteb.py), where mteb is installed; skipped where it is not.
+"""The MTEB 2.x wrapper (bridgeembed/evaluation/mteb.py), where mteb is installed; skipped where it is not.
 
 No MTEB data set can be downloaded here: the tests feed the wrapper DataLoaders built by mteb's own
 code and run mteb's offline mock tasks end to end, with the toy model (languages x and y, mapped to
@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pytest
 
-from bridgeembed import mteb as bridge_mteb
+from bridgeembed.evaluation import mteb as bridge_mteb
 
 SENTENCES = ["apple banana cherry", "dog eagle", "fish grape horse igloo jelly", "kite", "lemon mango nut olive"]
 TOY_LANGUAGES = {"eng-Latn": "x", "fra-Latn": "y"}
@@ -24,7 +24,7 @@ def mteb():
 
 @pytest.fixture(scope="module")
 def encoder(mteb, toy_run):
-    from bridgeembed.encoder_api import BridgeEncoder
+    from bridgeembed.encoders.bridge import BridgeEncoder
 
     out, _ = toy_run
     return BridgeEncoder.from_pretrained(out / "last.pt", device="cpu")

@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained
+from bridgeembed.encoders.pretrained import DEFAULT_MODEL, list_pretrained
 
 pytestmark = pytest.mark.skipif(DEFAULT_MODEL not in list_pretrained(), reason="shipped model not present")
 
@@ -33,7 +33,7 @@ def test_demo_runs_offline(capsys):
 
 @pytest.mark.slow
 def test_translations_are_closer_than_random_captions(shipped, real_data):
-    from bridgeembed.data import read_split
+    from bridgeembed.text.parallel import read_split
 
     langs = shipped.languages
     lines = read_split(real_data("multi30k") / "multi30k", "test_2016_flickr", langs)
@@ -51,7 +51,7 @@ def test_translations_are_closer_than_random_captions(shipped, real_data):
 def test_constructor_loads_by_name_path_or_default(shipped):
     """`BridgeEncoder()` and `BridgeEncoder("multi30k-m2m")`, as the README, the docstring and the model card show."""
     from bridgeembed import BridgeEncoder
-    from bridgeembed.pretrained import resolve
+    from bridgeembed.encoders.pretrained import resolve
 
     expected = shipped.encode("Ein Hund rennt.", "de")
     for args in ((), (DEFAULT_MODEL,), (resolve(DEFAULT_MODEL).parent,)):

@@ -4,9 +4,9 @@ from collections import Counter
 
 import pytest
 
-from bridgeembed.config import DataConfig
 from bridgeembed.errors import ConfigError
-from bridgeembed.schedule import Direction, RotatingScheduler, evaluation_directions, training_directions
+from bridgeembed.training.config import DataConfig
+from bridgeembed.training.schedule import Direction, RotatingScheduler, evaluation_directions, training_directions
 
 
 def names(directions):

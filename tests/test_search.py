@@ -3,10 +3,10 @@
 import pytest
 import torch
 
-from bridgeembed.checkpoint import load_model
-from bridgeembed.data import make_batch, pad
-from bridgeembed.search import beam_search
-from bridgeembed.tokenization import BOS, EOS
+from bridgeembed.text.parallel import make_batch, pad
+from bridgeembed.text.tokenization import BOS, EOS
+from bridgeembed.training.checkpoint import load_model
+from bridgeembed.translation.search import beam_search
 
 
 @pytest.fixture(scope="module")

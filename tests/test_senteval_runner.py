@@ -84,7 +84,7 @@ def test_broken_encoder_output_names_the_task(dirs, kind, match):
 
 
 def test_bad_heads_and_language(dirs):
-    from bridgeembed.baselines import HashBowEncoder
+    from bridgeembed.encoders.baselines import HashBowEncoder
 
     with pytest.raises(ConfigError, match="no attention heads"):
         run_suite(HashBowEncoder(), "MR", TINY, [1111], "each", dirs, progress=False)
@@ -119,7 +119,7 @@ def test_adapters_feed_real_senteval_batches():
 
 @pytest.mark.slow
 def test_real_data_mr_and_sts12(real_data, tmp_path):
-    from bridgeembed.baselines import HashBowEncoder
+    from bridgeembed.encoders.baselines import HashBowEncoder
     from bridgeembed.senteval.config import get_config
 
     root = real_data("senteval/downstream/MR", "senteval/downstream/STS") / "senteval"

@@ -1,6 +1,6 @@
 """The Moses + sentencepiece pipeline."""
 
-from bridgeembed.tokenization import EOS, LanguageTokenizer, Pretokenizer
+from bridgeembed.text.tokenization import EOS, LanguageTokenizer, Pretokenizer
 
 
 def test_moses_pretokenization_and_lowercasing():

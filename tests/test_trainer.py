@@ -12,9 +12,9 @@ import pytest
 import torch
 import yaml
 
-from bridgeembed.checkpoint import load_checkpoint
 from bridgeembed.errors import DataError
-from bridgeembed.trainer import Trainer
+from bridgeembed.training.checkpoint import load_checkpoint
+from bridgeembed.training.trainer import Trainer
 from toy import toy_config
 
 REPO = Path(__file__).resolve().parents[1]

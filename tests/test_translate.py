@@ -56,10 +56,10 @@ def test_missing_model_is_one_line(tmp_path, capsys):
     (["--device", "cuda:x"], "device 'cuda:x' is not a torch device"),
 ])
 def test_bad_options_are_one_line_before_any_work(toy_run, tmp_path, monkeypatch, capsys, argv, message):
-    import bridgeembed.checkpoint
+    import bridgeembed.training.checkpoint
 
     (tmp_path / "in.txt").write_text("apple\n")
-    monkeypatch.setattr(bridgeembed.checkpoint, "load_model", lambda *a: pytest.fail("loaded before the check"))
+    monkeypatch.setattr(bridgeembed.training.checkpoint, "load_model", lambda *a: pytest.fail("loaded before the check"))
     assert main(["--model", str(toy_run[0] / "best.pt"), "--src", "x", "--tgt", "y",
                  "--input", str(tmp_path / "in.txt"), *argv]) == 2
     assert message in one_line_error(capsys)
@@ -84,8 +84,8 @@ def test_model_defaults_to_the_shipped_one_and_threads_apply(toy_run, tmp_path, 
 
 
 def test_library_translate_rejects_bad_beam_and_text(toy_run):
-    from bridgeembed.checkpoint import load_model
-    from bridgeembed.translate import Translator
+    from bridgeembed.training.checkpoint import load_model
+    from bridgeembed.translation.translator import Translator
 
     model, tokenizers, config = load_model(toy_run[0] / "best.pt")
     translator = Translator(model, tokenizers, config.tokenizer.max_len)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bridgeembed.config import Config
+from bridgeembed.training.config import Config
 
 WORDS = ("apple banana cherry dog eagle fish grape horse igloo jelly kite lemon "
          "mango nut olive pear queen rose sun tree").split()

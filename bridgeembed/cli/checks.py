@@ -42,7 +42,7 @@ def output_file(path: str | Path, option: str, suffix: str = "") -> Path | None:
 
 def read_sentences(input_path: str | Path | None = None, given: object = ()) -> tuple:
     """-> (sentences, where they came from): --in/--input FILE, else the arguments, else stdin (UTF-8)."""
-    from bridgeembed.data import decode_lines, read_lines
+    from bridgeembed.text.parallel import decode_lines, read_lines
 
     if input_path:
         return read_lines(Path(input_path)), str(input_path)  # a DataError naming the file and line

@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from bridgeembed.encoder_api import BridgeEncoder
+    from bridgeembed.encoders.bridge import BridgeEncoder
 
     positive_int(args.batch_size, "--batch-size")  # every option is checked before the model loads
     heads = HeadSpec.parse(args.heads, what="--heads")

@@ -27,8 +27,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bridgeembed.config import Config
-    from bridgeembed.trainer import Trainer
+    from bridgeembed.training.config import Config
+    from bridgeembed.training.trainer import Trainer
 
     config = Config.from_yaml(args.config, args.overrides)
     trainer = Trainer(config, data=args.data)

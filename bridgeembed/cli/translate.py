@@ -38,14 +38,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bridgeembed.checkpoint import load_model
-    from bridgeembed.data import corpus_dir
     from bridgeembed.devices import resolve_device
+    from bridgeembed.encoders.pretrained import resolve
     from bridgeembed.errors import ConfigError
-    from bridgeembed.pretrained import resolve
-    from bridgeembed.schedule import Direction
-    from bridgeembed.translate import Translator
-    from bridgeembed.translation_eval import evaluate, markdown_table
+    from bridgeembed.text.parallel import corpus_dir
+    from bridgeembed.training.checkpoint import load_model
+    from bridgeembed.training.schedule import Direction
+    from bridgeembed.translation.scoring import evaluate, markdown_table
+    from bridgeembed.translation.translator import Translator
 
     positive_int(args.beam, "--beam")  # every option is checked before the model loads and the work starts
     positive_int(args.batch_size, "--batch-size")

@@ -30,13 +30,13 @@ import numpy as np
 
 from bridgeembed.crosslingual.report import MatrixTable, heatmap, model_name, to_markdown
 from bridgeembed.crosslingual.retrieval import accuracy, encode_parallel, normalize
+from bridgeembed.encoders.protocol import SentenceEncoder
 from bridgeembed.errors import ConfigError
 from bridgeembed.evaluation import writer
 from bridgeembed.evaluation.encoding import EncodingCache
 from bridgeembed.evaluation.evaluator import Evaluator
 from bridgeembed.evaluation.heads import HeadsLike, HeadSpec
 from bridgeembed.evaluation.writer import view_stem
-from bridgeembed.protocol import SentenceEncoder
 
 logger = logging.getLogger(__name__)
 

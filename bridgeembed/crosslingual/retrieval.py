@@ -25,7 +25,7 @@ from bridgeembed.evaluation.heads import HeadsLike, HeadSpec
 from bridgeembed.evaluation.writer import view_stem
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.protocol import SentenceEncoder
+    from bridgeembed.encoders.protocol import SentenceEncoder
 
 logger = logging.getLogger(__name__)
 

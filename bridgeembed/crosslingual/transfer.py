@@ -31,7 +31,7 @@ from bridgeembed.evaluation.writer import view_stem
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.crosslingual.sources import Source
-    from bridgeembed.protocol import SentenceEncoder
+    from bridgeembed.encoders.protocol import SentenceEncoder
 
 logger = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from bridgeembed.evaluation.heads import MEAN, HeadsLike, HeadSpec
 from bridgeembed.evaluation.languages import check_language
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.protocol import SentenceEncoder
+    from bridgeembed.encoders.protocol import SentenceEncoder
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 In the manner of sentence-transformers' evaluators: the benchmark's data and protocol go to the
 constructor, `evaluator(encoder)` scores one encoder (anything with `encode(sentences, lang,
-heads=...)`, see `bridgeembed.protocol`), and `primary_metric` names the number a paper's table
+heads=...)`, see `bridgeembed.encoders.protocol`), and `primary_metric` names the number a paper's table
 shows. `output_path` writes the result with the package's one writer.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.protocol import SentenceEncoder
+    from bridgeembed.encoders.protocol import SentenceEncoder
 
 
 class Evaluator:

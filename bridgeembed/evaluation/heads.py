@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
+from bridgeembed.encoders.protocol import num_heads
 from bridgeembed.errors import ConfigError
-from bridgeembed.protocol import num_heads
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.protocol import SentenceEncoder
+    from bridgeembed.encoders.protocol import SentenceEncoder
 
 FORMS = "mean, each, or head indices like 0 or 0,5,9"
 HeadsLike = Union[str, int, Sequence[int], "HeadSpec", None]

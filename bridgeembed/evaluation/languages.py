@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from bridgeembed.errors import UnknownLanguageError
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.protocol import SentenceEncoder
+    from bridgeembed.encoders.protocol import SentenceEncoder
 
 
 def known_languages(encoder: SentenceEncoder) -> list[str] | None:

@@ -16,19 +16,19 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # for annotations only
     import torch
 
-    from bridgeembed.protocol import SentenceEncoder
+    from bridgeembed.encoders.protocol import SentenceEncoder
 
 UNTRAINED = "untrained:"
 
 
 def _bow(device: str | torch.device | None = None) -> SentenceEncoder:
-    from bridgeembed.baselines import HashBowEncoder
+    from bridgeembed.encoders.baselines import HashBowEncoder
 
     return HashBowEncoder()
 
 
 def _minilm(device: str | torch.device | None = None) -> SentenceEncoder:
-    from bridgeembed.baselines import MiniLMEncoder
+    from bridgeembed.encoders.baselines import MiniLMEncoder
 
     return MiniLMEncoder(device=device)
 
@@ -40,7 +40,7 @@ def load_encoder(spec: str, device: str | torch.device | None = None) -> Sentenc
     """The encoder named by `spec` (see the module docstring); `device` None lets the encoder choose."""
     if spec in BASELINES:
         return BASELINES[spec](device)
-    from bridgeembed.encoder_api import BridgeEncoder
+    from bridgeembed.encoders.bridge import BridgeEncoder
 
     if spec.startswith(UNTRAINED):
         return BridgeEncoder.from_pretrained(spec[len(UNTRAINED):], device=device).reinitialized(seed=0)

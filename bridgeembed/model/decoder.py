@@ -13,7 +13,7 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-from bridgeembed.tokenization import PAD
+from bridgeembed.text.tokenization import PAD
 
 
 class DecoderState(NamedTuple):

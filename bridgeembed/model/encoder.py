@@ -13,10 +13,10 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from bridgeembed.tokenization import PAD
+from bridgeembed.text.tokenization import PAD
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.config import ModelConfig
+    from bridgeembed.training.config import ModelConfig
 
 
 class BiLSTMEncoder(nn.Module):

@@ -18,10 +18,10 @@ from bridgeembed.errors import UnknownLanguageError
 from bridgeembed.model.bridge import AttentionBridge, BridgeOutput, attention_penalty
 from bridgeembed.model.decoder import LSTMDecoder
 from bridgeembed.model.encoder import build_encoder
-from bridgeembed.tokenization import PAD
+from bridgeembed.text.tokenization import PAD
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.config import ModelConfig
+    from bridgeembed.training.config import ModelConfig
 
 
 class ModelOutput(NamedTuple):

@@ -49,7 +49,7 @@ class Corpus:
 def moses_tokenizer(lang: str) -> Callable[[str], list]:
     if lang not in MOSES_LANGUAGES:
         raise UnknownLanguageError(lang, MOSES_LANGUAGES, what="the Moses tokenizer (use --tokenizer whitespace)")
-    from bridgeembed.tokenization import Pretokenizer
+    from bridgeembed.text.tokenization import Pretokenizer
 
     pre = Pretokenizer(lang, lowercase=False, moses=True)
     return lambda text: pre(text).split()

@@ -20,7 +20,7 @@ from bridgeembed.senteval.config import BASE_SEED, get_config
 from bridgeembed.senteval.encoding import sentence
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.protocol import SentenceEncoder
+    from bridgeembed.encoders.protocol import SentenceEncoder
 
 
 def default_params(encoder: SentenceEncoder, task_path: str | Path, config: str = "default", lang: str = "en",

@@ -33,7 +33,7 @@ from bridgeembed.senteval.readers import MissingData, TaskSkipped
 from bridgeembed.senteval.tasks import ALIASES, GROUPS, TASKS, Dirs
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.protocol import SentenceEncoder
+    from bridgeembed.encoders.protocol import SentenceEncoder
 
 log = logging.getLogger(__name__)
 

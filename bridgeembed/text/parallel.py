@@ -20,7 +20,7 @@ import torch
 
 from bridgeembed.errors import DataError
 from bridgeembed.paths import data_root
-from bridgeembed.tokenization import BOS, EOS, PAD
+from bridgeembed.text.tokenization import BOS, EOS, PAD
 
 logger = logging.getLogger(__name__)
 

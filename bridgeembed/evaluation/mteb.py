@@ -1,7 +1,7 @@
 """MTEB 2.x wrapper: a `BridgeEncoder` as an mteb `EncoderProtocol`, with its `ModelMeta`.
 
     >>> import mteb
-    >>> from bridgeembed.mteb import BridgeMTEBEncoder
+    >>> from bridgeembed.evaluation.mteb import BridgeMTEBEncoder
     >>> model = BridgeMTEBEncoder("multi30k-m2m")                 # or a BridgeEncoder, or a checkpoint path
     >>> mteb.evaluate(model, mteb.get_tasks(tasks=["STS17"], languages=["deu"]))
 
@@ -37,8 +37,8 @@ from bridgeembed.evaluation.models import load_encoder
 if TYPE_CHECKING:  # for annotations only
     import torch
 
+    from bridgeembed.encoders.protocol import SentenceEncoder
     from bridgeembed.evaluation.heads import HeadsLike
-    from bridgeembed.protocol import SentenceEncoder
 
 logger = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ class TaskLanguageError(UnknownLanguageError):
 class BridgeMTEBEncoder:
     """An mteb 2.x `EncoderProtocol` over a `BridgeEncoder`; `mteb_model_meta` describes it.
 
-    model: a BridgeEncoder (or any encoder of bridgeembed.protocol), or a `--model` spec: a shipped
+    model: a BridgeEncoder (or any encoder of bridgeembed.encoders.protocol), or a `--model` spec: a shipped
         model's name, a path, `untrained:NAME` (see `bridgeembed.evaluation.models`).
     heads: the forms of `HeadSpec`: "mean" gives (N, d) as in the paper; one head index (N, d); "each"
         or a list of indices the chosen heads concatenated, (N, len * d), since mteb expects one

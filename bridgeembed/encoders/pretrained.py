@@ -19,7 +19,7 @@ def search_path() -> list:
     paths = []
     if os.environ.get("BRIDGEEMBED_PRETRAINED"):
         paths.append(Path(os.environ["BRIDGEEMBED_PRETRAINED"]))
-    paths.append(Path(__file__).resolve().parents[1] / "pretrained")
+    paths.append(Path(__file__).resolve().parents[2] / "pretrained")  # the checkout, for editable installs
     paths.append(Path(sys.prefix) / "share" / "bridgeembed" / "pretrained")
     return paths
 

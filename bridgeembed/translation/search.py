@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from bridgeembed.tokenization import BOS, EOS, PAD
+from bridgeembed.text.tokenization import BOS, EOS, PAD
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.model import BridgeModel

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from bridgeembed.config import Config
 from bridgeembed.errors import BridgeembedError, CheckpointError
-from bridgeembed.tokenization import LanguageTokenizer
+from bridgeembed.text.tokenization import LanguageTokenizer
+from bridgeembed.training.config import Config
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.model import BridgeModel

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.encoder_api import SentenceAttention
+    from bridgeembed.encoders.bridge import SentenceAttention
 
 
 def plot_attention(result: SentenceAttention, path: str | Path, title: str = "") -> None:
@@ -42,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bridgeembed.encoder_api import BridgeEncoder
+    from bridgeembed.encoders.bridge import BridgeEncoder
 
     encoder = BridgeEncoder.from_pretrained(args.model, device="cpu")
     results = encoder.attention(args.sentences, args.lang)

@@ -14,18 +14,18 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from bridgeembed.bleu import corpus_bleu
-from bridgeembed.data import make_batch
 from bridgeembed.errors import DataError
 from bridgeembed.model.nmt import translation_loss
-from bridgeembed.translate import Translator
+from bridgeembed.text.parallel import make_batch
+from bridgeembed.translation.bleu import corpus_bleu
+from bridgeembed.translation.translator import Translator
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.config import TrainConfig
-    from bridgeembed.data import EncodedSplit
     from bridgeembed.model import BridgeModel
-    from bridgeembed.schedule import Direction
-    from bridgeembed.tokenization import LanguageTokenizer
+    from bridgeembed.text.parallel import EncodedSplit
+    from bridgeembed.text.tokenization import LanguageTokenizer
+    from bridgeembed.training.config import TrainConfig
+    from bridgeembed.training.schedule import Direction
 
 
 @dataclass

@@ -24,28 +24,36 @@ import torch
 import yaml
 from tqdm.auto import tqdm
 
-from bridgeembed import distributed
-from bridgeembed.checkpoint import (
+from bridgeembed.devices import resolve_device
+from bridgeembed.errors import ConfigError
+from bridgeembed.model import BridgeModel
+from bridgeembed.model.nmt import Partner, alignment_loss, translation_loss
+from bridgeembed.text.parallel import (
+    DirectionBatches,
+    corpus_dir,
+    encode_split,
+    make_batch,
+    pad,
+    read_split,
+    shard_slice,
+)
+from bridgeembed.text.tokenization import PAD, LanguageTokenizer
+from bridgeembed.training import distributed
+from bridgeembed.training.checkpoint import (
     build_from_payload,
     load_checkpoint,
     make_payload,
     remove_stale_temporaries,
     save_atomic,
 )
-from bridgeembed.data import DirectionBatches, corpus_dir, encode_split, make_batch, pad, read_split, shard_slice
-from bridgeembed.devices import resolve_device
-from bridgeembed.errors import ConfigError
-from bridgeembed.model import BridgeModel
-from bridgeembed.model.nmt import Partner, alignment_loss, translation_loss
-from bridgeembed.schedule import RotatingScheduler, evaluation_directions, training_directions
-from bridgeembed.tokenization import PAD, LanguageTokenizer
-from bridgeembed.validation import check_validation_data, validate
+from bridgeembed.training.schedule import RotatingScheduler, evaluation_directions, training_directions
+from bridgeembed.training.validation import check_validation_data, validate
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.config import Config
-    from bridgeembed.data import Batch
-    from bridgeembed.distributed import World
-    from bridgeembed.schedule import Direction
+    from bridgeembed.text.parallel import Batch
+    from bridgeembed.training.config import Config
+    from bridgeembed.training.distributed import World
+    from bridgeembed.training.schedule import Direction
 
 logger = logging.getLogger(__name__)
 

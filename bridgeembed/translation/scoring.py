@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING
 
 from tqdm.auto import tqdm
 
-from bridgeembed.bleu import bleu_by_length, corpus_bleu, signature
-from bridgeembed.data import read_split
-from bridgeembed.schedule import Direction, evaluation_directions, training_directions
-from bridgeembed.translate import Translator
+from bridgeembed.text.parallel import read_split
+from bridgeembed.training.schedule import Direction, evaluation_directions, training_directions
+from bridgeembed.translation.bleu import bleu_by_length, corpus_bleu, signature
+from bridgeembed.translation.translator import Translator
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.config import Config
     from bridgeembed.model import BridgeModel
-    from bridgeembed.tokenization import LanguageTokenizer
+    from bridgeembed.text.tokenization import LanguageTokenizer
+    from bridgeembed.training.config import Config
 
 logger = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from bridgeembed.data import check_sentences, pad, with_eos
 from bridgeembed.errors import UnknownLanguageError
-from bridgeembed.search import beam_search
+from bridgeembed.text.parallel import check_sentences, pad, with_eos
+from bridgeembed.translation.search import beam_search
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.model import BridgeModel

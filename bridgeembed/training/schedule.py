@@ -17,7 +17,7 @@ import numpy as np
 from bridgeembed.errors import ConfigError
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.config import DataConfig
+    from bridgeembed.training.config import DataConfig
 
 
 class Direction(NamedTuple):
