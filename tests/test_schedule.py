@@ -6,7 +6,8 @@ import pytest
 
 from bridgeembed.errors import ConfigError
 from bridgeembed.training.config import DataConfig
-from bridgeembed.training.schedule import Direction, RotatingScheduler, evaluation_directions, training_directions
+from bridgeembed.training.schedule import RotatingScheduler
+from bridgeembed.translation.directions import Direction, evaluation_directions, training_directions
 
 
 def names(directions):

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from bridgeembed.errors import ConfigError
     from bridgeembed.text.parallel import corpus_dir
     from bridgeembed.training.checkpoint import load_model
-    from bridgeembed.training.schedule import Direction
+    from bridgeembed.translation.directions import Direction
     from bridgeembed.translation.scoring import evaluate, markdown_table
     from bridgeembed.translation.translator import Translator
 

@@ -46,14 +46,15 @@ from bridgeembed.training.checkpoint import (
     remove_stale_temporaries,
     save_atomic,
 )
-from bridgeembed.training.schedule import RotatingScheduler, evaluation_directions, training_directions
+from bridgeembed.training.schedule import RotatingScheduler
 from bridgeembed.training.validation import check_validation_data, validate
+from bridgeembed.translation.directions import evaluation_directions, training_directions
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.text.parallel import Batch
     from bridgeembed.training.config import Config
     from bridgeembed.training.distributed import World
-    from bridgeembed.training.schedule import Direction
+    from bridgeembed.translation.directions import Direction
 
 logger = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # for annotations only
     from bridgeembed.text.parallel import EncodedSplit
     from bridgeembed.text.tokenization import LanguageTokenizer
     from bridgeembed.training.config import TrainConfig
-    from bridgeembed.training.schedule import Direction
+    from bridgeembed.translation.directions import Direction
 
 
 @dataclass

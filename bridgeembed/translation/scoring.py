@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from tqdm.auto import tqdm
 
 from bridgeembed.text.parallel import read_split
-from bridgeembed.training.schedule import Direction, evaluation_directions, training_directions
 from bridgeembed.translation.bleu import bleu_by_length, corpus_bleu, signature
+from bridgeembed.translation.directions import Direction, evaluation_directions, training_directions
 from bridgeembed.translation.translator import Translator
 
 if TYPE_CHECKING:  # for annotations only
