@@ -7,12 +7,10 @@ resumed from `last.pt` reaches the same parameters as one that never stopped.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import re
 import signal
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
@@ -21,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
-import yaml
 from tqdm.auto import tqdm
 
 from bridgeembed.devices import resolve_device
@@ -46,6 +43,7 @@ from bridgeembed.training.checkpoint import (
     remove_stale_temporaries,
     save_atomic,
 )
+from bridgeembed.training.log import TrainingLog
 from bridgeembed.training.schedule import RotatingScheduler
 from bridgeembed.training.validation import check_validation_data, validate
 from bridgeembed.translation.directions import evaluation_directions, training_directions
@@ -374,54 +372,3 @@ class Trainer:
             self._set_lr(self.state.lr)
         self.save()
         return bool(t.patience) and self.state.bad_validations >= t.patience
-
-
-class TrainingLog:
-    """log.jsonl: one JSON object per line (train records every log_every steps, validations, events)."""
-
-    def __init__(self, path: Path, world: World | None) -> None:
-        self.path, self.world = path, world
-        self.sums = {"nll": 0.0, "penalty": 0.0, "align": 0.0, "tokens": 0, "sentences": 0, "src_tokens": 0, "steps": 0}
-        self.clock = time.perf_counter()
-
-    def start(self, trainer: Trainer) -> None:
-        d = trainer.train_data
-        self.event("resume" if trainer.state.step else "start", step=trainer.state.step,
-                   directions=[str(x) for x in trainer.directions], steps_per_epoch=trainer.steps_per_epoch,
-                   max_steps=trainer.max_steps, world_size=self.world.size, empty_lines=d.empty,
-                   truncated=d.truncated, parameters=sum(p.numel() for p in trainer.model.parameters()))
-        if self.world.main and not trainer.state.step:
-            (trainer.out / "config.yaml").write_text(yaml.safe_dump(trainer.cfg.to_dict(), sort_keys=False))
-        if any(d.empty.values()) or any(d.truncated.values()):
-            logger.info("training data: skipped empty lines %s; truncated to max_len %s", d.empty, d.truncated)
-
-    def add(self, stats: dict) -> None:
-        for key, value in stats.items():
-            self.sums[key] += value
-        self.sums["steps"] += 1
-
-    def flush_train(self, trainer: Trainer) -> dict:
-        s = self.sums
-        nll, penalty, align, tokens, sentences, src_tokens, steps = distributed.sum_all(
-            [s["nll"], s["penalty"], s["align"], s["tokens"], s["sentences"], s["src_tokens"], s["steps"]], self.world)
-        seconds = time.perf_counter() - self.clock
-        record = {"step": trainer.state.step, "epoch": round(trainer.state.step / trainer.steps_per_epoch, 4),
-                  "lr": trainer.state.lr, "nll": nll / max(tokens, 1), "ppl": math.exp(min(nll / max(tokens, 1), 50)),
-                  "penalty": penalty / max(sentences, 1), "align": align / max(steps, 1),
-                  "pairs_per_s": sentences / seconds,
-                  "tokens_per_s": (tokens + src_tokens) / seconds}
-        self.event("train", **record)
-        self.sums = dict.fromkeys(self.sums, 0)
-        self.sums["nll"] = self.sums["penalty"] = self.sums["align"] = 0.0
-        self.clock = time.perf_counter()
-        shown = {"nll": f"{record['nll']:.3f}", "pen": f"{record['penalty']:.3f}",
-                 "pairs/s": f"{record['pairs_per_s']:.0f}"}
-        if trainer.cfg.train.align_weight > 0:
-            shown["align"] = f"{record['align']:.3f}"
-        return shown
-
-    def event(self, kind: str, **fields) -> None:
-        if not self.world.main:
-            return
-        with open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"event": kind, "time": time.time(), **fields}) + "\n")
