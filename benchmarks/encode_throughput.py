@@ -34,19 +34,22 @@ def main(argv=None) -> int:
     parser.add_argument("--sentences", type=int, default=1000)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--device", default="cpu", help="torch device of the encoders (cuda on a GPU machine)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     sentences = read_lines(corpus_dir("multi30k", args.data) / "val.en.gz")[: args.sentences]
-    encoders = {spec: load_encoder(spec, device="cpu") for spec in args.models.split(",")}
+    encoders = {spec: load_encoder(spec, device=args.device) for spec in args.models.split(",")}
     best = {}
     for encoder in encoders.values():
         timed(encoder, sentences[: 2 * args.batch_size], args.batch_size)  # warm-up
     for _ in range(args.repeats):
         for spec, encoder in encoders.items():
             best[spec] = min(best.get(spec, float("inf")), timed(encoder, sentences, args.batch_size))
+    device = args.device if not args.device.startswith("cuda") else f"{args.device} ({torch.cuda.get_device_name()})"
     rows = [{"model": spec, "sentences": len(sentences), "batch_size": args.batch_size, "threads": args.threads,
+             "device": device,
              "seconds": best[spec], "sentences_per_s": len(sentences) / best[spec]} for spec in encoders]
     reference = next((r for r in rows if r["model"] == "minilm"), None)
     print("| model | sentences/s | relative to MiniLM |\n|---|---|---|")
@@ -54,7 +57,7 @@ def main(argv=None) -> int:
         ratio = row["sentences_per_s"] / reference["sentences_per_s"] if reference else float("nan")
         row["relative_to_minilm"] = ratio
         print(f"| {row['model']} | {row['sentences_per_s']:.0f} | {ratio:.2f}x |")
-    print(f"({len(sentences)} Multi30k val.en sentences, batch {args.batch_size}, {args.threads} threads, "
+    print(f"({len(sentences)} Multi30k val.en sentences, {device}, batch {args.batch_size}, {args.threads} threads, "
           f"best of {args.repeats}, torch {torch.__version__})")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -6,16 +6,22 @@ on the shipped model's BPE). One direction per step, as in training; the directi
 4 languages. Configurations: the paper's (Vázquez et al. 2020) and the shipped model's
 (pretrained/multi30k-m2m/config.yaml). CPU always, CUDA when available.
 
-Two step variants, timed in one run so that they share the machine's state:
+Three step variants, timed in one run so that they share the machine's state:
 - `baseline`: the step as it was before the speed work: fp32, logits on every (padded) target
   position, Adam without fused kernels;
-- `fast`: what the trainer does now with `train.precision: auto`: bf16 autocast where the device
-  computes it natively, logits only on real target tokens, fused Adam.
-Rounds alternate the variants (baseline, fast, baseline, fast...) so that a change in the machine's
-load hits both alike; the table gives the median over rounds.
+- `synced`: the step of release 0.3 (the CPU speed work): bf16 autocast where the device computes it
+  natively, logits only on real target tokens, fused Adam; but each batch is padded on the host and
+  copied over, and the losses are read back every step (on a GPU: the host waits for it every step);
+- `fast`: what the trainer does now: the same, with the corpus on the device (`PackedSplit`, batches
+  cut there by index), the real-token positions and counts computed on the host, and the losses
+  left on the device (the trainer reads them once per log record).
+Rounds alternate the variants (baseline, synced, fast, baseline...) so that a change in the machine's
+load hits all alike; the table gives the median over rounds. `--batch` times larger batches too (a
+GPU's throughput grows with the batch; train with `train.lr_batch` to scale the learning rate).
 
     python benchmarks/train_throughput.py                       # paper + shipped, CPU (+ GPU)
     python benchmarks/train_throughput.py --configs shipped --steps 20 --threads 2
+    python benchmarks/train_throughput.py --devices cuda --batch 64,256,512 --out results/gpu_throughput.json
 """
 
 import argparse
@@ -29,6 +35,8 @@ import torch
 
 from bridgeembed.model import BridgeModel
 from bridgeembed.model.nmt import translation_loss
+from bridgeembed.text.packed import PackedSplit
+from bridgeembed.text.parallel import EncodedSplit
 from bridgeembed.text.tokenization import BOS, EOS, PAD
 from bridgeembed.training.config import Config, ModelConfig
 from bridgeembed.training.trainer import make_optimizer, pick_precision
@@ -62,7 +70,14 @@ def synthetic_batch(rng, batch: int, vocab: int, device):
             int(2 * lengths.sum()))
 
 
-VARIANTS = ("baseline", "fast")
+VARIANTS = ("baseline", "synced", "fast")
+
+
+def synthetic_corpus(rng, sentences: int, vocab: int, device) -> PackedSplit:
+    """One "language" of Multi30k-like lengths, packed on the device (the fast variant's data)."""
+    lengths = np.clip(rng.normal(16, 5, size=sentences).round().astype(int), 4, 50)
+    ids = [np.append(rng.integers(4, vocab, size=n - 1), EOS).astype(np.int32) for n in lengths]
+    return PackedSplit(EncodedSplit({"x": ids}), device)
 
 
 def measure(cfg: ModelConfig, vocab: int, batch: int, device, steps: int, variant: str = "fast",
@@ -70,34 +85,50 @@ def measure(cfg: ModelConfig, vocab: int, batch: int, device, steps: int, varian
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     model = BridgeModel(cfg, {lang: vocab for lang in LANGS}).to(device).train()
-    fast = variant == "fast"
-    optimizer = (make_optimizer(model.parameters(), "adam", 4e-4) if fast
+    modern = variant != "baseline"
+    optimizer = (make_optimizer(model.parameters(), "adam", 4e-4) if modern
                  else torch.optim.Adam(model.parameters(), lr=4e-4, foreach=False, fused=False))
-    dtype = pick_precision("auto", device) if fast else None
-    batches = [synthetic_batch(rng, batch, vocab, device) for _ in range(8)]
+    dtype = pick_precision("auto", device) if modern else None
+    host = [synthetic_batch(rng, batch, vocab, torch.device("cpu")) for _ in range(8)]
+    corpus = synthetic_corpus(rng, 8 * batch, vocab, device) if variant == "fast" else None
+    losses = []
     pairs = tokens = 0
     for step in range(warmup + steps):
         if step == warmup:
             if device.type == "cuda":
                 torch.cuda.synchronize()
             start, pairs, tokens = time.perf_counter(), 0, 0
-        src, lengths, tgt_in, tgt_out, n_tokens = batches[step % len(batches)]
         src_lang, tgt_lang = LANGS[step % 4], LANGS[(step // 4) % 4]
-        keep = (tgt_out != PAD) if fast else None
+        if variant == "fast":  # cut on the device, counts from the host
+            rows = rng.choice(len(corpus.lengths("x")), size=batch, replace=False)
+            rows = rows[np.argsort(corpus.lengths("x")[rows], kind="stable")]
+            cut = corpus.batch(rows, "x", "x")
+            src, lengths, tgt_in, tgt_out = cut.batch.src, cut.batch.lengths, cut.batch.tgt_in, cut.batch.tgt_out
+            keep, n_tokens, count = cut.keep, int(lengths.sum()) + cut.tokens, cut.tokens
+        else:  # padded on the host, copied every step
+            src, lengths, tgt_in, tgt_out, n_tokens = (x.to(device) if isinstance(x, torch.Tensor) else x
+                                                       for x in host[step % len(host)])
+            keep, count = ((tgt_out != PAD) if modern else None), None
         with torch.autocast(device.type, dtype=dtype) if dtype else nullcontext():
-            parts = translation_loss(model(src, lengths, src_lang, tgt_in, tgt_lang, keep=keep), tgt_out)
+            output = model(src, lengths, src_lang, tgt_in, tgt_lang, keep=keep)
+            parts = translation_loss(output, tgt_out, keep=keep, tokens=count)
             loss = parts.nll / parts.tokens + parts.penalty / parts.sentences
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
         optimizer.step()
+        if variant == "fast":
+            losses.append(loss.detach())  # read once, at the end
+        else:
+            losses.append(float(loss.detach()))  # the host waits for the step to finish
         pairs, tokens = pairs + batch, tokens + n_tokens
     if device.type == "cuda":
         torch.cuda.synchronize()
     seconds = time.perf_counter() - start
     return {"variant": variant, "precision": str(dtype or torch.float32).replace("torch.", ""),
             "pairs_per_s": pairs / seconds, "tokens_per_s": tokens / seconds, "steps": steps, "batch": batch,
-            "parameters": sum(p.numel() for p in model.parameters())}
+            "parameters": sum(p.numel() for p in model.parameters()),
+            "final_loss": float(losses[-1])}
 
 
 def main(argv=None) -> int:
@@ -107,7 +138,8 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     parser.add_argument("--devices", default="auto", help="auto (cpu, and cuda if available) or e.g. cpu")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per variant (median reported)")
-    parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated: baseline, fast")
+    parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated: baseline, synced, fast")
+    parser.add_argument("--batch", default="", help="comma-separated batch sizes (default: each config's own)")
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args(argv)
     if args.threads:
@@ -124,8 +156,9 @@ def main(argv=None) -> int:
         if name not in available:
             print(f"(skipping {name!r}: not available; known: {', '.join(available)})")
             continue
-        cfg, vocab, batch = available[name]
-        for device in devices:
+        cfg, vocab, own_batch = available[name]
+        sizes = [int(b) for b in args.batch.split(",")] if args.batch else [own_batch]
+        for device, batch in ((d, b) for d in devices for b in sizes):
             runs = {v: [] for v in variants}
             for _ in range(args.rounds):
                 for variant in variants:
@@ -143,6 +176,7 @@ def main(argv=None) -> int:
                       f"{row['parameters'] / 1e6:.1f} M | {row['pairs_per_s']:.0f} | {row['tokens_per_s']:.0f} | "
                       f"{row['pairs_per_s'] / base:.2f}x |", flush=True)
     if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     return 0
 

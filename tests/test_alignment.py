@@ -12,6 +12,7 @@ from bridgeembed.model.nmt import ModelOutput, alignment_loss, translation_loss
 from bridgeembed.text.parallel import read_lines
 from bridgeembed.text.tokenization import PAD
 from bridgeembed.training.checkpoint import load_checkpoint
+from bridgeembed.training.config import Config
 from bridgeembed.training.trainer import Trainer, make_optimizer
 from toy import toy_config, write_toy_corpus
 
@@ -190,3 +191,34 @@ def test_make_optimizer_builds_working_adam_and_sgd():
         weight.sum().backward()
         optimizer.step()
         assert (weight < 1).all(), name
+
+
+def test_per_head_alignment_scores_every_head():
+    """per_head: each head's column must find its translation, so one head that is aligned while the
+    others are shuffled scores between the all-aligned and the all-shuffled cases."""
+    rng = np.random.default_rng(0)
+    x = torch.as_tensor(rng.normal(size=(16, 2, 32)), dtype=torch.float32)  # (B, k=2, d)
+    shuffled = x.clone()
+    shuffled[:, 1] = x[torch.as_tensor(rng.permutation(16)), 1]  # head 1 no longer pairs up
+    rows = torch.arange(16)
+
+    def out(a, b):
+        mask = torch.ones(16, 1, dtype=torch.bool)
+        return ModelOutput(None, BridgeOutput(a, torch.zeros(16, 2, 1), mask), BridgeOutput(b, torch.zeros(16, 2, 1),
+                                                                                             mask))
+
+    aligned = float(alignment_loss(out(x, x), rows, per_head=True))
+    half = float(alignment_loss(out(x, shuffled), rows, per_head=True))
+    assert aligned < 0.01 and half > 2.0
+    per_head_1 = float(alignment_loss(out(x[:, 1:], shuffled[:, 1:]), rows, per_head=True))
+    torch.testing.assert_close(half, (aligned + per_head_1) / 2, rtol=1e-4, atol=1e-4)  # the mean over heads
+
+
+def test_per_head_term_is_logged_and_needs_two_languages(toy_corpus, tmp_path):
+    trainer = trainer_for(toy_corpus, tmp_path / "a", align_weight=0.0, align_per_head=0.5)
+    stats = trainer.train_step(0)
+    assert float(stats["align_heads"]) > 0.5 and stats["align"] == 0.0
+    raw = toy_config(toy_corpus, tmp_path / "b").to_dict()
+    raw["data"]["languages"], raw["train"]["align_per_head"] = ["x"], 0.5
+    with pytest.raises(ConfigError, match="align_per_head > 0 aligns translations"):
+        Config.from_dict(raw)

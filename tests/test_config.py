@@ -80,3 +80,13 @@ def test_a_vocabulary_smaller_than_the_alphabet_is_named():
     with pytest.raises(ConfigError, match="vocab_size 12 is too small for the 'en' training text: "
                                           "its 17 distinct characters and 4 special pieces need at least 21"):
         LanguageTokenizer.train("en", text, 12, moses=False)
+
+
+def test_lr_batch_scales_the_learning_rate():
+    from bridgeembed.training.config import TrainConfig, scaled_lr
+
+    assert scaled_lr(TrainConfig(lr=1e-3, batch_size=256)) == 1e-3  # lr_batch 0: as given
+    assert scaled_lr(TrainConfig(lr=1e-3, batch_size=256, lr_batch=64)) == pytest.approx(2e-3)  # Adam: sqrt
+    assert scaled_lr(TrainConfig(lr=0.5, batch_size=256, lr_batch=64, optimizer="sgd")) == pytest.approx(2.0)
+    with pytest.raises(ConfigError, match="lr_batch must be 0"):
+        Config.from_dict({"train": {"lr_batch": -1}})

@@ -185,3 +185,9 @@ def test_train_command_refuses_bad_values_before_training(toy_corpus, tmp_path, 
         err = capsys.readouterr().err
         assert message in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "run").exists()
+
+
+def test_trainer_trains_with_the_scaled_learning_rate(toy_corpus, tmp_path):
+    trainer = Trainer(toy_config(toy_corpus, tmp_path / "a", lr=0.001, lr_batch=16, batch_size=64), show_progress=False)
+    assert trainer.state.lr == pytest.approx(0.002)  # sqrt(64 / 16) x 0.001 (Adam)
+    assert all(group["lr"] == pytest.approx(0.002) for group in trainer.optimizer.param_groups)

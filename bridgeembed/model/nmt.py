@@ -78,7 +78,8 @@ class BridgeModel(nn.Module):
         return table[lang]
 
     def encode(self, src: torch.Tensor, lengths: torch.Tensor, lang: str) -> BridgeOutput:
-        """src: (B, T) ids with EOS, padded with PAD; lengths: (B,) >= 1."""
+        """src: (B, T) ids with EOS, padded with PAD; lengths: (B,) >= 1, best on the host (packing
+        reads them there; on a GPU, lengths on the device would make every batch wait for it)."""
         states = self._module(self.encoders, lang, "encoders")(src, lengths)  # H: (B, T, d_h)
         mask = torch.arange(src.size(1), device=src.device)[None, :] < lengths.to(src.device)[:, None]  # (B, T)
         return self.bridge(states, mask)
@@ -94,9 +95,16 @@ class BridgeModel(nn.Module):
         return ModelOutput(decoder(tgt_in, bridge.memory, keep), bridge, other)
 
 
-def translation_loss(output: ModelOutput, tgt_out: torch.Tensor, label_smoothing: float = 0.0) -> LossParts:
-    """tgt_out: (B, T_tgt) = target tokens + EOS, PAD where the sentence has ended."""
-    if output.logits.dim() == 2:  # logits of the real tokens only, in row-major order
+def translation_loss(output: ModelOutput, tgt_out: torch.Tensor, label_smoothing: float = 0.0,
+                     keep: torch.Tensor | None = None, tokens: int | None = None) -> LossParts:
+    """tgt_out: (B, T_tgt) = target tokens + EOS, PAD where the sentence has ended.
+
+    `keep` (the flat indices of the real target tokens, as the model got them) and `tokens` (their
+    count), when the caller knows them from the host, spare two waits for the GPU per step."""
+    if output.logits.dim() == 2 and keep is not None and keep.dtype != torch.bool:
+        targets = tgt_out.reshape(-1).index_select(0, keep)  # (N,)
+        logits = output.logits  # (N, V)
+    elif output.logits.dim() == 2:  # logits of the real tokens only, in row-major order
         targets = tgt_out[tgt_out != PAD]  # (N,)
         logits = output.logits  # (N, V)
     else:
@@ -104,7 +112,7 @@ def translation_loss(output: ModelOutput, tgt_out: torch.Tensor, label_smoothing
         logits = output.logits.reshape(-1, output.logits.size(-1))  # (B * T, V)
     nll = F.cross_entropy(logits.float(), targets, ignore_index=PAD, reduction="sum",
                           label_smoothing=label_smoothing)
-    tokens = int((tgt_out != PAD).sum())
+    tokens = int((tgt_out != PAD).sum()) if tokens is None else tokens
     penalty = attention_penalty(output.bridge.attention.float()).sum()
     return LossParts(nll, tokens, penalty, tgt_out.size(0))
 
@@ -115,7 +123,7 @@ def sentence_vectors(bridge: BridgeOutput) -> torch.Tensor:
 
 
 def alignment_loss(output: ModelOutput, rows: torch.Tensor, kind: str = "infonce",
-                   temperature: float = 0.05) -> torch.Tensor:
+                   temperature: float = 0.05, per_head: bool = False) -> torch.Tensor:
     """Pull the mean bridge vector of a sentence towards that of its translation (mean over pairs).
 
     infonce: the in-batch contrastive loss of SimCLR (NT-Xent; Chen et al. 2020) over the 2P
@@ -123,18 +131,25 @@ def alignment_loss(output: ModelOutput, rows: torch.Tensor, kind: str = "infonce
     among all 2P - 1 others. The candidates include the other sentences of its own language, so the
     loss also pushes apart same-language sentences that are not translations: a query's nearest
     neighbour in a pool of all languages must be its translation, not a sentence that merely shares
-    its language. mse: the squared distance of the two vectors."""
+    its language. mse: the squared distance of the two vectors.
+
+    per_head: the same loss on each head's column of M instead of their mean, averaged over the k
+    heads, so that every single head (the paper's unit of analysis) becomes crosslingual too."""
     if output.partner is None or rows.numel() == 0:
         return output.bridge.memory.new_zeros(())
-    u = sentence_vectors(output.bridge)[rows]  # (P, d_h)
-    v = sentence_vectors(output.partner)  # (P, d_h)
+    if per_head:
+        u = output.bridge.memory.float()[rows].transpose(0, 1)  # (k, P, d_h)
+        v = output.partner.memory.float().transpose(0, 1)  # (k, P, d_h)
+    else:
+        u = sentence_vectors(output.bridge)[rows][None]  # (1, P, d_h)
+        v = sentence_vectors(output.partner)[None]  # (1, P, d_h)
     if kind == "mse":
         return (u - v).pow(2).sum(dim=-1).mean()
-    P = u.size(0)
+    P = u.size(1)
     if P < 2:  # no negatives
         return u.new_zeros(())
-    z = F.normalize(torch.cat([u, v]), dim=-1)  # (2P, d_h)
-    scores = z @ z.T / temperature  # (2P, 2P)
+    z = F.normalize(torch.cat([u, v], dim=1), dim=-1)  # (h, 2P, d_h), h = k heads or 1 mean
+    scores = z @ z.transpose(1, 2) / temperature  # (h, 2P, 2P)
     scores = scores.masked_fill(torch.eye(2 * P, dtype=torch.bool, device=z.device), float("-inf"))  # not itself
     gold = torch.cat([torch.arange(P, 2 * P), torch.arange(P)]).to(z.device)  # row i pairs with i + P and back
-    return F.cross_entropy(scores, gold)
+    return F.cross_entropy(scores.flatten(0, 1), gold.repeat(z.size(0)))  # mean over heads and vectors

@@ -77,6 +77,9 @@ class TrainConfig:
     optimizer: str = "adam"  # adam (paper, Europarl: lr 4e-4, batch 256) or sgd (paper, Multi30k: lr 1.0, batch 64)
     lr: float = 4e-4
     batch_size: int = 64  # sentence pairs per step, summed over all processes; one direction per step
+    # > 0: the batch size `lr` was tuned for. A larger batch_size (a GPU's) then trains with lr scaled to it:
+    # x sqrt(batch_size / lr_batch) for Adam, x batch_size / lr_batch for SGD (0: lr as given)
+    lr_batch: int = 0
     max_steps: int = 200000  # stop after this many steps
     max_epochs: float = 0  # > 0: also stop after this many epochs (an epoch shows every direction its corpus once)
     clip_norm: float = 5.0  # gradient norm clipping (0: off)
@@ -102,6 +105,9 @@ class TrainConfig:
     align_weight: float = 0.0
     align_loss: str = "infonce"  # infonce (in-batch contrastive, symmetric) | mse
     align_temperature: float = 0.05  # InfoNCE temperature on cosine similarities
+    # weight of the same loss on every single head's column of M (mean over the k heads), so that each head is
+    # crosslingual, not only their mean (0: off)
+    align_per_head: float = 0.0
 
 
 SECTIONS = {"model": ModelConfig, "tokenizer": TokenizerConfig, "data": DataConfig, "train": TrainConfig}
@@ -216,11 +222,21 @@ def validate(config: Config, source: str = "config") -> None:
     if t.align_weight < 0 or t.align_temperature <= 0:
         raise ConfigError(f"{source}: train.align_weight must be >= 0 and train.align_temperature > 0, "
                           f"got {t.align_weight} and {t.align_temperature}")
-    if t.align_weight > 0 and len(d.languages) < 2:
-        raise ConfigError(f"{source}: train.align_weight > 0 aligns translations, which needs at least two "
-                          f"data.languages; got {d.languages!r} (set train.align_weight=0)")
+    for name in ("align_weight", "align_per_head"):
+        if getattr(t, name) > 0 and len(d.languages) < 2:
+            raise ConfigError(f"{source}: train.{name} > 0 aligns translations, which needs at least two "
+                              f"data.languages; got {d.languages!r} (set train.{name}=0)")
     if config.tokenizer.max_len < 2:
         raise ConfigError(f"{source}: tokenizer.max_len must be at least 2, got {config.tokenizer.max_len}")
+
+
+def scaled_lr(t: TrainConfig) -> float:
+    """train.lr for train.batch_size: as given, or scaled from train.lr_batch (square root for Adam, whose
+    update size does not grow with the batch; linear for SGD: Goyal et al. 2017)."""
+    if not t.lr_batch or t.lr_batch == t.batch_size:
+        return t.lr
+    ratio = t.batch_size / t.lr_batch
+    return t.lr * (ratio if t.optimizer == "sgd" else ratio ** 0.5)
 
 
 def _positive(v: float) -> bool:
@@ -240,6 +256,8 @@ RANGES = {
     "tokenizer.vocab_size": (lambda v: v > 4, "larger than the 4 special pieces (pad, unk, bos, eos)"),
     "train.lr": (lambda v: 0 < v < float("inf"), "a positive number"),
     "train.max_steps": (_positive, "at least 1"),
+    "train.lr_batch": (_non_negative, "0 (lr as given) or the batch size lr was tuned for"),
+    "train.align_per_head": (_non_negative, "0 (off) or positive"),
     "train.max_epochs": (_non_negative, "0 (off) or positive"),
     "train.clip_norm": (_non_negative, "0 (off) or positive"),
     "train.penalty_weight": (_non_negative, "0 or positive"),

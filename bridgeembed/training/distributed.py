@@ -37,7 +37,9 @@ def from_environment() -> World:
 
 def init(world: World, device: torch.device) -> None:
     if world.distributed and not dist.is_initialized():
-        dist.init_process_group("nccl" if device.type == "cuda" else "gloo", rank=world.rank, world_size=world.size)
+        # on a GPU: NCCL for the gradients, gloo for the few host numbers (log sums, stop flags) of sum_all
+        backend = "cpu:gloo,cuda:nccl" if device.type == "cuda" else "gloo"
+        dist.init_process_group(backend, rank=world.rank, world_size=world.size)
 
 
 def sum_all(values: Sequence[float], world: World) -> list:

@@ -21,7 +21,8 @@ if TYPE_CHECKING:  # for annotations only
 logger = logging.getLogger(__name__)
 
 # what train steps report, summed over an interval (and over ranks) before a train record is written
-SUMS = ("nll", "penalty", "align", "tokens", "sentences", "src_tokens", "steps")
+# (losses arrive as tensors on the training device and are read once per record, not once per step)
+SUMS = ("nll", "penalty", "align", "align_heads", "tokens", "sentences", "src_tokens", "steps")
 
 
 class TrainingLog:
@@ -53,12 +54,13 @@ class TrainingLog:
         self.sums["steps"] += 1
 
     def flush_train(self, trainer: Trainer) -> dict:
-        nll, penalty, align, tokens, sentences, src_tokens, steps = distributed.sum_all(
-            [self.sums[key] for key in SUMS], self.world)
+        nll, penalty, align, heads, tokens, sentences, src_tokens, steps = distributed.sum_all(
+            [float(self.sums[key]) for key in SUMS], self.world)
         seconds = time.perf_counter() - self.clock
         record = {"step": trainer.state.step, "epoch": round(trainer.state.step / trainer.steps_per_epoch, 4),
                   "lr": trainer.state.lr, "nll": nll / max(tokens, 1), "ppl": math.exp(min(nll / max(tokens, 1), 50)),
                   "penalty": penalty / max(sentences, 1), "align": align / max(steps, 1),
+                  "align_heads": heads / max(steps, 1),
                   "pairs_per_s": sentences / seconds,
                   "tokens_per_s": (tokens + src_tokens) / seconds}
         self.event("train", **record)
@@ -67,6 +69,8 @@ class TrainingLog:
                  "pairs/s": f"{record['pairs_per_s']:.0f}"}
         if trainer.cfg.train.align_weight > 0:
             shown["align"] = f"{record['align']:.3f}"
+        if trainer.cfg.train.align_per_head > 0:
+            shown["heads"] = f"{record['align_heads']:.3f}"
         return shown
 
     def event(self, kind: str, **fields) -> None:

@@ -25,16 +25,9 @@ from bridgeembed.devices import resolve_device
 from bridgeembed.errors import ConfigError
 from bridgeembed.model import BridgeModel
 from bridgeembed.model.nmt import Partner, alignment_loss, translation_loss
-from bridgeembed.text.parallel import (
-    DirectionBatches,
-    corpus_dir,
-    encode_split,
-    make_batch,
-    pad,
-    read_split,
-    shard_slice,
-)
-from bridgeembed.text.tokenization import PAD, LanguageTokenizer
+from bridgeembed.text.packed import PackedSplit
+from bridgeembed.text.parallel import DirectionBatches, corpus_dir, encode_split, make_batch, read_split, shard_slice
+from bridgeembed.text.tokenization import LanguageTokenizer
 from bridgeembed.training import distributed
 from bridgeembed.training.checkpoint import (
     build_from_payload,
@@ -43,6 +36,7 @@ from bridgeembed.training.checkpoint import (
     remove_stale_temporaries,
     save_atomic,
 )
+from bridgeembed.training.config import scaled_lr
 from bridgeembed.training.log import TrainingLog
 from bridgeembed.training.schedule import RotatingScheduler
 from bridgeembed.training.validation import check_validation_data, validate
@@ -103,6 +97,10 @@ def make_optimizer(params: Any, name: str, lr: float) -> torch.optim.Optimizer:
         return kind(params, lr=lr, foreach=True)
 
 
+def _detached(value: torch.Tensor | float) -> torch.Tensor | float:
+    return value.detach() if isinstance(value, torch.Tensor) else value
+
+
 @contextmanager
 def interrupt_guard() -> Iterator[dict]:
     """SIGINT/SIGTERM ask the loop to stop after the current step (and save) instead of dying mid-step."""
@@ -147,6 +145,7 @@ class Trainer:
             self.tokenizers = self._train_tokenizers(raw_train)
         self.train_data = encode_split(raw_train, self.tokenizers, config.tokenizer.max_len)
         self.valid_data = encode_split(self.raw_valid, self.tokenizers, config.tokenizer.max_len)
+        self.packed = PackedSplit(self.train_data, self.device)  # the training ids on the device, cut by index
         self.directions = training_directions(config.data)
         self.eval_directions = evaluation_directions(config.data)
         self.scheduler = RotatingScheduler(self.directions, t.seed)
@@ -155,7 +154,8 @@ class Trainer:
         self.model = BridgeModel(config.model, {lang: tok.vocab_size for lang, tok in self.tokenizers.items()})
         self.model.to(self.device)
         self.optimizer = self._make_optimizer()
-        self.state = TrainState(lr=t.lr)
+        self.state = TrainState(lr=scaled_lr(t))
+        self._set_lr(self.state.lr)
         self.stopped_by = 0  # the signal (SIGINT, SIGTERM) that stopped train(), if one did
         if init:
             self.model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in init["model"].items()})
@@ -206,9 +206,10 @@ class Trainer:
             return self.model
         from torch.nn.parallel import DistributedDataParallel
 
-        ids = [self.device.index] if self.device.type == "cuda" else None
-        # each step uses one encoder and one decoder: the others get no gradient
-        return DistributedDataParallel(self.model, device_ids=ids, find_unused_parameters=True)
+        # device_ids None: DDP leaves the inputs where they are (source lengths stay on the host, where
+        # packing reads them without waiting for the GPU). Each step uses one encoder and one decoder: the
+        # others get no gradient.
+        return DistributedDataParallel(self.model, device_ids=None, find_unused_parameters=True)
 
     @property
     def steps_per_epoch(self) -> int:
@@ -272,50 +273,52 @@ class Trainer:
         return others[(step // len(self.directions)) % len(others)]
 
     def partner(self, step: int) -> Partner:
-        """This rank's rows of the step's batch in the partner language (rows without text there are left out)."""
+        """This rank's rows of the step's batch in the partner language (rows without text there are left out),
+        on the training device (lengths on the host)."""
         d, rows = self._rows(step)
         rows = rows[shard_slice(len(rows), self.world.rank, self.world.size)]
         lang = self.partner_language(step, d)
-        seqs = self.train_data.ids[lang]
-        found = [j for j, i in enumerate(rows) if seqs[i] is not None]
-        if not found:
+        found = np.flatnonzero(self.packed.lengths(lang)[rows] > 0)
+        if not len(found):
             empty = torch.zeros(0, dtype=torch.long)
-            return Partner(empty.view(0, 1), empty, lang, empty)
-        chosen = [seqs[rows[j]] for j in found]
-        return Partner(pad(chosen), torch.tensor([len(x) for x in chosen]), lang, torch.tensor(found))
+            return Partner(empty.view(0, 1).to(self.device), empty, lang, empty.to(self.device))
+        return Partner(self.packed.padded(lang, rows[found]), torch.from_numpy(self.packed.lengths(lang)[rows[found]]),
+                       lang, torch.from_numpy(found).to(self.device))
 
     def train_step(self, step: int) -> dict:
+        """One optimizer step. The losses come back as tensors on the device: reading them would make the
+        host wait for the GPU every step, so the log sums them there and reads them every log_every steps."""
         t = self.cfg.train
-        batch = self.global_batch(step)
-        tokens, sentences = int((batch.tgt_out != PAD).sum()), batch.src.size(0)
-        local = batch.shard(self.world.rank, self.world.size).to(self.device)
-        partner = None
-        if t.align_weight > 0:
-            p = self.partner(step)
-            partner = p._replace(src=p.src.to(self.device), lengths=p.lengths.to(self.device),
-                                 rows=p.rows.to(self.device))
+        d, rows = self._rows(step)
+        tokens, sentences = int(self.packed.lengths(d.tgt)[rows].sum()), len(rows)  # global counts, from the host
+        local = self.packed.batch(rows[shard_slice(len(rows), self.world.rank, self.world.size)], d.src, d.tgt)
+        b = local.batch
+        aligning = t.align_weight > 0 or t.align_per_head > 0
+        partner = self.partner(step) if aligning else None
         self.model.train()
-        keep = local.tgt_out != PAD  # logits only on real target tokens
         autocast = (torch.autocast(self.device.type, dtype=self.autocast_dtype) if self.autocast_dtype
                     else nullcontext())
         with autocast:
-            output = self.ddp(local.src, local.lengths, local.src_lang, local.tgt_in, local.tgt_lang,
-                              keep=keep, partner=partner)
-            parts = translation_loss(output, local.tgt_out, t.label_smoothing)
+            output = self.ddp(b.src, b.lengths, b.src_lang, b.tgt_in, b.tgt_lang, keep=local.keep,
+                              partner=partner)  # logits only on real target tokens
+            parts = translation_loss(output, b.tgt_out, t.label_smoothing, keep=local.keep, tokens=local.tokens)
             # normalised by the global counts; DDP averages over ranks, hence the factor world.size
             loss = (parts.nll / tokens + t.penalty_weight * parts.penalty / sentences) * self.world.size
-            align = None
-            if partner is not None:  # a mean over this rank's pairs; DDP averages the ranks
+            align = heads = 0.0  # means over this rank's pairs; DDP averages the ranks
+            if partner is not None and t.align_weight > 0:
                 align = alignment_loss(output, partner.rows, t.align_loss, t.align_temperature)
                 loss = loss + t.align_weight * align
+            if partner is not None and t.align_per_head > 0:
+                heads = alignment_loss(output, partner.rows, t.align_loss, t.align_temperature, per_head=True)
+                loss = loss + t.align_per_head * heads
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if t.clip_norm > 0:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), t.clip_norm)
         self.optimizer.step()
-        return {"nll": float(parts.nll.detach()), "penalty": float(parts.penalty.detach()), "tokens": parts.tokens,
-                "sentences": local.src.size(0), "src_tokens": int(local.lengths.sum()),
-                "align": 0.0 if align is None else float(align.detach())}
+        return {"nll": parts.nll.detach(), "penalty": parts.penalty.detach(), "tokens": parts.tokens,
+                "sentences": b.src.size(0), "src_tokens": int(b.lengths.sum()),
+                "align": _detached(align), "align_heads": _detached(heads)}
 
     def train(self) -> TrainState:
         """Train until max_steps / max_epochs, early stopping, or an interrupt; returns the final state."""
