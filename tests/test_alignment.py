@@ -1,5 +1,7 @@
 """The alignment objective (train.align_weight), the fast training step and train.init_from."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -222,3 +224,65 @@ def test_per_head_term_is_logged_and_needs_two_languages(toy_corpus, tmp_path):
     raw["data"]["languages"], raw["train"]["align_per_head"] = ["x"], 0.5
     with pytest.raises(ConfigError, match="align_per_head > 0 aligns translations"):
         Config.from_dict(raw)
+
+
+def nt_xent(u, v, temperature):
+    """SimCLR's NT-Xent over the 2P vectors of P pairs, written out (the loss of one partner language)."""
+    z = torch.nn.functional.normalize(torch.cat([u, v]), dim=-1)
+    scores = (z @ z.T / temperature).fill_diagonal_(float("-inf"))
+    P = len(u)
+    return torch.nn.functional.cross_entropy(scores, torch.cat([torch.arange(P, 2 * P), torch.arange(P)]))
+
+
+def _views(*vectors):
+    mask = torch.ones(len(vectors[0]), 1, dtype=torch.bool)
+    return [BridgeOutput(torch.as_tensor(v, dtype=torch.float32)[:, None, :], torch.zeros(len(v), 1, 1), mask)
+            for v in vectors]
+
+
+def test_one_partner_is_nt_xent_and_several_are_supervised_contrastive():
+    rng = np.random.default_rng(1)
+    x, y, w = (rng.normal(size=(12, 16)) for _ in range(3))
+    source, first, second = _views(x, y, w)
+    rows = torch.arange(12)
+    one = alignment_loss(ModelOutput(None, source, first), rows)
+    torch.testing.assert_close(one, nt_xent(torch.as_tensor(x).float(), torch.as_tensor(y).float(), 0.05))
+    torch.testing.assert_close(alignment_loss(ModelOutput(None, source, [first]), [rows]), one)
+    # three languages that agree exactly: every vector finds its two positives
+    same = _views(x, x, x)
+    assert float(alignment_loss(ModelOutput(None, same[0], same[1:]), [rows, rows])) < 0.8  # log(2): two equal
+    # partners that cover different rows: a row without any partner is no anchor
+    partial = ModelOutput(None, source, _views(y[:5], w[3:9]))
+    assert torch.isfinite(alignment_loss(partial, [torch.arange(5), torch.arange(3, 9)]))
+
+
+def test_multiway_with_two_languages_is_the_plain_loss(toy_corpus, tmp_path):
+    plain = trainer_for(toy_corpus, tmp_path / "a", align_weight=1.0)
+    multi = trainer_for(toy_corpus, tmp_path / "b", align_weight=1.0, align_multiway=True)
+    for step in range(3):
+        assert multi.partner_languages(step, multi._rows(step)[0]) == [plain.partner_language(step,
+                                                                                              plain._rows(step)[0])]
+        torch.testing.assert_close(multi.train_step(step)["align"], plain.train_step(step)["align"])
+
+
+def test_validation_logs_retrieval_and_selects_by_it(toy_corpus, tmp_path):
+    trainer = trainer_for(toy_corpus, tmp_path / "a", max_steps=20, valid_every=10, select_by="retrieval")
+    trainer.train()
+    records = [json.loads(line) for line in (tmp_path / "a" / "log.jsonl").read_text().splitlines()]
+    valid = [r for r in records if r["event"] == "valid"]
+    assert len(valid) == 2
+    for record in valid:
+        retrieval = record["retrieval"]
+        assert set(retrieval["pairs"]) == {"x-y", "y-x"} and retrieval["sentences"] == 100
+        assert len(retrieval["heads"]) == 8 and 0 <= retrieval["mixed"] <= 100
+        assert record["score"] == pytest.approx(retrieval["mean"])
+    best = max(valid, key=lambda r: r["score"])
+    assert trainer.state.best_step == best["step"] and trainer.state.best_score == pytest.approx(best["score"])
+
+
+def test_resume_with_other_alignment_settings_is_refused(toy_corpus, tmp_path):
+    trainer_for(toy_corpus, tmp_path / "a", align_weight=1.0, max_steps=2, save_every=1).train()
+    with pytest.raises(ConfigError, match=r"other alignment settings \(train.align_weight=1.0\).*init_from"):
+        trainer_for(toy_corpus, tmp_path / "a", align_weight=0.5, max_steps=4)
+    with pytest.raises(ConfigError, match="align_multiway needs an alignment loss"):
+        toy_config(toy_corpus, tmp_path / "b", align_multiway=True)

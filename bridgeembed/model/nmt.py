@@ -8,7 +8,7 @@ thing a decoder sees of the source. Loss: token NLL + lambda ||A A^T - I||_F^2 (
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple, Optional
+from typing import TYPE_CHECKING, List, NamedTuple, Union
 
 import torch
 from torch import nn
@@ -27,7 +27,8 @@ if TYPE_CHECKING:  # for annotations only
 class ModelOutput(NamedTuple):
     logits: torch.Tensor  # (B, T_tgt, V), or (N, V) on the N real target tokens when forward got `keep`
     bridge: BridgeOutput  # M (B, k, d_h), A (B, k, T_src), mask (B, T_src)
-    partner: Optional[BridgeOutput] = None  # the bridge over the same rows in another language (alignment)
+    # the bridge over the same rows in another language (alignment), or a list of them: one per language
+    partner: Union[BridgeOutput, List[BridgeOutput], None] = None
 
 
 class Partner(NamedTuple):
@@ -85,13 +86,16 @@ class BridgeModel(nn.Module):
         return self.bridge(states, mask)
 
     def forward(self, src: torch.Tensor, lengths: torch.Tensor, src_lang: str, tgt_in: torch.Tensor, tgt_lang: str,
-                keep: torch.Tensor | None = None, partner: Partner = None) -> ModelOutput:
+                keep: torch.Tensor | None = None, partner: Partner | list | None = None) -> ModelOutput:
         """tgt_in: (B, T_tgt) = BOS + target tokens (teacher forcing). `keep` (B, T_tgt): logits only
-        there (the real target tokens). `partner`: also encode those rows in another language; inside
-        forward, so that DistributedDataParallel sees every parameter the loss uses."""
+        there (the real target tokens). `partner`: also encode those rows in another language (or in
+        several: a list); inside forward, so that DistributedDataParallel sees every parameter the loss uses."""
         decoder = self._module(self.decoders, tgt_lang, "decoders")
         bridge = self.encode(src, lengths, src_lang)
-        other = None if partner is None else self.encode(partner.src, partner.lengths, partner.lang)
+        if isinstance(partner, list):  # (a Partner is a tuple too)
+            other = [self.encode(p.src, p.lengths, p.lang) for p in partner]
+        else:
+            other = None if partner is None else self.encode(partner.src, partner.lengths, partner.lang)
         return ModelOutput(decoder(tgt_in, bridge.memory, keep), bridge, other)
 
 
@@ -122,7 +126,7 @@ def sentence_vectors(bridge: BridgeOutput) -> torch.Tensor:
     return bridge.memory.float().mean(dim=1)
 
 
-def alignment_loss(output: ModelOutput, rows: torch.Tensor, kind: str = "infonce",
+def alignment_loss(output: ModelOutput, rows: torch.Tensor | list, kind: str = "infonce",
                    temperature: float = 0.05, per_head: bool = False) -> torch.Tensor:
     """Pull the mean bridge vector of a sentence towards that of its translation (mean over pairs).
 
@@ -133,23 +137,41 @@ def alignment_loss(output: ModelOutput, rows: torch.Tensor, kind: str = "infonce
     neighbour in a pool of all languages must be its translation, not a sentence that merely shares
     its language. mse: the squared distance of the two vectors.
 
+    Several partners (`output.partner` and `rows` lists, one per language): the supervised
+    contrastive loss of Khosla et al. (2020) over all vectors, whose positives are the same row in
+    every other language; with one partner it is exactly the loss above.
+
     per_head: the same loss on each head's column of M instead of their mean, averaged over the k
     heads, so that every single head (the paper's unit of analysis) becomes crosslingual too."""
-    if output.partner is None or rows.numel() == 0:
+    partners = output.partner if isinstance(output.partner, list) else [output.partner]
+    rows = list(rows) if isinstance(rows, (list, tuple)) else [rows]
+    if output.partner is None or sum(r.numel() for r in rows) == 0:
         return output.bridge.memory.new_zeros(())
-    if per_head:
-        u = output.bridge.memory.float()[rows].transpose(0, 1)  # (k, P, d_h)
-        v = output.partner.memory.float().transpose(0, 1)  # (k, P, d_h)
-    else:
-        u = sentence_vectors(output.bridge)[rows][None]  # (1, P, d_h)
-        v = sentence_vectors(output.partner)[None]  # (1, P, d_h)
+
+    def views(bridge: BridgeOutput) -> torch.Tensor:  # (h, n, d_h): the k head columns, or h = 1: their mean
+        return bridge.memory.float().transpose(0, 1) if per_head else sentence_vectors(bridge)[None]
+
+    source = views(output.bridge)  # (h, B, d_h)
     if kind == "mse":
-        return (u - v).pow(2).sum(dim=-1).mean()
-    P = u.size(1)
-    if P < 2:  # no negatives
-        return u.new_zeros(())
-    z = F.normalize(torch.cat([u, v], dim=1), dim=-1)  # (h, 2P, d_h), h = k heads or 1 mean
-    scores = z @ z.transpose(1, 2) / temperature  # (h, 2P, 2P)
-    scores = scores.masked_fill(torch.eye(2 * P, dtype=torch.bool, device=z.device), float("-inf"))  # not itself
-    gold = torch.cat([torch.arange(P, 2 * P), torch.arange(P)]).to(z.device)  # row i pairs with i + P and back
-    return F.cross_entropy(scores.flatten(0, 1), gold.repeat(z.size(0)))  # mean over heads and vectors
+        return torch.stack([(source[:, r] - views(p)).pow(2).sum(dim=-1).mean()
+                            for p, r in zip(partners, rows) if r.numel()]).mean()
+    used = torch.unique(torch.cat(rows))  # (P,) source rows with a translation among the partners
+    if used.numel() < 2:  # one pair: no negatives
+        return source.new_zeros(())
+    z = torch.cat([source[:, used], *[views(p) for p in partners]], dim=1)  # (h, n, d_h)
+    labels = torch.cat([used, *rows])  # (n,) the row each vector is a sentence of
+    return supervised_contrastive(F.normalize(z, dim=-1), labels, temperature)
+
+
+def supervised_contrastive(z: torch.Tensor, labels: torch.Tensor, temperature: float) -> torch.Tensor:
+    """z: (h, n, d) unit vectors in h views, labels: (n,). For each anchor, the mean over its
+    positives (same label, not itself) of -log softmax over all other vectors, then the mean over
+    the anchors that have a positive and over the views (Khosla et al. 2020, Eq. 2, L_out)."""
+    n = z.size(1)
+    scores = z @ z.transpose(1, 2) / temperature  # (h, n, n)
+    itself = torch.eye(n, dtype=torch.bool, device=z.device)
+    log_p = scores.masked_fill(itself, float("-inf")).log_softmax(dim=-1)  # (h, n, n): not itself
+    positive = (labels[:, None] == labels[None, :]) & ~itself  # (n, n)
+    count = positive.sum(dim=1)  # (n,)
+    per_anchor = -log_p.masked_fill(~positive, 0.0).sum(dim=-1) / count.clamp_min(1)  # (h, n)
+    return per_anchor[:, count > 0].mean()

@@ -89,7 +89,10 @@ class TrainConfig:
     valid_every: int = 2000  # steps between validations (dev loss and BLEU of every direction)
     valid_sentences: int = 500  # dev sentences per direction used for validation (0: all)
     valid_beam: int = 1  # beam size of validation translations (1: greedy)
-    patience: int = 8  # validations without a better mean dev BLEU before stopping (0: never stop early)
+    patience: int = 8  # validations without a better selection score before stopping (0: never stop early)
+    # which validation makes best.pt (and counts for patience and lr decay): bleu (mean dev BLEU of the trained
+    # directions) | retrieval (mean dev accuracy of the ordered retrieval pairs) | both (their sum, each on 0-100)
+    select_by: str = "bleu"
     # steps between checkpoints of last.pt (also written at every validation and on SIGINT/SIGTERM)
     save_every: int = 500
     log_every: int = 100  # steps between log.jsonl records
@@ -108,6 +111,9 @@ class TrainConfig:
     # weight of the same loss on every single head's column of M (mean over the k heads), so that each head is
     # crosslingual, not only their mean (0: off)
     align_per_head: float = 0.0
+    # the alignment losses over all languages of a row at once (a multi-way parallel corpus such as Multi30k: each
+    # sentence has a positive in every other language; SupCon, Khosla et al. 2020), not only source and target
+    align_multiway: bool = False
 
 
 SECTIONS = {"model": ModelConfig, "tokenizer": TokenizerConfig, "data": DataConfig, "train": TrainConfig}
@@ -217,6 +223,16 @@ def validate(config: Config, source: str = "config") -> None:
             raise ConfigError(f"{source}: {name} must be at least 1, got {value}")
     if t.precision not in ("auto", "fp32", "bf16"):
         raise ConfigError(f"{source}: train.precision must be auto, fp32 or bf16, got {t.precision!r}")
+    if t.select_by not in ("bleu", "retrieval", "both"):
+        raise ConfigError(f"{source}: train.select_by must be bleu, retrieval or both, got {t.select_by!r}")
+    if t.select_by != "bleu" and len(d.languages) < 2:
+        raise ConfigError(f"{source}: train.select_by={t.select_by} needs dev retrieval between two data.languages "
+                          f"or more; got {d.languages!r}")
+    if t.align_multiway and not (t.align_weight > 0 or t.align_per_head > 0):
+        raise ConfigError(f"{source}: train.align_multiway needs an alignment loss: set train.align_weight or "
+                          "train.align_per_head above 0")
+    if t.align_multiway and t.align_loss != "infonce":
+        raise ConfigError(f"{source}: train.align_multiway is a contrastive loss; it needs train.align_loss=infonce")
     if t.align_loss not in ("infonce", "mse"):
         raise ConfigError(f"{source}: train.align_loss must be infonce or mse, got {t.align_loss!r}")
     if t.align_weight < 0 or t.align_temperature <= 0:
@@ -228,6 +244,10 @@ def validate(config: Config, source: str = "config") -> None:
                               f"data.languages; got {d.languages!r} (set train.{name}=0)")
     if config.tokenizer.max_len < 2:
         raise ConfigError(f"{source}: tokenizer.max_len must be at least 2, got {config.tokenizer.max_len}")
+
+
+# train keys that change what the loss is: a resumed run must keep them (train.init_from starts anew with others)
+ALIGNMENT_KEYS = ("align_weight", "align_loss", "align_temperature", "align_per_head", "align_multiway")
 
 
 def scaled_lr(t: TrainConfig) -> float:

@@ -36,7 +36,7 @@ from bridgeembed.training.checkpoint import (
     remove_stale_temporaries,
     save_atomic,
 )
-from bridgeembed.training.config import scaled_lr
+from bridgeembed.training.config import ALIGNMENT_KEYS, scaled_lr
 from bridgeembed.training.log import TrainingLog
 from bridgeembed.training.schedule import RotatingScheduler
 from bridgeembed.training.validation import check_validation_data, validate
@@ -55,9 +55,10 @@ logger = logging.getLogger(__name__)
 class TrainState:
     step: int = 0
     lr: float = 0.0
-    best_bleu: float = -1.0
+    best_bleu: float = -1.0  # mean dev BLEU of best.pt
     best_step: int = 0
-    bad_validations: int = 0  # validations in a row without a better mean dev BLEU
+    bad_validations: int = 0  # validations in a row without a better selection score (train.select_by)
+    best_score: float = -1.0  # the train.select_by score of best.pt (its BLEU when selecting by BLEU)
 
 
 def pick_device(name: str, local_rank: int = 0) -> torch.device:
@@ -173,6 +174,13 @@ class Trainer:
                                   f"resume with the same config or choose a new train.out_dir")
         if payload["kind"] != "trainer" or "trainer" not in payload:
             raise ConfigError(f"{self.out / 'last.pt'} is not a trainer checkpoint; cannot resume from it")
+        now, defaults = asdict(self.cfg.train), asdict(type(self.cfg.train)())
+        before = {k: saved["train"].get(k, defaults[k]) for k in ALIGNMENT_KEYS}  # older checkpoints: defaults
+        changed = ", ".join(f"train.{k}={before[k]!r}" for k in ALIGNMENT_KEYS if before[k] != now[k])
+        if changed:
+            raise ConfigError(f"{self.out / 'last.pt'} was trained with other alignment settings ({changed}); "
+                              f"resume with them, or start a new train.out_dir with "
+                              f"train.init_from={self.out / 'last.pt'}")
 
     def _load_init(self, path: str | Path) -> dict:
         """A checkpoint to start from: it must have this run's model and tokenizer config and every decoder."""
@@ -243,6 +251,7 @@ class Trainer:
                            "fresh %s state, so the run will not match an uninterrupted one exactly",
                            self.out / "last.pt", payload["trainer"]["step"], self.cfg.train.optimizer)
         saved = dict(payload["trainer"])
+        saved.setdefault("best_score", saved["best_bleu"])  # checkpoints from before train.select_by chose by BLEU
         torch.set_rng_state(saved.pop("rng"))
         self.state = TrainState(**saved)
         self._set_lr(self.state.lr)
@@ -272,12 +281,19 @@ class Trainer:
         others = [lang for lang in self.cfg.data.languages if lang != d.src]
         return others[(step // len(self.directions)) % len(others)]
 
-    def partner(self, step: int) -> Partner:
-        """This rank's rows of the step's batch in the partner language (rows without text there are left out),
-        on the training device (lengths on the host)."""
+    def partner_languages(self, step: int, d: Direction) -> list:
+        """The languages the alignment loss pairs with the source: one (partner_language), or with
+        train.align_multiway every other language of the corpus."""
+        if self.cfg.train.align_multiway:
+            return [lang for lang in self.cfg.data.languages if lang != d.src]
+        return [self.partner_language(step, d)]
+
+    def partner(self, step: int, lang: str | None = None) -> Partner:
+        """This rank's rows of the step's batch in a partner language (rows without text there are left out),
+        on the training device (lengths on the host). `lang` None: partner_language(step)."""
         d, rows = self._rows(step)
         rows = rows[shard_slice(len(rows), self.world.rank, self.world.size)]
-        lang = self.partner_language(step, d)
+        lang = lang or self.partner_language(step, d)
         found = np.flatnonzero(self.packed.lengths(lang)[rows] > 0)
         if not len(found):
             empty = torch.zeros(0, dtype=torch.long)
@@ -294,7 +310,10 @@ class Trainer:
         local = self.packed.batch(rows[shard_slice(len(rows), self.world.rank, self.world.size)], d.src, d.tgt)
         b = local.batch
         aligning = t.align_weight > 0 or t.align_per_head > 0
-        partner = self.partner(step) if aligning else None
+        partner = None
+        if aligning:
+            partners = [self.partner(step, lang) for lang in self.partner_languages(step, d)]
+            partner = partners if t.align_multiway else partners[0]
         self.model.train()
         autocast = (torch.autocast(self.device.type, dtype=self.autocast_dtype) if self.autocast_dtype
                     else nullcontext())
@@ -305,11 +324,12 @@ class Trainer:
             # normalised by the global counts; DDP averages over ranks, hence the factor world.size
             loss = (parts.nll / tokens + t.penalty_weight * parts.penalty / sentences) * self.world.size
             align = heads = 0.0  # means over this rank's pairs; DDP averages the ranks
+            rows = None if partner is None else [p.rows for p in partners] if t.align_multiway else partner.rows
             if partner is not None and t.align_weight > 0:
-                align = alignment_loss(output, partner.rows, t.align_loss, t.align_temperature)
+                align = alignment_loss(output, rows, t.align_loss, t.align_temperature)
                 loss = loss + t.align_weight * align
             if partner is not None and t.align_per_head > 0:
-                heads = alignment_loss(output, partner.rows, t.align_loss, t.align_temperature, per_head=True)
+                heads = alignment_loss(output, rows, t.align_loss, t.align_temperature, per_head=True)
                 loss = loss + t.align_per_head * heads
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -355,19 +375,22 @@ class Trainer:
         return self.state
 
     def validate_and_save(self, log: TrainingLog) -> bool:
-        """Validate on rank 0, keep the best checkpoint, decay the lr, save last.pt; True = stop early."""
+        """Validate on rank 0, keep the best checkpoint by train.select_by, decay the lr, save last.pt; True: stop."""
         t = self.cfg.train
         decision = None
         if self.world.main:
             result = validate(self.model, self.tokenizers, self.valid_data, self.raw_valid, self.eval_directions,
                               self.directions, t, self.cfg.tokenizer.max_len)
-            improved = result.mean_bleu > self.state.best_bleu
-            decision = {"improved": improved, "mean_bleu": result.mean_bleu}
-            log.event("valid", step=self.state.step, best=improved, lr=self.state.lr, **result.record())
+            score = result.score(t.select_by)
+            improved = score > self.state.best_score
+            decision = {"improved": improved, "mean_bleu": result.mean_bleu, "score": score}
+            log.event("valid", step=self.state.step, best=improved, lr=self.state.lr, select_by=t.select_by,
+                      score=score, **result.record())
         decision = distributed.from_main(decision, self.world)
         if decision["improved"]:
             self.state.best_bleu, self.state.best_step, self.state.bad_validations = \
                 decision["mean_bleu"], self.state.step, 0
+            self.state.best_score = decision["score"]
             self.save("best.pt", with_optimizer=False)
         else:
             self.state.bad_validations += 1

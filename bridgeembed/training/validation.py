@@ -1,7 +1,10 @@
-"""Validation during training: dev loss and BLEU of every direction, zero-shot ones included.
+"""Validation during training: dev loss and BLEU of every direction, zero-shot ones included, and
+how well translations find each other in the sentence space (dev retrieval).
 
-The model is selected by the mean dev BLEU of the trained translation directions (copies A->A and
-zero-shot directions are reported but do not choose the checkpoint).
+`train.select_by` chooses the checkpoint: `bleu`, the mean dev BLEU of the trained translation
+directions (copies A->A and zero-shot directions are reported but do not choose); `retrieval`, the
+mean accuracy of the ordered dev retrieval pairs; `both`, their sum (both on 0-100), so a checkpoint
+must gain more on one than it loses on the other.
 """
 
 from __future__ import annotations
@@ -13,10 +16,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
+from torch.nn import functional as F
 
 from bridgeembed.errors import DataError
 from bridgeembed.model.nmt import translation_loss
-from bridgeembed.text.parallel import make_batch
+from bridgeembed.text.parallel import make_batch, pad
 from bridgeembed.translation.bleu import corpus_bleu
 from bridgeembed.translation.translator import Translator
 
@@ -29,14 +33,48 @@ if TYPE_CHECKING:  # for annotations only
 
 
 @dataclass
+class Retrieval:
+    """Dev retrieval by cosine, in %: the nearest sentence of each query is its translation (or has
+    the same text). As `bridgeembed-bench neutrality` measures it, on the dev rows with text in every language."""
+
+    pairs: dict = field(default_factory=dict)  # "en-de" -> accuracy of en queries among de sentences (mean vectors)
+    mixed: float = 0.0  # all languages in one pool: the nearest other sentence is a translation
+    same_language: float = 0.0  # ... and how often it is in the query's own language instead
+    heads: list = field(default_factory=list)  # per head: the mean over the ordered pairs of that head's vectors
+    sentences: int = 0
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(list(self.pairs.values()))) if self.pairs else 0.0
+
+    @property
+    def worst(self) -> float:
+        return float(min(self.pairs.values())) if self.pairs else 0.0
+
+    def record(self) -> dict:
+        return {"mean": self.mean, "worst": self.worst, "mixed": self.mixed, "same_language": self.same_language,
+                "heads_mean": float(np.mean(self.heads)) if self.heads else 0.0, "heads": self.heads,
+                "pairs": self.pairs, "sentences": self.sentences}
+
+
+@dataclass
 class ValidationResult:
     bleu: dict = field(default_factory=dict)  # "en-de" -> BLEU
     loss: dict = field(default_factory=dict)  # "en-de" -> NLL per target token
     penalty: dict = field(default_factory=dict)  # "en-de" -> mean ||AA^T - I||^2 per sentence
     mean_bleu: float = 0.0  # over the trained translation directions
+    retrieval: Retrieval | None = None  # with two languages or more
+
+    def score(self, select_by: str) -> float:
+        """The number train.select_by maximises."""
+        retrieval = self.retrieval.mean if self.retrieval else 0.0
+        return {"bleu": self.mean_bleu, "retrieval": retrieval, "both": self.mean_bleu + retrieval}[select_by]
 
     def record(self) -> dict:
-        return {"mean_bleu": self.mean_bleu, "bleu": self.bleu, "loss": self.loss, "penalty": self.penalty}
+        record = {"mean_bleu": self.mean_bleu, "bleu": self.bleu, "loss": self.loss, "penalty": self.penalty}
+        if self.retrieval:
+            record["retrieval"] = self.retrieval.record()
+        return record
 
 
 def check_validation_data(raw: dict, directions: Sequence[Direction], folder: str | Path, split: str) -> None:
@@ -68,6 +106,55 @@ def dev_loss(model: BridgeModel, encoded: EncodedSplit, lines: np.ndarray, src: 
     return nll / max(tokens, 1), penalty / max(len(lines), 1)
 
 
+@torch.no_grad()
+def dev_memory(model: BridgeModel, encoded: EncodedSplit, rows: np.ndarray, lang: str, device: str | torch.device,
+               batch_size: int = 128) -> torch.Tensor:
+    """M of `rows` in `lang`: (N, k, d_h), float32 on the host."""
+    out = []
+    for start in range(0, len(rows), batch_size):
+        seqs = [encoded.ids[lang][i] for i in rows[start : start + batch_size]]
+        lengths = torch.tensor([len(s) for s in seqs])
+        out.append(model.encode(pad(seqs).to(device), lengths, lang).memory.float().cpu())
+    return torch.cat(out)
+
+
+def _nearest_is_translation(queries: torch.Tensor, pool: torch.Tensor, texts: np.ndarray) -> float:
+    """queries, pool: (N, d) unit rows, row i of each the same caption; texts (N,) of the pool."""
+    best = (queries @ pool.T).argmax(dim=1).numpy()  # (N,)
+    return float((texts[best] == texts).mean())
+
+
+def dev_retrieval(model: BridgeModel, encoded: EncodedSplit, raw: dict, languages: Sequence[str],
+                  device: str | torch.device) -> Retrieval:
+    """Every ordered pair of `languages` (mean vectors and each head alone) and the mixed pool."""
+    rows = np.array([i for i in range(len(raw[languages[0]])) if all(encoded.ids[lang][i] is not None
+                                                                     for lang in languages)], dtype=np.int64)
+    memory = {lang: dev_memory(model, encoded, rows, lang, device) for lang in languages}  # (N, k, d_h)
+    means = {lang: F.normalize(m.mean(dim=1), dim=-1) for lang, m in memory.items()}  # the sentence vectors (N, d_h)
+    memory = {lang: F.normalize(m, dim=-1) for lang, m in memory.items()}  # each head's column a unit vector
+    texts = {lang: np.asarray([raw[lang][i] for i in rows], dtype=object) for lang in languages}
+    pairs = [(a, b) for a in languages for b in languages if a != b]
+    result = Retrieval(sentences=len(rows))
+    result.pairs = {f"{a}-{b}": 100 * _nearest_is_translation(means[a], means[b], texts[b]) for a, b in pairs}
+    heads = next(iter(memory.values())).size(1)
+    result.heads = [float(np.mean([100 * _nearest_is_translation(memory[a][:, h], memory[b][:, h], texts[b])
+                                   for a, b in pairs])) for h in range(heads)]
+    # mixed pool: all N x L sentences; the nearest other one must be a translation (same row, or same text)
+    n, L = len(rows), len(languages)
+    pool = torch.cat([means[lang] for lang in languages])  # (L * N, d)
+    sims = pool @ pool.T  # (L * N, L * N)
+    sims.fill_diagonal_(float("-inf"))
+    best = sims.argmax(dim=1).numpy()  # (L * N,)
+    own = np.repeat(np.arange(L), n)  # language of each pool row
+    row = np.tile(np.arange(n), L)
+    pool_texts = np.concatenate([texts[lang] for lang in languages])
+    translation_text = np.array([texts[languages[own[b]]][row[i]] for i, b in enumerate(best)], dtype=object)
+    other = own[best] != own
+    correct = other & ((row[best] == row) | (pool_texts[best] == translation_text))
+    result.mixed, result.same_language = 100 * float(correct.mean()), 100 * float((~other).mean())
+    return result
+
+
 def validate(model: BridgeModel, tokenizers: dict[str, LanguageTokenizer], encoded: EncodedSplit, raw: dict,
              directions: Sequence[Direction], trained: set, cfg_train: TrainConfig, max_len: int) -> ValidationResult:
     """`encoded`: the dev EncodedSplit; `raw`: {lang: dev lines}; `trained`: the training directions."""
@@ -86,5 +173,8 @@ def validate(model: BridgeModel, tokenizers: dict[str, LanguageTokenizer], encod
         result.bleu[name] = corpus_bleu(hyps, [raw[d.tgt][i] for i in lines])
     selecting = [str(d) for d in trained if d.src != d.tgt] or [str(d) for d in trained]
     result.mean_bleu = float(np.mean([result.bleu[n] for n in selecting if n in result.bleu]))
+    languages = list(dict.fromkeys(lang for d in directions for lang in (d.src, d.tgt)))
+    if len(languages) > 1:
+        result.retrieval = dev_retrieval(model, encoded, raw, languages, device)
     model.train()
     return result
