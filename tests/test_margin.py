@@ -51,7 +51,7 @@ def test_cosine_picks_the_hub_and_margin_does_not():
     assert cosine.accuracy["en"]["de"] == pytest.approx(1 / 8)  # only "en 0", whose translation is the hub
     assert margin.accuracy["en"]["de"] == 1.0 and margin.accuracy["de"]["en"] == 1.0
     assert (cosine.scoring, margin.scoring) == ("cosine", "margin")
-    assert margin.protocol["similarity"] == "ratio margin, k = 4" and "xsim" in margin.protocol["margin"]
+    assert margin.protocol["similarity"] == "ratio margin (k = 4)" and "xsim" in margin.protocol["margin"]
     queries = normalize(HubEncoder().encode(lines["en"], "en"))
     targets = normalize(HubEncoder().encode(lines["de"], "de"))
     assert (nearest(queries, targets) == 0).all()
@@ -154,7 +154,7 @@ def test_neutrality_cli_by_margin(tmp_path, hub_model):
                                                      "neutrality_margin_centred.png"]
     payload = json.loads((out / "neutrality_margin.json").read_text())
     assert payload["scoring"] == "margin" and payload["raw"]["pair_accuracy"]["en"]["de"] == 1.0
-    assert "nearest neighbour by ratio margin, k = 4" in (out / "neutrality_margin.md").read_text()
+    assert "nearest neighbour by ratio margin (k = 4)" in (out / "neutrality_margin.md").read_text()
     assert (out / "neutrality_margin.csv").read_text().splitlines()[1].startswith("margin,raw,")
 
 

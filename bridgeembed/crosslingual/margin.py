@@ -25,7 +25,7 @@ from bridgeembed.errors import ConfigError
 K = 4  # neighbours on each side, as in LASER and BUCC
 SCORINGS = ("cosine", "margin")  # the single scorings; "both" on the command line means each of them
 CHOICES = (*SCORINGS, "both")
-LABELS = {"cosine": "cosine", "margin": f"ratio margin, k = {K}"}  # how tables and protocols name a scoring
+LABELS = {"cosine": "cosine", "margin": f"ratio margin (k = {K})"}  # how tables and protocols name a scoring
 ScoringLike = Union[str, Sequence[str]]  # "cosine", "margin", "both", or a sequence of the single scorings
 BLOCK = 1024  # queries per block: memory is BLOCK x M similarities
 _FLOOR = 1e-12  # denominators are floored here: zero vectors (an empty bag of words) would divide by zero
