@@ -10,7 +10,8 @@ COMMANDS = {
     "senteval": ("bridgeembed.senteval.cli", "SentEval classification, NLI, similarity and probing, per head"),
     "xnli": ("bridgeembed.crosslingual.cli:xnli", "crosslingual NLI transfer (train languages x test languages)"),
     "sentiment": ("bridgeembed.crosslingual.cli:sentiment", "crosslingual sentiment transfer, trained on one language"),
-    "retrieval": ("bridgeembed.crosslingual.cli:retrieval", "bitext retrieval: nearest-neighbour accuracy by cosine"),
+    "retrieval": ("bridgeembed.crosslingual.cli:retrieval",
+                  "bitext retrieval: nearest-neighbour accuracy by cosine or margin"),
     "neutrality": ("bridgeembed.crosslingual.cli:neutrality",
                    "language neutrality: pair and mixed-pool retrieval, cosines, language-ID probe"),
 }

@@ -7,6 +7,7 @@
 
 Modules: `readers` (the file formats), `sources` (where a language's examples come from),
 `encoding` (labelled sets as vectors), `classifier`, `transfer` and `retrieval` (the evaluators),
+`margin` (nearest neighbours by cosine or by the ratio margin of Artetxe & Schwenk 2019),
 `results` (typed results), `report` (tables and heat maps), `cli` (`bridgeembed-bench`).
 """
 

@@ -2,7 +2,7 @@
 
     bridgeembed-bench xnli --model multi30k-m2m --train-langs en en+de en+de+fr --test-langs en,de,fr
     bridgeembed-bench sentiment --model multi30k-m2m --train-langs en --test-langs en,de,fr,es
-    bridgeembed-bench retrieval --model multi30k-m2m --langs en,de,fr,cs
+    bridgeembed-bench retrieval --model multi30k-m2m --langs en,de,fr,cs --scoring both
     bridgeembed-bench neutrality --model multi30k-m2m --langs en,de,fr,cs
 
 `--model majority` scores the majority-class baseline (no encoder); `--model untrained:NAME` the same
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bridgeembed.crosslingual.classifier import MAJORITY, ClassifierConfig, encoder_and_classifier
+from bridgeembed.crosslingual.margin import CHOICES, K, parse_scoring
 from bridgeembed.crosslingual.readers import find_bitext, read_bitext
 from bridgeembed.crosslingual.report import retrieval_table, to_markdown, transfer_table
 from bridgeembed.crosslingual.retrieval import RetrievalEvaluator
@@ -42,7 +43,7 @@ def parse_floats(value: str, what: str) -> tuple:
 
 def add_common(parser: argparse.ArgumentParser, task: str) -> None:
     parser.add_argument("--model", default="multi30k-m2m",
-                        help="shipped model name, checkpoint path, untrained:NAME, minilm, bow, or majority "
+                        help="shipped model name, checkpoint path, untrained:NAME, minilm, use-m, bow, or majority "
                              "(default: multi30k-m2m)")
     parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA or ~/.cache/bridgeembed/data)")
     parser.add_argument("--out", help=f"output folder (default: results/{task}/MODEL)")
@@ -150,6 +151,10 @@ def add_parallel(parser: argparse.ArgumentParser, task: str) -> None:
     parser.add_argument("--langs", default="en,de,fr,cs", help="comma-separated languages")
     parser.add_argument("--template", help="line-aligned (multi-way parallel) files with {lang} "
                                            "(default: DATA/multi30k/test_2016_flickr.{lang}.gz)")
+    parser.add_argument("--scoring", default="cosine",
+                        help=f"how the nearest neighbour is picked: {', '.join(CHOICES)} (cosine; the ratio margin "
+                             f"of Artetxe & Schwenk 2019 with k = {K}, as in LASER; both: one set of files each, "
+                             "margin ones named *_margin.*; default: cosine)")
     parser.set_defaults(command=task)
 
 
@@ -158,10 +163,11 @@ def _parallel_bench(args: argparse.Namespace, task: str, evaluator_class: type, 
     if args.model == MAJORITY:
         raise ConfigError(f"'majority' is a classifier baseline; {task} needs an encoder")
     heads = HeadSpec.parse(args.heads, what="--heads")
+    scoring = parse_scoring(args.scoring, what="--scoring")
     lines, paths, skipped = read_parallel(args)
     encoder, _ = encoder_and_classifier(args.model, args.device)
     evaluator = evaluator_class(lines, files=paths, heads=heads, batch_size=args.batch_size, model=args.model,
-                                skipped=skipped)
+                                skipped=skipped, scoring=scoring)
     for result in evaluator(encoder, output_path=_out(args, task)):
         print(render(result))
     logger.info("results in %s", _out(args, task))
@@ -169,7 +175,7 @@ def _parallel_bench(args: argparse.Namespace, task: str, evaluator_class: type, 
 
 
 class Retrieval:
-    """Bitext retrieval: nearest neighbour by cosine, both directions of every language pair."""
+    """Bitext retrieval: nearest neighbour by cosine or margin, both directions of every language pair."""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         add_parallel(parser, "retrieval")

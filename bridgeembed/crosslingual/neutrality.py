@@ -16,6 +16,11 @@ On line-aligned sentences in L languages (default: Multi30k test_2016_flickr, en
 Each is computed on the raw vectors and on language-centred ones (each language's mean vector
 subtracted, a cheap post-hoc fix; Libovický et al. 2020, "On the language neutrality of
 pre-trained multilingual representations").
+
+`scoring="margin"` picks the nearest neighbour of (1) and (2) by the ratio margin of Artetxe &
+Schwenk (2019) instead of the cosine (`crosslingual/margin.py`); in the mixed pool, the pool is
+every language together, so each sentence's k neighbours are sought among all of them. (3) and (4)
+do not pick neighbours and are the same under both scorings. "both" gives one result per scoring.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
+from bridgeembed.crosslingual.margin import LABELS, ScoringLike, nearest, parse_scoring, protocol, scoring_stem
 from bridgeembed.crosslingual.report import MatrixTable, heatmap, model_name, to_markdown
 from bridgeembed.crosslingual.retrieval import accuracy, encode_parallel, normalize
 from bridgeembed.encoders.protocol import SentenceEncoder
@@ -71,6 +77,7 @@ class NeutralityResult:
     skipped: Dict[str, str] = field(default_factory=dict)
     protocol: dict = field(default_factory=dict)
     view: str = "mean"  # the vector scored: the sentence vector or "head i"
+    scoring: str = "cosine"  # how retrieval picks the nearest neighbour: "cosine" or "margin"
 
     primary_metric = "pair_accuracy_mean"  # raw vectors; `summary()` has every figure, raw and centred
 
@@ -93,24 +100,23 @@ def centre(vectors: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
     return {lang: v - v.mean(axis=0, keepdims=True) for lang, v in vectors.items()}
 
 
-def mixed_pool(vectors: Dict[str, np.ndarray], texts: Dict[str, List[str]]) -> tuple[dict[str, float], dict[str,
-               float]]:
+def mixed_pool(vectors: Dict[str, np.ndarray], texts: Dict[str, List[str]],
+               scoring: str = "cosine") -> tuple[dict[str, float], dict[str, float]]:
     """-> ({lang: accuracy, "all": ...}, {lang: same-language rate, "all": ...}).
 
-    Pool = all N x L sentences; a query's own row is excluded; a hit is any sentence of the same
-    caption row in another language (or another row whose text equals that translation)."""
+    Pool = all N x L sentences; a query's own row is excluded (also from its margin neighbourhood);
+    a hit is any sentence of the same caption row in another language (or another row whose text
+    equals that translation)."""
     langs = list(vectors)
     n = len(next(iter(vectors.values())))
     pool = normalize(np.concatenate([vectors[lang] for lang in langs]))  # (L * N, d)
     pool_lang = np.repeat(np.arange(len(langs)), n)  # (L * N,)
     pool_row = np.tile(np.arange(n), len(langs))  # (L * N,)
     pool_text = np.concatenate([np.asarray(texts[lang], dtype=object) for lang in langs])
+    nearest_in_pool = nearest(pool, pool, scoring, skip_self=True)  # (L * N,): never itself
     hits, same = {}, {}
     for li, lang in enumerate(langs):
-        queries = pool[li * n:(li + 1) * n]  # (N, d)
-        sims = queries @ pool.T  # (N, L * N)
-        sims[np.arange(n), li * n + np.arange(n)] = -np.inf  # not itself
-        best = sims.argmax(axis=1)  # (N,)
+        best = nearest_in_pool[li * n:(li + 1) * n]  # (N,)
         other = pool_lang[best] != li
         # the retrieved sentence is a translation: same row, or the same text as that row's sentence in its language
         correct = other & ((pool_row[best] == np.arange(n))
@@ -159,58 +165,70 @@ def langid_probe(vectors: Dict[str, np.ndarray], seed: int = 0) -> float:
     return float((probe.predict(scaler.transform(x_test)) == y_test).mean())
 
 
-def figures(vectors: Dict[str, np.ndarray], texts: Dict[str, List[str]], all_langs: List[str]) -> NeutralityFigures:
+def figures(vectors: Dict[str, np.ndarray], texts: Dict[str, List[str]], all_langs: List[str],
+            scoring: str = "cosine", cosine: Optional[Dict[str, float]] = None,
+            langid: Optional[float] = None) -> NeutralityFigures:
+    """The four measures; `cosine` and `langid` (which no scoring changes) are computed unless given."""
     table = {a: dict.fromkeys(all_langs) for a in all_langs}
     for a, b in itertools.permutations(vectors, 2):
-        table[a][b] = accuracy(vectors[a], vectors[b], texts[b])
-    pool, same = mixed_pool(vectors, texts)
-    return NeutralityFigures(table, pool, same, cosines(vectors), langid_probe(vectors))
+        table[a][b] = accuracy(vectors[a], vectors[b], texts[b], scoring)
+    pool, same = mixed_pool(vectors, texts, scoring)
+    return NeutralityFigures(table, pool, same, cosines(vectors) if cosine is None else cosine,
+                             langid_probe(vectors) if langid is None else langid)
 
 
 class NeutralityEvaluator(Evaluator):
     """`lines`: {lang: line-aligned sentences} (a multi-way parallel set); one `NeutralityResult` per
-    view of `heads`, from one encoding pass."""
+    view of `heads` and scoring of `scoring` (views outer), from one encoding pass."""
 
     name = "neutrality"
     primary_metric = "pair_accuracy_mean"
 
     def __init__(self, lines: Dict[str, List[str]], *, files: Optional[dict] = None, heads: HeadsLike = "mean",
                  batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
-                 show_progress: Optional[bool] = None) -> None:
+                 show_progress: Optional[bool] = None, scoring: ScoringLike = "cosine") -> None:
         self.lines, self.files, self.heads = lines, {k: str(v) for k, v in (files or {}).items()}, HeadSpec.parse(heads)
         self.batch_size, self.model, self.skipped = batch_size, model, dict(skipped or {})
-        self.show_progress = show_progress
+        self.show_progress, self.scorings = show_progress, parse_scoring(scoring)
 
     def evaluate(self, encoder: SentenceEncoder) -> List[NeutralityResult]:
         langs, skipped = list(self.lines), dict(self.skipped)
         cache = EncodingCache(encoder, self.heads, self.batch_size)
         encoded = encode_parallel(cache, self.lines, skipped, "neutrality", self.show_progress)  # {lang: (G, N, d)}
         texts = {lang: self.lines[lang] for lang in encoded}
-        protocol = {"similarity": "cosine", "heads": str(self.heads), "centred": "each language's mean subtracted",
-                    "langid_probe": "logistic regression (C=1, standardised), half of the captions "
-                                    "for training, the other half for testing",
-                    "duplicates": "same target text counts as correct"}
+        common = {"heads": str(self.heads), "centred": "each language's mean subtracted",
+                  "langid_probe": "logistic regression (C=1, standardised), half of the captions "
+                                  "for training, the other half for testing",
+                  "duplicates": "same target text counts as correct"}
+        sentences = len(next(iter(self.lines.values())))
         results = []
         for g, view in enumerate(cache.views):
-            vectors = {lang: v[g].astype(np.float64) for lang, v in encoded.items()}  # {lang: (N, d)}
-            results.append(NeutralityResult(self.model, langs, len(next(iter(self.lines.values()))),
-                                            figures(vectors, texts, langs), figures(centre(vectors), texts, langs),
-                                            dict(self.files), dict(skipped), dict(protocol), view))
+            raw = {lang: v[g].astype(np.float64) for lang, v in encoded.items()}  # {lang: (N, d)}
+            versions = {"raw": raw, "centred": centre(raw)}
+            fixed = {name: (cosines(v), langid_probe(v)) for name, v in versions.items()}  # the same for every scoring
+            for scoring in self.scorings:
+                raw_f, centred_f = (figures(versions[name], texts, langs, scoring, *fixed[name])
+                                    for name in ("raw", "centred"))
+                results.append(NeutralityResult(self.model, langs, sentences, raw_f, centred_f, dict(self.files),
+                                                dict(skipped), {**protocol(scoring), **common}, view, scoring))
         return results
 
     def write(self, results: List[NeutralityResult], out: Path) -> list:
-        return [p for r in results for p in write_neutrality(r, out, view_stem("neutrality", r.view,
-              len(results))).values()]
+        views = len({r.view for r in results})
+        return [p for r in results for p in write_neutrality(
+            r, out, scoring_stem(view_stem("neutrality", r.view, views), r.scoring)).values()]
 
 
 def neutrality(encoder: SentenceEncoder, lines: Dict[str, List[str]], *, files: Optional[dict] = None,
                heads: HeadsLike = "mean", batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
-               show_progress: Optional[bool] = None) -> NeutralityResult:
-    """One view's figures (`heads` "mean" or one head): `NeutralityEvaluator(...)(encoder)[0]`."""
+               show_progress: Optional[bool] = None, scoring: str = "cosine") -> NeutralityResult:
+    """One view's figures (`heads` "mean" or one head) by one scoring ("cosine" or "margin"):
+    `NeutralityEvaluator(...)(encoder)[0]`."""
     results = NeutralityEvaluator(lines, files=files, heads=heads, batch_size=batch_size, model=model,
-                                  skipped=skipped, show_progress=show_progress)(encoder)
+                                  skipped=skipped, show_progress=show_progress, scoring=scoring)(encoder)
     if len(results) != 1:
-        raise ConfigError(f"neutrality scores one view; heads={heads!r} gives {len(results)}: use NeutralityEvaluator")
+        raise ConfigError(f"neutrality scores one view by one scoring; heads={heads!r}, scoring={scoring!r} "
+                          f"give {len(results)}: use NeutralityEvaluator")
     return results[0]
 
 
@@ -219,12 +237,12 @@ def pair_table(result: NeutralityResult, which: str) -> MatrixTable:
     f = getattr(result, which)
     values = [[f.pair_accuracy[a][b] for b in result.langs] for a in result.langs]
     marked = [[False] * len(result.langs) for _ in result.langs]
-    notes = [f"nearest neighbour by cosine among {result.sentences} line-aligned sentences "
+    notes = [f"nearest neighbour by {LABELS[result.scoring]} among {result.sentences} line-aligned sentences "
              f"({'each language mean-centred' if which == 'centred' else 'raw vectors'}); "
              "row = query language, column = retrieved language; LASER's error = 100 - accuracy."]
     notes += [f"skipped {what}: {why}" for what, why in result.skipped.items()]
-    return MatrixTable(f"retrieval accuracy (%), {which}: {model_name(result)}", "query \\ target", result.langs,
-                       result.langs, values, marked, {}, notes)
+    return MatrixTable(f"retrieval accuracy (%) by {result.scoring}, {which}: {model_name(result)}",
+                       "query \\ target", result.langs, result.langs, values, marked, {}, notes, result.scoring)
 
 
 SUMMARY_ROWS = [
@@ -245,7 +263,7 @@ def summary_markdown(result: NeutralityResult) -> str:
     fmt = {100: "{:.1f}", 1: "{:.3f}"}
     rows = [[label] + [fmt[scale].format(scale * summary[which][key]) for which in ("raw", "centred")]
             for label, key, scale in SUMMARY_ROWS]
-    lines = [f"### language neutrality: {model_name(result)}", "",
+    lines = [f"### language neutrality, nearest neighbour by {LABELS[result.scoring]}: {model_name(result)}", "",
              *writer.markdown_table(["measure", "raw", "language-centred"], rows), "",
              f"language-ID chance: {chance:.1f}%; mixed-pool chance: about {100 / result.sentences:.2f}%.", ""]
     return "\n".join(lines)
@@ -258,12 +276,13 @@ def markdown(result: NeutralityResult) -> str:
 
 
 def csv_rows(result: NeutralityResult) -> List[list]:
-    """The summary and both pair matrices in long format, header first."""
-    rows = [["vectors", "measure", "query", "target", "value"]]
+    """The summary and both pair matrices in long format, header first; `scoring` names how retrieval
+    picked neighbours (the cosine and language-ID rows do not depend on it)."""
+    rows = [["scoring", "vectors", "measure", "query", "target", "value"]]
     for which, figures_ in (("raw", result.raw), ("centred", result.centred)):
-        rows += [[which, key, "", "", f"{value:.4f}"] for key, value in result.summary()[which].items()]
-        rows += [[which, "pair_accuracy", a, b, f"{value:.4f}"] for a, row in figures_.pair_accuracy.items()
-                 for b, value in row.items() if value is not None]
+        rows += [[result.scoring, which, key, "", "", f"{value:.4f}"] for key, value in result.summary()[which].items()]
+        rows += [[result.scoring, which, "pair_accuracy", a, b, f"{value:.4f}"]
+                 for a, row in figures_.pair_accuracy.items() for b, value in row.items() if value is not None]
     return rows
 
 

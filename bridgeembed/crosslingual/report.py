@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import numpy as np
 
+from bridgeembed.crosslingual.margin import LABELS
 from bridgeembed.crosslingual.results import RetrievalResult, TransferResult
 from bridgeembed.evaluation import writer
 
@@ -31,6 +32,7 @@ class MatrixTable:
     marked: List[List[bool]]
     extra_rows: Dict[str, List[str]] = field(default_factory=dict)
     notes: List[str] = field(default_factory=list)
+    scoring: Optional[str] = None  # retrieval tables: how neighbours were picked; the CSV gets a column for it
 
 
 def pct(value: Optional[float]) -> str:
@@ -52,9 +54,11 @@ def to_markdown(table: MatrixTable) -> str:
 
 
 def csv_rows(table: MatrixTable) -> List[list]:
-    """The matrix with 4 decimals, header first; skipped cells empty."""
-    return [[table.corner] + table.cols] + [[row] + ["" if v is None else f"{v:.4f}" for v in values]
-                                            for row, values in zip(table.rows, table.values)]
+    """The matrix with 4 decimals, header first; skipped cells empty; a last column `scoring` when the table has one."""
+    tag = [] if table.scoring is None else [table.scoring]
+    header = [table.corner] + table.cols + (["scoring"] if tag else [])
+    return [header] + [[row] + ["" if v is None else f"{v:.4f}" for v in values] + tag
+                       for row, values in zip(table.rows, table.values)]
 
 
 def heatmap(table: MatrixTable, path: Path) -> None:
@@ -141,11 +145,11 @@ def retrieval_table(result: RetrievalResult) -> MatrixTable:
     """Source languages down, target languages across; the diagonal is left out."""
     values = [[result.accuracy[a][b] for b in result.langs] for a in result.langs]
     marked = [[False] * len(result.langs) for _ in result.langs]
-    notes = [f"nearest neighbour by cosine among {result.sentences} line-aligned sentences; "
+    notes = [f"nearest neighbour by {LABELS[result.scoring]} among {result.sentences} line-aligned sentences; "
              "row = query language, column = retrieved language."]
     notes += [f"skipped {what}: {why}" for what, why in result.skipped.items()]
-    return MatrixTable(f"bitext retrieval: accuracy (%) of {model_name(result)}", "query \\ target", result.langs,
-                       result.langs, values, marked, {}, notes)
+    return MatrixTable(f"bitext retrieval by {result.scoring}: accuracy (%) of {model_name(result)}", "query \\ target",
+                       result.langs, result.langs, values, marked, {}, notes, result.scoring)
 
 
 def write_transfer(result: TransferResult, out_dir: str | Path, stem: Optional[str] = None) -> Dict[str, Path]:

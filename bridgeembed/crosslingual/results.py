@@ -74,6 +74,7 @@ class RetrievalResult:
     skipped: Dict[str, str] = field(default_factory=dict)
     protocol: dict = field(default_factory=dict)
     view: str = "mean"  # the vector scored: the sentence vector or "head i"
+    scoring: str = "cosine"  # how the nearest target is picked: "cosine" or "margin" (crosslingual/margin.py)
 
     primary_metric = "accuracy"  # one direction's accuracy; `score()` is their mean
 

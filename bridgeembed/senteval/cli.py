@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default="multi30k-m2m",
-                        help="shipped model name, checkpoint path, untrained:NAME, minilm or bow "
+                        help="shipped model name, checkpoint path, untrained:NAME, minilm, use-m or bow "
                              "(default: multi30k-m2m)")
     parser.add_argument("--lang", default="en", help="language code the sentences are encoded as (default: en)")
     parser.add_argument("--tasks", default="all",
