@@ -180,3 +180,23 @@ def test_readme_has_no_placeholders_and_its_links_exist():
         assert command in text, command
     assert "attention.png" in text and "not in a clone" in text  # where heat maps land
     assert "pip install torch==2.13.0" in text and "CUDA build" in text  # what the plain install gives
+
+
+def test_every_documented_training_config_and_override_is_valid():
+    """`bridgeembed-train CONFIG key=value ...` in the docs: the config loads with those overrides (types,
+    ranges and cross-field rules), so an example cannot name a key that does not exist."""
+    from bridgeembed.cli import train
+    from bridgeembed.training.config import Config
+
+    checked = 0
+    for where, program, argv in command_lines():
+        if program not in ("bridgeembed-train", "-m bridgeembed.cli.train"):
+            continue
+        args = train.parse_args(argv)
+        if (REPO / args.config).is_file():
+            try:
+                Config.from_yaml(REPO / args.config, args.overrides)
+            except Exception as err:  # noqa: BLE001 - any failure is the documentation's
+                pytest.fail(f"{where}: `{program} {' '.join(argv)}`: {err}")
+            checked += 1
+    assert checked >= 5, checked
