@@ -99,7 +99,8 @@ def make_optimizer(params: Any, name: str, lr: float) -> torch.optim.Optimizer:
 
 
 def _detached(value: torch.Tensor | float) -> torch.Tensor | float:
-    return value.detach() if isinstance(value, torch.Tensor) else value
+    """A loss for the log: off the graph and in float32 (a bf16 loss summed over log_every steps would round)."""
+    return value.detach().float() if isinstance(value, torch.Tensor) else value
 
 
 @contextmanager
@@ -336,7 +337,7 @@ class Trainer:
         if t.clip_norm > 0:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), t.clip_norm)
         self.optimizer.step()
-        return {"nll": parts.nll.detach(), "penalty": parts.penalty.detach(), "tokens": parts.tokens,
+        return {"nll": _detached(parts.nll), "penalty": _detached(parts.penalty), "tokens": parts.tokens,
                 "sentences": b.src.size(0), "src_tokens": int(b.lengths.sum()),
                 "align": _detached(align), "align_heads": _detached(heads)}
 
