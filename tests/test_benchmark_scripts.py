@@ -15,13 +15,16 @@ def run(script: str, *args) -> str:
     return done.stdout
 
 
-def test_train_throughput_times_both_variants(tmp_path):
+def test_train_throughput_times_every_variant(tmp_path):
     out = tmp_path / "speed.json"
     text = run("train_throughput.py", "--configs", "shipped", "--steps", "1", "--rounds", "1", "--threads", "1",
-               "--devices", "cpu", "--out", str(out))
+               "--devices", "cpu", "--batch", "16", "--out", str(out))
     rows = json.loads(out.read_text())
-    assert [r["variant"] for r in rows] == ["baseline", "fast"]
+    assert [r["variant"] for r in rows] == ["baseline", "synced", "fast"]
     assert rows[0]["precision"] == "float32" and all(r["pairs_per_s"] > 0 for r in rows)
+    assert all(r["batch"] == 16 for r in rows)
+    # the same initial weights, batches of the same length distribution: the losses agree (nothing is dropped)
+    assert abs(rows[1]["final_loss"] - rows[2]["final_loss"]) < 0.05 * abs(rows[1]["final_loss"])
     assert "| shipped | cpu | fast |" in text
 
 
