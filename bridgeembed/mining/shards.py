@@ -133,7 +133,7 @@ def _start_or_resume(folder: Path, manifest: dict) -> None:
         raise ShardError(f"{folder} is a file; expected a folder for the shards")
     if path.exists():
         old = read_manifest(folder)
-        for key in ("input", "fingerprint", "dim", "heads", "normalized", "dtype", "lang", "shard_size"):
+        for key in ("input", "dim", "fingerprint", "heads", "normalized", "dtype", "lang", "shard_size"):
             if old.get(key) != manifest[key]:
                 theirs, ours = _describe(key, old.get(key)), _describe(key, manifest[key])
                 raise ShardError(f"{path}: these shards were made with {key} {theirs}, not {ours}; use another "
