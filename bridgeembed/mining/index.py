@@ -81,6 +81,7 @@ class Neighbours(NamedTuple):
 
 
 def faiss_module() -> Any:
+    logging.getLogger("faiss.loader").setLevel(logging.WARNING)  # which SIMD build loaded is no news to a user
     try:
         import faiss
     except ImportError:

@@ -64,6 +64,20 @@ def scan_input(path: str | Path) -> dict:
             "blank_lines": blank}
 
 
+def check_text_file(path: str | Path) -> Path:
+    """A quick look before any work: the file exists, is a file, and is not empty (the full check is `scan_input`)."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except OSError as err:
+        raise DataError(f"cannot read {path}: {err}") from None
+    if path.is_dir():
+        raise DataError(f"{path} is a folder; expected a text file with one sentence per line")
+    if size == 0:
+        raise DataError(f"{path} is empty: expected one sentence per line (UTF-8)")
+    return path
+
+
 def fingerprint(encoder: SentenceEncoder) -> str:
     """sha256 of an encoder's weights (its `model.state_dict()`), or of its class and source for one without."""
     digest = hashlib.sha256(type(encoder).__name__.encode())
