@@ -35,10 +35,11 @@ def pattern(expected: str) -> re.Pattern:
 
 
 def programs() -> dict:
-    from bridgeembed.cli import bench, encode, fetch, train, translate
+    from bridgeembed.cli import bench, encode, fetch, mine, train, translate
 
     return {"bridgeembed-encode": encode.main, "bridgeembed-translate": translate.main,
-            "bridgeembed-train": train.main, "bridgeembed-bench": bench.main, "bridgeembed-data": fetch.main}
+            "bridgeembed-train": train.main, "bridgeembed-bench": bench.main, "bridgeembed-data": fetch.main,
+            "bridgeembed-mine": mine.main}
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +51,7 @@ def scratch(tmp_path_factory) -> Path:
     (folder / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
     (folder / "latin1.txt").write_bytes(b"A dog runs.\nA caf\xe9.\n")
     (folder / "in.txt").write_text("Ein Hund rennt.\n", encoding="utf-8")
+    (folder / "empty.txt").write_text("", encoding="utf-8")
     (folder / "list.yaml").write_text("- model\n- train\n")
     (folder / "random.pt").write_bytes(bytes(range(256)) * 16)
     (folder / "configs").mkdir()
@@ -73,7 +75,7 @@ def _skip_if_cuda(note: str) -> None:
 
 COMMAND_ROWS = [r for r in rows() if r[0].split()[0] in ("bridgeembed-encode", "bridgeembed-translate",
                                                           "bridgeembed-train", "bridgeembed-bench",
-                                                          "bridgeembed-data")]
+                                                          "bridgeembed-data", "bridgeembed-mine")]
 PYTHON_ROWS = [r for r in rows() if r not in COMMAND_ROWS]
 
 

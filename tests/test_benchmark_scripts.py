@@ -1,9 +1,12 @@
 """The benchmark scripts behind the README's and the model card's figures run, on tiny inputs."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -53,3 +56,35 @@ def test_ablation_table_reads_every_result_kind(tmp_path):
     assert "| mixed-pool retrieval (%) | 50.0 | 50.0 | 60.0 | 60.0 | 40.0 | 40.0 |" in text
     assert "noalign 1 of 1, align 1 of 1" in text
     assert "| align | 55.0 | 40.0 | 38.0 | 16.0 |" in text
+
+
+def run_here(script: str, *args) -> str:
+    """As `run`, with this checkout's bridgeembed first on the path (the package may be installed from another)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *args], capture_output=True,
+                          text=True, cwd=REPO, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_mining_benchmark_search_and_mine_run_on_random_vectors(tmp_path):
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed")
+    run_here("mining.py", "search", "--random", "--size", "2000", "--queries", "50", "--out", str(tmp_path / "s.json"))
+    search = json.loads((tmp_path / "s.json").read_text())
+    assert set(search["indexes"]) == {"flat", "ivf"} and search["indexes"]["ivf"]["config"]["nlist"] == 51
+    assert 0 <= search["indexes"]["ivf"]["recall_at_4"] <= 1 and search["peak_rss_mib"] > 0
+    run_here("mining.py", "mine", "--random", "--size", "2000", "--extrapolate", "20000", "--out", str(tmp_path / "m.json"))
+    mined = json.loads((tmp_path / "m.json").read_text())
+    assert mined["pairs"] > 0 and mined["extrapolated"]["note"] == "extrapolated, not measured"
+
+
+@pytest.mark.slow
+def test_mining_benchmark_bucc_plants_and_finds_translations(tmp_path, real_data):
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed")
+    root = real_data("multi30k")
+    text = run_here("mining.py", "bucc", "--data", str(root), "--distractors", "200", "--out", str(tmp_path / "b.json"))
+    result = json.loads((tmp_path / "b.json").read_text())
+    assert set(result["pairs"]) == {"de-en", "cs-en"}
+    for row in result["pairs"].values():
+        assert row["ratio"]["f1"] > row["absolute"]["f1"] > 0.3  # margin beats cosine even with few distractors
+    assert "| de-en | ratio margin |" in text

@@ -126,9 +126,10 @@ def _encode(argv):
 
 def parsers() -> dict:
     from bridgeembed.__main__ import COMMANDS as MAIN
-    from bridgeembed.cli import bench, fetch, train, translate
+    from bridgeembed.cli import bench, fetch, mine, train, translate
 
     return {"bridgeembed-encode": _encode, "bridgeembed-translate": translate.parse_args,
+            "bridgeembed-mine": mine.parse_args,
             "bridgeembed-train": train.parse_args, "bridgeembed-bench": _dispatched(bench.COMMANDS),
             "bridgeembed-data": _dispatched(fetch.COMMANDS), "python -m bridgeembed": _dispatched(MAIN),
             "-m bridgeembed.cli.train": train.parse_args}
@@ -145,7 +146,7 @@ def command_lines():
                         continue  # an elided example, or a synopsis with [optional] parts
                     joined = " ".join(tokens)
                     for program in ("bridgeembed-encode", "bridgeembed-translate", "bridgeembed-train",
-                                    "bridgeembed-bench", "bridgeembed-data", "python -m bridgeembed",
+                                    "bridgeembed-bench", "bridgeembed-data", "bridgeembed-mine", "python -m bridgeembed",
                                     "-m bridgeembed.cli.train"):
                         if joined.startswith(program + " ") or f" {program} " in f" {joined} " and \
                                 program.startswith("-m"):

@@ -7,7 +7,7 @@ from pathlib import Path
 from conftest import REPO
 
 ORDER = ["errors", "paths", "devices", "text", "model", "translation", "training", "encoders", "evaluation",
-         "probing", "senteval", "crosslingual", "datasets", "cli"]
+         "probing", "senteval", "crosslingual", "mining", "datasets", "cli"]
 
 
 def runtime_imports(path: Path) -> set:

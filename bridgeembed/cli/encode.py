@@ -2,6 +2,7 @@
 
   bridgeembed-encode --lang de "Ein Hund rennt." "Eine Frau liest."      # prints one vector per line
   bridgeembed-encode --lang en --in captions.txt --out vectors.npy --heads each
+  bridgeembed-encode --lang de --in news.de.txt --shards shards/news.de --half   # resumable .npy shards
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--device", default=None, help="cpu, cuda, ... (default: cuda if available)")
     parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: torch's choice)")
+    shards = parser.add_argument_group("sharded output (large files; bridgeembed-mine reads it)")
+    shards.add_argument("--shards", metavar="DIR", help="encode --in FILE into DIR/shard-NNNNN.npy plus manifest.json; "
+                        "run again after an interruption to encode only the missing shards")
+    shards.add_argument("--shard-size", type=int, default=None, help="sentences per shard (default 100000)")
+    shards.add_argument("--half", action="store_true", help="store float16 (half the disk and memory)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
 
     positive_int(args.batch_size, "--batch-size")  # every option is checked before the model loads
     heads = HeadSpec.parse(args.heads, what="--heads")
+    if args.shards or args.shard_size is not None or args.half:
+        return run_shards(args, heads)
     out = output_file(args.out, "--out", suffix=".npy")  # np.save appends .npy: say where it really goes
     set_threads(args.threads)
     sentences, source = read_sentences(args.input, args.sentences)
@@ -56,6 +64,31 @@ def run(args: argparse.Namespace) -> int:
     else:
         for row in vectors.reshape(len(sentences), -1):
             print(" ".join(f"{x:.6g}" for x in row))
+    return 0
+
+
+def run_shards(args: argparse.Namespace, heads: HeadSpec) -> int:
+    """--shards DIR: the file streamed into resumable shards (bridgeembed.mining.shards)."""
+    from bridgeembed.encoders.bridge import BridgeEncoder
+    from bridgeembed.mining.shards import SHARD_SIZE, check_text_file, encode_to_shards
+
+    if not args.shards:
+        raise BridgeembedError("--shard-size and --half go with --shards DIR")
+    if args.out or args.sentences or not args.input:
+        raise BridgeembedError("--shards DIR encodes one file: give it with --in FILE (not --out, arguments or stdin)")
+    shard_size = positive_int(SHARD_SIZE if args.shard_size is None else args.shard_size, "--shard-size")
+    if not (heads.is_mean or heads.single):
+        raise BridgeembedError(f"--heads {heads}: shards hold one vector per sentence; use --heads mean or one "
+                               f"head index")
+    check_text_file(args.input)
+    set_threads(args.threads)
+    encoder = BridgeEncoder(args.model, device=args.device)
+    heads = heads.resolve(encoder, what="--heads")
+    shards = encode_to_shards(encoder, args.input, args.lang, args.shards, model=args.model, shard_size=shard_size,
+                              heads=heads.encoder_heads, half=args.half, normalize=args.normalize,
+                              batch_size=args.batch_size)
+    print(f"wrote {shards.folder}: {len(shards)} sentences, {-(-len(shards) // shard_size)} shards of "
+          f"{shards.dtype} vectors ({shards.dim},)", file=sys.stderr)
     return 0
 
 

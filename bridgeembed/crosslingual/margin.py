@@ -11,6 +11,10 @@ where NN_k(x) are x's k nearest targets and NN_k(y) are y's k nearest queries. B
 means are computed block by block, then the scores, so memory stays at block x M similarities.
 In a pool where queries and targets are the same sentences (`skip_self`), a sentence is never its
 own neighbour.
+
+`margin_score` is the formula alone, in the three variants of the paper's Sec. 3.1 (absolute: the
+cosine; distance: cosine minus the neighbourhood mean; ratio: cosine over it); `nearest` uses the
+ratio, and bitext mining (`bridgeembed.mining`) all three over neighbours from a FAISS index.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ LABELS = {"cosine": "cosine", "margin": f"ratio margin (k = {K})"}  # how tables
 ScoringLike = Union[str, Sequence[str]]  # "cosine", "margin", "both", or a sequence of the single scorings
 BLOCK = 1024  # queries per block: memory is BLOCK x M similarities
 _FLOOR = 1e-12  # denominators are floored here: zero vectors (an empty bag of words) would divide by zero
+MARGINS = ("ratio", "distance", "absolute")  # margin(a, b) = a / b, a - b, a (Artetxe & Schwenk 2019, Sec. 3.1)
 
 
 def parse_scoring(value: ScoringLike, what: str = "scoring") -> tuple[str, ...]:
@@ -54,6 +59,23 @@ def protocol(scoring: str) -> dict:
                          "queries) / 2): the ratio margin over both directions, as in LASER's xsim "
                          "(Artetxe & Schwenk 2019)")
     return out
+
+
+def margin_score(cos: np.ndarray, query_mean: np.ndarray, target_mean: np.ndarray,
+                 margin: str = "ratio") -> np.ndarray:
+    """margin(cos(x, y), (mean cosine of x's k nearest + mean cosine of y's k nearest) / 2), broadcast.
+
+    `cos` (..., ) cosines of candidate pairs; `query_mean`, `target_mean` the neighbourhood means of
+    their x and y, broadcastable to `cos`. "ratio" divides (a floored denominator), "distance"
+    subtracts, "absolute" is the cosine itself."""
+    if margin == "absolute":
+        return np.asarray(cos)
+    denom = (query_mean + target_mean) / 2
+    if margin == "ratio":
+        return cos / np.maximum(denom, _FLOOR)
+    if margin == "distance":
+        return cos - denom
+    raise ConfigError(f"margin {margin!r}: expected one of {', '.join(MARGINS)}")
 
 
 def knn_mean(queries: np.ndarray, targets: np.ndarray, k: int = K, block: int = BLOCK,
@@ -88,8 +110,7 @@ def nearest(queries: np.ndarray, targets: np.ndarray, scoring: str = "cosine", k
     for start in range(0, len(queries), block):
         sims = queries[start:start + block] @ targets.T  # (b, M) cosine similarities
         if scoring == "margin":
-            denom = (query_knn[start:start + block, None] + target_knn[None, :]) / 2  # (b, M)
-            sims = sims / np.maximum(denom, _FLOOR)
+            sims = margin_score(sims, query_knn[start:start + block, None], target_knn[None, :])  # (b, M)
         if skip_self:
             rows = np.arange(len(sims))
             sims[rows, start + rows] = -np.inf

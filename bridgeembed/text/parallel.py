@@ -10,7 +10,7 @@ from __future__ import annotations
 import gzip
 import io
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -54,14 +54,33 @@ def read_lines(path: Path) -> list:
     return decode_lines(raw, path)
 
 
+def iter_lines(path: Path) -> Iterator[str]:
+    """The lines of a UTF-8 text file (gzipped or not) one at a time, without their line ends: memory
+    does not grow with the file. A line that is not UTF-8 is a DataError naming the file and line, as
+    in `read_lines`; lines end at "\n" (a "\r" before it is dropped)."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    try:
+        with opener(path, "rb") as handle:
+            for number, raw in enumerate(handle, 1):
+                try:
+                    yield raw.decode("utf-8").rstrip("\r\n")
+                except UnicodeDecodeError as err:
+                    raise DataError(_not_utf8(path, number, raw[err.start])) from None
+    except (OSError, EOFError) as err:
+        raise DataError(f"cannot read {path}: {err}") from None
+
+
+def _not_utf8(name: object, line: int, byte: int) -> str:
+    return (f"{name}: line {line} is not UTF-8 text (byte 0x{byte:02x}); a binary file, "
+            f"or another encoding (convert it with e.g. `iconv -f latin1 -t utf-8`)")
+
+
 def decode_lines(raw: bytes, name: str) -> list:
     """UTF-8 bytes -> lines without their line ends; bytes that are not UTF-8 are a DataError naming the line."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        line = raw.count(b"\n", 0, err.start) + 1
-        raise DataError(f"{name}: line {line} is not UTF-8 text (byte 0x{raw[err.start]:02x}); a binary file, "
-                        f"or another encoding (convert it with e.g. `iconv -f latin1 -t utf-8`)") from None
+        raise DataError(_not_utf8(name, raw.count(b"\n", 0, err.start) + 1, raw[err.start])) from None
     return [line.rstrip("\r\n") for line in io.StringIO(text, newline="")]  # splits as text files do
 
 

@@ -1,0 +1,274 @@
+"""Bitext mining, offline: a BUCC-style test on Multi30k, and throughput at scale (README, "Mining and search").
+
+  bucc    plant the 1,000 test_2016_flickr translations among N distractors per side and mine them:
+          en side = test en + train/val en rows 0..N-1; xx side = test xx + rows N..2N-1 of xx, so no
+          distractor has its translation on the other side. Precision, recall and F1 of the mined pairs
+          (retrieval max, k = 4) at the best threshold, for cosine (absolute), ratio and distance margins.
+  encode  sharded encoding of whole files (default the four Multi30k training files): sentences/s, peak RSS.
+  search  k-NN queries/s at N indexed vectors (shard folders or random), flat against ivf (and hnsw with
+          --hnsw), and each approximate index's recall of the exact top-k.
+  mine    mine() on N x N vectors (random, or the first N rows of shard folders on each side): wall time,
+          peak RSS, and the extrapolation to --extrapolate rows (stated as such).
+
+Run each in its own process so that its peak RSS is its own:
+
+    nice -n 10 python benchmarks/mining.py bucc --data ../shared/data --distractors 10000 --threads 1
+    nice -n 10 python benchmarks/mining.py encode --data ../shared/data --shards /tmp/m30k-shards --threads 1
+    nice -n 10 python benchmarks/mining.py search --shards /tmp/m30k-shards/train.* --size 100000 --threads 1
+    nice -n 10 python benchmarks/mining.py mine --random --size 100000 --index ivf --threads 1
+"""
+
+import argparse
+import json
+import math
+import resource
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kB
+
+
+def set_threads(threads: int) -> None:
+    import torch
+
+    from bridgeembed.mining.index import set_threads as faiss_threads
+
+    torch.set_num_threads(threads)
+    faiss_threads(threads)
+
+
+# --- bucc ----------------------------------------------------------------------------------------------------
+def best_f1(pairs, gold: set, total: int) -> dict:
+    """Precision, recall and F1 of the pairs scoring at least t, at the t that maximises F1 (an oracle threshold,
+    as BUCC reports on its training split)."""
+    hit = np.array([(s, t) in gold for _, s, t in pairs], dtype=np.float64)
+    correct = np.cumsum(hit)
+    ranks = np.arange(1, len(hit) + 1)
+    precision, recall = correct / ranks, correct / total
+    f1 = np.where(correct > 0, 2 * precision * recall / np.maximum(precision + recall, 1e-12), 0)
+    best = int(np.argmax(f1))
+    return {"precision": float(precision[best]), "recall": float(recall[best]), "f1": float(f1[best]),
+            "threshold": float(pairs.score[best]), "pairs_kept": best + 1}
+
+
+def bucc(args) -> dict:
+    from bridgeembed.evaluation.models import load_encoder
+    from bridgeembed.mining import mine
+    from bridgeembed.text.parallel import corpus_dir, read_lines
+
+    folder = corpus_dir("multi30k", args.data)
+    encoder = load_encoder(args.model, device="cpu")
+    n = args.distractors
+    langs = ["en", *(pair.split("-")[1] for pair in args.pairs.split(","))]
+    side = {}
+    for lang in langs:
+        pool = read_lines(folder / f"train.{lang}.gz") + read_lines(folder / f"val.{lang}.gz")
+        if 2 * n > len(pool):
+            sys.exit(f"error: --distractors {n}: Multi30k train + val have {len(pool)} {lang} rows, and disjoint "
+                     f"distractors need 2 x {n}; at most {len(pool) // 2}")
+        rows = range(0, n) if lang == "en" else range(n, 2 * n)
+        test = read_lines(folder / f"test_2016_flickr.{lang}.gz")
+        sentences = [pool[i] for i in rows] + test  # the planted translations are rows n .. n + 999
+        start = time.perf_counter()
+        vectors = encoder.encode(sentences, lang, batch_size=64)
+        side[lang] = {"sentences": sentences, "vectors": vectors, "test": len(test),
+                      "encode_s": time.perf_counter() - start}
+        print(f"encoded {len(sentences)} {lang} sentences in {side[lang]['encode_s']:.0f} s", file=sys.stderr)
+    results = {"distractors": n, "model": args.model, "k": args.k, "index": args.index, "pairs": {}}
+    for pair in args.pairs.split(","):
+        xx = pair.split("-")[1]
+        gold = {(n + i, n + i) for i in range(side[xx]["test"])}
+        dupes = len(set(side["en"]["sentences"][:n]) & set(side["en"]["sentences"][n:]))  # distractor == a test line
+        row = {"test_en_lines_also_among_en_distractors": dupes}
+        for scoring in ("absolute", "ratio", "distance"):
+            start = time.perf_counter()
+            pairs = mine(side[xx]["vectors"], side["en"]["vectors"], k=args.k, scoring=scoring, index=args.index)
+            row[scoring] = {**best_f1(pairs, gold, len(gold)), "mine_s": time.perf_counter() - start}
+        results["pairs"][f"{xx}-en"] = row
+    return results
+
+
+def bucc_table(results: dict) -> str:
+    lines = [f"| pair | scoring | precision | recall | F1 | best threshold | ({results['distractors']:,} distractors "
+             f"per side, k = {results['k']}) |", "|---|---|---|---|---|---|---|"]
+    names = {"absolute": "cosine", "ratio": "ratio margin", "distance": "distance margin"}
+    for pair, row in results["pairs"].items():
+        for scoring, name in names.items():
+            r = row[scoring]
+            lines.append(f"| {pair} | {name} | {100 * r['precision']:.1f} | {100 * r['recall']:.1f} | "
+                         f"**{100 * r['f1']:.1f}** | {r['threshold']:.3f} | {r['mine_s']:.1f} s |")
+    return "\n".join(lines)
+
+
+# --- encode --------------------------------------------------------------------------------------------------
+def encode(args) -> dict:
+    from bridgeembed.encoders.bridge import BridgeEncoder
+    from bridgeembed.mining.shards import encode_to_shards
+    from bridgeembed.text.parallel import corpus_dir
+
+    files = [Path(f) for f in args.files] if args.files else \
+        [corpus_dir("multi30k", args.data) / f"train.{lang}.gz" for lang in ("en", "de", "fr", "cs")]
+    encoder = BridgeEncoder(args.model, device="cpu")
+    total, start = 0, time.perf_counter()
+    for path in files:
+        lang = path.name.split(".")[-2] if path.suffix == ".gz" else path.suffix[1:]
+        shards = encode_to_shards(encoder, path, lang, Path(args.shards) / path.name, model=args.model,
+                                  shard_size=args.shard_size, half=args.half, normalize=True)
+        total += len(shards)
+    seconds = time.perf_counter() - start
+    return {"sentences": total, "seconds": seconds, "sentences_per_s": total / seconds, "shard_size": args.shard_size,
+            "peak_rss_mib": peak_rss_mib(), "files": [str(f) for f in files]}
+
+
+# --- search ----------------------------------------------------------------------------------------------------
+def load_vectors(args, size: int, seed: int, dim: int = 512) -> np.ndarray:
+    """The first `size` rows of the shard folders, in order, or random unit vectors."""
+    if args.random or not args.shards:
+        return np.random.default_rng(seed).standard_normal((size, dim), dtype=np.float32)
+    from bridgeembed.mining.shards import Shards
+
+    parts, have = [], 0
+    for folder in args.shards:
+        shards = Shards(folder)
+        take = min(len(shards), size - have)
+        parts.append(shards.read(0, take).astype(np.float32))
+        have += take
+        if have == size:
+            break
+    if have < size:
+        sys.exit(f"error: the shard folders hold {have} vectors, fewer than --size {size}")
+    return np.concatenate(parts)
+
+
+def search(args) -> dict:
+    from bridgeembed.mining.index import IndexConfig, build_index
+    from bridgeembed.mining.index import search as knn_search
+    from bridgeembed.mining.vectors import Vectors
+
+    vectors = load_vectors(args, args.size + args.queries, 0)
+    corpus, queries = Vectors(vectors[:args.size]), Vectors(vectors[args.size:])  # queries: rows after the corpus
+    source = "random" if args.random or not args.shards else "encoded"
+    results = {"indexed": len(corpus), "queries": len(queries), "k": args.k, "vectors": source, "indexes": {}}
+    kinds = [("flat", IndexConfig("flat")), ("ivf", IndexConfig("ivf", nprobe=args.nprobe))]
+    if args.hnsw:
+        kinds.append(("hnsw", IndexConfig("hnsw", ef_search=args.ef_search)))
+    exact = None
+    for name, config in kinds:
+        start = time.perf_counter()
+        index = build_index(corpus, config)
+        built = time.perf_counter() - start
+        start = time.perf_counter()
+        ids = knn_search(index, queries, args.k).ids
+        seconds = time.perf_counter() - start
+        row = {"build_s": built, "queries_per_s": len(queries) / seconds, "config": vars_of(config, len(corpus))}
+        if exact is None:
+            exact = ids
+        else:
+            row["recall_at_1"] = float(np.mean(ids[:, 0] == exact[:, 0]))
+            row[f"recall_at_{args.k}"] = float(np.mean([len(set(a) & set(e)) / args.k for a, e in zip(ids, exact)]))
+        results["indexes"][name] = row
+        index.reset()
+        print(f"{name}: {row}", file=sys.stderr)
+    results["peak_rss_mib"] = peak_rss_mib()
+    return results
+
+
+def vars_of(config, size: int) -> dict:
+    """The settings that matter for `config` over `size` indexed rows (ivf: its cells as resolved)."""
+    keys = {"flat": (), "ivf": ("nprobe",), "hnsw": ("hnsw_m", "ef_search")}[config.kind]
+    out = {"kind": config.kind, **{key: getattr(config, key) for key in keys}}
+    if config.kind == "ivf":
+        out["nlist"] = config.cells(size)
+    return out
+
+
+# --- mine ------------------------------------------------------------------------------------------------------
+def mine_scale(args) -> dict:
+    from bridgeembed.mining import IndexConfig, mine
+    from bridgeembed.mining.index import build_index
+    from bridgeembed.mining.vectors import Vectors
+
+    if args.shards and not args.random:
+        sys.exit("error: mine --shards is not offered: Multi30k has no 100k sentences per language; use --random")
+    src, tgt = load_vectors(args, args.size, 0), load_vectors(args, args.size, 1)
+    config = IndexConfig(args.index, nprobe=args.nprobe)
+    start = time.perf_counter()
+    pairs = mine(src, tgt, k=args.k, index=config)
+    seconds = time.perf_counter() - start
+    resolved = config.resolve(args.size, args.size)
+    train = 0.0
+    if resolved.kind == "ivf":  # the k-means part of one index build, timed apart for the extrapolation
+        nlist = resolved.cells(args.size)
+        sample = Vectors(src[:nlist * resolved.train_per_cell])
+        start = time.perf_counter()
+        build_index(sample, replace(resolved, nlist=nlist)).reset()  # train + add of the sample: >= training alone
+        train = time.perf_counter() - start
+    out = {"size": args.size, "index": vars_of(resolved, args.size), "k": args.k, "pairs": len(pairs),
+           "seconds": seconds, "train_s_per_index": train, "peak_rss_mib": peak_rss_mib(), "vectors": "random"}
+    if args.extrapolate:
+        factor = args.extrapolate / args.size
+        if resolved.kind == "ivf":  # search and add grow as N^1.5 (nlist = 4 sqrt(N)); k-means as N (sample x nlist)
+            estimate = (seconds - 2 * train) * factor ** 1.5 + 2 * train * factor
+        else:  # exact search grows as N^2
+            estimate = seconds * factor ** 2
+        index_gib = args.extrapolate * 512 * 4 / 2 ** 30
+        out["extrapolated"] = {"rows": args.extrapolate, "seconds": estimate, "index_gib": index_gib,
+                               "note": "extrapolated, not measured"}
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    b = commands.add_parser("bucc")
+    b.add_argument("--data", help="data root holding multi30k/ (default: $BRIDGEEMBED_DATA)")
+    b.add_argument("--distractors", type=int, default=10_000)
+    b.add_argument("--pairs", default="en-de,en-cs")
+    b.add_argument("--model", default="multi30k-m2m")
+    b.add_argument("--index", default="flat")
+    e = commands.add_parser("encode")
+    e.add_argument("--data")
+    e.add_argument("--files", nargs="*", help="text files named NAME.LANG or NAME.LANG.gz (default: Multi30k train)")
+    e.add_argument("--shards", required=True, help="folder for the shard folders (one per file)")
+    e.add_argument("--shard-size", type=int, default=10_000)
+    e.add_argument("--half", action="store_true")
+    e.add_argument("--model", default="multi30k-m2m")
+    for sub in (commands.add_parser("search"), commands.add_parser("mine")):
+        sub.add_argument("--shards", nargs="*", help="shard folders whose first --size rows are used")
+        sub.add_argument("--random", action="store_true", help="random vectors (d = 512) instead")
+        sub.add_argument("--size", type=int, default=100_000)
+        sub.add_argument("--nprobe", type=int, default=16)
+        if sub.prog.endswith("search"):
+            sub.add_argument("--queries", type=int, default=2000)
+            sub.add_argument("--hnsw", action="store_true", help="also build an HNSW index (slow to build)")
+            sub.add_argument("--ef-search", type=int, default=128)
+        else:
+            sub.add_argument("--index", default="ivf")
+            sub.add_argument("--extrapolate", type=int, default=1_000_000)
+    for sub in (b, commands.choices["search"], commands.choices["mine"]):
+        sub.add_argument("--k", type=int, default=4)
+    for sub in commands.choices.values():
+        sub.add_argument("--threads", type=int, default=1)
+        sub.add_argument("--out", help="also write the results as JSON here")
+    args = parser.parse_args(argv)
+    set_threads(args.threads)
+    started = time.perf_counter()
+    results = {"bucc": bucc, "encode": encode, "search": search, "mine": mine_scale}[args.command](args)
+    results.update(command=" ".join(sys.argv), threads=args.threads, wall_s=time.perf_counter() - started,
+                   peak_rss_mib=peak_rss_mib())
+    if args.command == "bucc":
+        print(bucc_table(results))
+    print(json.dumps(results, indent=1, default=lambda x: None if isinstance(x, float) and math.isnan(x) else x))
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

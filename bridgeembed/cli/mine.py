@@ -1,0 +1,257 @@
+"""`bridgeembed-mine`: parallel sentences from two files, by margin over k nearest neighbours (FAISS).
+
+  bridgeembed-mine --src news.de.txt --src-lang de --tgt news.en.txt --tgt-lang en --out pairs.tsv
+  bridgeembed-mine --src news.de.txt --src-lang de --tgt news.en.txt --tgt-lang en --out pairs.tsv \\
+      --shards shards/ --threshold 1.06                      # keep the encodings for the next mining
+  bridgeembed-mine --src shards/news.de.txt.de --tgt shards/news.en.txt.en --out pairs.tsv   # from shards
+  bridgeembed-mine --src a.de --src-lang de --tgt a.en --tgt-lang en --mode align --out scored.tsv
+
+The output is TSV, best first: score, source sentence, target sentence. Blank lines are never paired;
+with --documents they separate documents, and align mode mines within each pair of documents.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import logging
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from contextlib import ExitStack
+from pathlib import Path
+
+import numpy as np
+
+from bridgeembed.cli.checks import output_file, positive_int, set_threads
+from bridgeembed.cli.registry import run_main
+from bridgeembed.errors import BridgeembedError, UnknownLanguageError
+from bridgeembed.evaluation.heads import HeadSpec
+
+logger = logging.getLogger("bridgeembed.mine")
+
+SCORINGS, MODES = ("ratio", "distance", "absolute"), ("mine", "align")  # as bridgeembed.mining.mine
+RETRIEVALS, INDEXES = ("max", "fwd", "bwd", "intersect"), ("auto", "flat", "ivf", "hnsw")
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="bridgeembed-mine", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add = parser.add_argument
+    add("--src", required=True, help="source sentences: a text file (one per line, UTF-8) or a shard folder")
+    add("--src-lang", help="language of --src (needed for a text file; checked against a shard folder)")
+    add("--tgt", required=True, help="target sentences: a text file or a shard folder")
+    add("--tgt-lang", help="language of --tgt")
+    add("--out", required=True, help="the pairs, TSV: score, source, target; best first")
+    add("--mode", default="mine", choices=MODES, help="mine: search both sides for pairs (default); "
+        "align: score line i with line i (or mine within documents with --documents)")
+    add("--scoring", default="ratio", choices=SCORINGS, help="ratio margin (default), distance margin, or "
+        "absolute (the cosine)")
+    add("--threshold", type=float, default=None, help="keep pairs scoring at least this (ratio: e.g. 1.06; "
+        "absolute: a cosine in [-1, 1]; distance: in [-2, 2]); default: keep all")
+    add("--k", type=int, default=4, help="neighbours on each side for the margin (default 4, as LASER)")
+    add("--retrieval", default="max", choices=RETRIEVALS, help="candidate selection: max (union of both "
+        "directions, each sentence used once; default), fwd, bwd, intersect")
+    add("--documents", action="store_true", help="blank lines separate documents (align mode): the n-th "
+        "document of --src is mined against the n-th of --tgt")
+    add("--model", default=None, help="shipped model name, checkpoint or export (default multi30k-m2m; with shard "
+        "folders only, the model that made them)")
+    add("--heads", default="mean", help="mean (default) or one head index: the vector mined")
+    add("--shards", metavar="DIR", help="encode text files into DIR/NAME.LANG/ (resumable, reused by the next "
+        "mining) instead of a temporary folder")
+    add("--shard-size", type=int, default=100_000, help="sentences per shard (default 100000)")
+    add("--half", action="store_true", help="shards in float16")
+    add("--index", default="auto", choices=INDEXES, help="nearest neighbours: flat (exact), ivf, hnsw, or auto "
+        "(flat up to 100k x 100k sentences, else ivf)")
+    add("--nprobe", type=int, default=16, help="ivf: cells searched per query (default 16)")
+    add("--nlist", type=int, default=None, help="ivf: cells (default 4 sqrt(N))")
+    add("--ef-search", type=int, default=128, help="hnsw: candidates kept while searching (default 128)")
+    add("--batch-size", type=int, default=64)
+    add("--device", default=None, help="cpu, cuda, ... for encoding (default: cuda if available)")
+    add("--threads", type=int, default=None, help="CPU threads for torch and FAISS (default: their choice)")
+    add("-v", "--verbose", action="store_true")
+    return parser.parse_args(argv)
+
+
+def check_options(args: argparse.Namespace) -> tuple:
+    """Everything that can be checked before a model loads or a file is read: (out, index config)."""
+    from bridgeembed.mining.index import IndexConfig
+    from bridgeembed.mining.mine import check_threshold
+
+    for option in ("k", "batch_size", "shard_size", "nprobe", "ef_search", "threads", "nlist"):
+        value = getattr(args, option)
+        if value is not None or option not in ("threads", "nlist"):  # those two may be left to the default
+            positive_int(value, "--" + option.replace("_", "-"))
+    check_threshold(args.threshold, args.scoring, "--threshold")
+    out = output_file(args.out, "--out")
+    if args.documents and args.mode != "align":
+        raise BridgeembedError("--documents goes with --mode align (mining within each pair of documents)")
+    heads = HeadSpec.parse(args.heads, what="--heads")
+    if not (heads.is_mean or heads.single):
+        raise BridgeembedError(f"--heads {heads}: mining needs one vector per sentence; use mean or one head index")
+    args.heads_spec = heads
+    for option in ("src", "tgt"):
+        _check_input(getattr(args, option), getattr(args, f"{option}_lang"), f"--{option}")
+    config = IndexConfig(args.index, nlist=args.nlist, nprobe=args.nprobe, ef_search=args.ef_search)
+    return out, config
+
+
+def _check_input(path: str, lang: str | None, option: str) -> None:
+    from bridgeembed.mining.shards import MANIFEST, check_text_file
+
+    if Path(path).is_dir():
+        if not (Path(path) / MANIFEST).is_file():
+            raise BridgeembedError(f"{option} {path} is a folder without {MANIFEST}: give a text file or a shard "
+                                   f"folder written by bridgeembed-encode --shards")
+        return
+    check_text_file(path)
+    if not lang:
+        raise BridgeembedError(f"{option} {path} is a text file: give its language with {option}-lang")
+
+
+def run(args: argparse.Namespace) -> int:
+    from bridgeembed.mining.index import set_threads as faiss_threads
+    from bridgeembed.mining.mine import mine
+
+    out, config = check_options(args)
+    set_threads(args.threads)
+    if args.threads:
+        faiss_threads(args.threads)
+    with ExitStack() as stack:
+        src, tgt = open_sides(args, stack)
+        src_vecs, tgt_vecs, docs = views(args, src, tgt)
+        pairs = mine(src_vecs, tgt_vecs, k=args.k, scoring=args.scoring, mode=args.mode, threshold=args.threshold,
+                     retrieval=args.retrieval, index=config, **docs)
+        write_pairs(out, pairs, src, tgt)
+    kept = f"scores >= {args.threshold:g}" if args.threshold is not None else "no threshold"
+    print(f"wrote {out}: {len(pairs)} pairs ({args.mode}, {args.scoring}, k = {args.k}, {kept}) from "
+          f"{len(src)} x {len(tgt)} sentences", file=sys.stderr)
+    return 0
+
+
+def open_sides(args: argparse.Namespace, stack: ExitStack) -> tuple:
+    """(source Shards, target Shards): shard folders opened, text files encoded (into --shards or a temporary
+    folder); the model loads only when a text file needs it or --model names it."""
+    from bridgeembed.mining.shards import ShardError, Shards, fingerprint
+
+    sides = {"src": (args.src, args.src_lang), "tgt": (args.tgt, args.tgt_lang)}
+    encoder = None
+    if args.model is not None or any(not Path(path).is_dir() for path, _ in sides.values()):
+        encoder = load_checked_encoder(args, [lang for path, lang in sides.values() if lang])
+    opened = {}
+    for name, (path, lang) in sides.items():
+        if Path(path).is_dir():
+            shards = Shards(path)
+            if lang and lang != shards.lang:
+                raise ShardError(f"--{name} {path} holds {shards.lang!r} sentences, not --{name}-lang {lang!r}")
+            if shards.manifest["heads"] != args.heads_spec.encoder_heads:
+                raise ShardError(f"--{name} {path} holds vectors of heads {shards.manifest['heads']!r}, not --heads "
+                                 f"{args.heads_spec}; give --heads {shards.manifest['heads']} or encode it again")
+            if encoder is not None and fingerprint(encoder) != shards.manifest["fingerprint"]:
+                raise ShardError(f"--{name} {path} was encoded with model {shards.manifest['model']!r}, not "
+                                 f"--model {args.model or 'multi30k-m2m'}; encode it again with this model")
+        else:
+            opened_path = Path(path)
+            folder = (Path(args.shards) if args.shards else Path(stack.enter_context(tempfile.TemporaryDirectory(
+                prefix="bridgeembed-mine-")))) / f"{opened_path.name}.{lang}"
+            shards = encode_side(encoder, args, opened_path, lang, folder)
+        opened[name] = shards
+    opened["src"].check_same_space(opened["tgt"])
+    return opened["src"], opened["tgt"]
+
+
+def load_checked_encoder(args: argparse.Namespace, langs: list) -> object:
+    from bridgeembed.evaluation.languages import known_languages
+    from bridgeembed.evaluation.models import load_encoder
+
+    encoder = load_encoder(args.model or "multi30k-m2m", device=args.device)
+    known = known_languages(encoder)
+    for lang in langs:
+        if known is not None and lang not in known:
+            raise UnknownLanguageError(lang, known, "the model")
+    args.heads_spec = args.heads_spec.resolve(encoder, what="--heads")
+    return encoder
+
+
+def encode_side(encoder: object, args: argparse.Namespace, path: Path, lang: str, folder: Path) -> object:
+    from bridgeembed.mining.shards import encode_to_shards
+
+    return encode_to_shards(encoder, path, lang, folder, model=args.model or "multi30k-m2m",
+                            shard_size=args.shard_size, heads=args.heads_spec.encoder_heads, half=args.half,
+                            normalize=True, batch_size=args.batch_size)
+
+
+def views(args: argparse.Namespace, src: object, tgt: object) -> tuple:
+    """The rows that take part (blank lines never do) and, with --documents, each row's document."""
+    from bridgeembed.mining.vectors import Vectors
+
+    src_ok, tgt_ok = _non_blank(src), _non_blank(tgt)
+    if args.mode == "align" and not args.documents:
+        if len(src) != len(tgt):
+            raise BridgeembedError(f"--mode align pairs line i with line i, but {src.text} has {len(src)} lines and "
+                                   f"{tgt.text} {len(tgt)}; give line-aligned files, or --documents")
+        both = np.flatnonzero(src_ok & tgt_ok)
+        return Vectors(src, both, "--src"), Vectors(tgt, both, "--tgt"), {}
+    if args.documents:
+        src_docs, tgt_docs = _documents(src_ok), _documents(tgt_ok)
+        if src_docs.max() != tgt_docs.max():
+            raise BridgeembedError(f"--documents: {src.text} has {src_docs.max() + 1} documents and {tgt.text} "
+                                   f"{tgt_docs.max() + 1}; document-aligned files need as many (blank lines "
+                                   f"separate them)")
+        return Vectors(src, name="--src"), Vectors(tgt, name="--tgt"), {"src_docs": src_docs, "tgt_docs": tgt_docs}
+    return Vectors(src, np.flatnonzero(src_ok), "--src"), Vectors(tgt, np.flatnonzero(tgt_ok), "--tgt"), {}
+
+
+def _non_blank(shards: object) -> np.ndarray:
+    ok = np.ones(len(shards), dtype=bool)
+    ok[shards.blank_lines] = False
+    return ok
+
+
+def _documents(ok: np.ndarray) -> np.ndarray:
+    """Each line's document (0, 1, ...): a run of non-blank lines; -1 for blank lines."""
+    starts = ok & ~np.concatenate([[False], ok[:-1]])
+    return np.where(ok, np.cumsum(starts) - 1, -1)
+
+
+def write_pairs(out: Path, pairs: object, src: object, tgt: object) -> None:
+    """score<TAB>source<TAB>target per line, best first (tabs inside a sentence become spaces); atomically."""
+    src_text = sentences(src, pairs.src)
+    tgt_text = sentences(tgt, pairs.tgt)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
+            for score, s, t in pairs:
+                handle.write(f"{score:.6f}\t{src_text[s]}\t{tgt_text[t]}\n")
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def sentences(shards: object, rows: np.ndarray) -> dict:
+    """{row: its line} for the rows wanted, read from the file the shards were encoded from; that file must
+    still be the same (its sha256 is checked as it is read)."""
+    from bridgeembed.mining.shards import ShardError
+    from bridgeembed.text.parallel import iter_lines
+
+    wanted, found, digest, count = set(rows.tolist()), {}, hashlib.sha256(), 0
+    try:
+        for count, line in enumerate(iter_lines(shards.text), 1):
+            digest.update(line.encode("utf-8") + b"\n")
+            if count - 1 in wanted:
+                found[count - 1] = line.replace("\t", " ")
+    except BridgeembedError as err:
+        raise ShardError(f"the sentences of {shards.folder}: {err}") from None
+    if digest.hexdigest() != shards.manifest["input"]["sha256"]:
+        raise ShardError(f"{shards.text} changed after {shards.folder} was encoded from it ({count} lines now, "
+                         f"{len(shards)} then); encode it again")
+    return found
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_main(parse_args, run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,19 @@
+"""Bitext mining and semantic search at scale (issue 17): what LASER and sentence-transformers users come for.
+
+    from bridgeembed.mining import mine, semantic_search, encode_to_shards, Shards
+    pairs = mine(de_vectors, en_vectors, k=4, scoring="ratio")      # MinedPairs: score, src, tgt, best first
+    hits = semantic_search(queries, corpus, top_k=5)                 # [[{"corpus_id": 3, "score": 0.81}, ...], ...]
+
+Modules: `vectors` (arrays or shard folders read a block at a time as unit rows), `index` (FAISS:
+flat, ivf, hnsw), `mine` (margin-based mining, Artetxe & Schwenk 2019), `search` (semantic search),
+`shards` (a large file encoded to resumable `.npy` shards). FAISS (`pip install faiss-cpu`) is
+imported only when an index is built.
+"""
+
+from bridgeembed.mining.index import IndexConfig
+from bridgeembed.mining.mine import MinedPairs, mine
+from bridgeembed.mining.search import semantic_search
+from bridgeembed.mining.shards import Shards, encode_to_shards
+from bridgeembed.mining.vectors import Vectors
+
+__all__ = ["IndexConfig", "MinedPairs", "Shards", "Vectors", "encode_to_shards", "mine", "semantic_search"]

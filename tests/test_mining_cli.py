@@ -1,0 +1,153 @@
+"""`bridgeembed-mine` end to end with the shipped model on tiny files: translations found among distractors,
+shards reused, align mode, and the refusals that need shard folders (the simple bad inputs are rows of
+docs/bad_input.md)."""
+
+import sys
+
+import pytest
+
+from bridgeembed.encoders.pretrained import DEFAULT_MODEL, list_pretrained
+
+pytestmark = pytest.mark.skipif(DEFAULT_MODEL not in list_pretrained(), reason="shipped model not present")
+
+from bridgeembed.cli import encode, mine  # noqa: E402
+
+DE = ["Ein Hund rennt über eine Wiese.", "Zwei Kinder spielen im Sand.", "Eine Frau liest ein Buch im Park.",
+      "Ein Mann fährt Fahrrad auf der Straße.", "Drei Leute sitzen in einer Höhle.",
+      "Eine Gruppe von Menschen steht vor einem Iglu."]
+EN = ["A dog runs across a meadow.", "Two children play in the sand.", "A woman reads a book in the park.",
+      "A man rides a bicycle on the street.", "Three people sit in a cave.",
+      "A group of people standing in front of an igloo."]
+DISTRACTORS = ["A little girl climbs a wooden playhouse.", "Workers repair the roof of a house.",
+               "A chef cooks in a restaurant kitchen.", "Two men are playing chess outside.",
+               "A boy jumps into a swimming pool.", "A singer performs on a stage at night."]
+
+
+def write(path, lines):
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def run_mine(*argv):
+    return mine.main([str(a) for a in argv])
+
+
+def read_tsv(path):
+    rows = [line.rstrip("\n").split("\t") for line in path.read_text(encoding="utf-8").splitlines()]
+    return [(float(score), src, tgt) for score, src, tgt in rows]
+
+
+@pytest.fixture
+def files(tmp_path):
+    de = write(tmp_path / "de.txt", DE)
+    en = write(tmp_path / "en.txt", [*DISTRACTORS[:3], EN[3], EN[0], "", EN[5], *DISTRACTORS[3:], EN[1], EN[4], EN[2]])
+    return de, en
+
+
+def test_mining_finds_the_translations_among_distractors(files, tmp_path, capsys):
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed")
+    de, en = files
+    out = tmp_path / "pairs.tsv"
+    assert run_mine("--src", de, "--src-lang", "de", "--tgt", en, "--tgt-lang", "en", "--out", out) == 0
+    assert f"wrote {out}: 6 pairs (mine, ratio, k = 4, no threshold) from 6 x 13 sentences" in capsys.readouterr().err
+    rows = read_tsv(out)
+    assert [s for s, _, _ in rows] == sorted((s for s, _, _ in rows), reverse=True)
+    assert {(src, tgt) for _, src, tgt in rows} == set(zip(DE, EN))  # every source once, never the blank line
+    threshold = (rows[2][0] + rows[3][0]) / 2  # between two printed scores: rounding cannot move a pair across
+    assert run_mine("--src", de, "--src-lang", "de", "--tgt", en, "--tgt-lang", "en", "--out", out,
+                    "--threshold", threshold, "--scoring", "ratio") == 0
+    assert read_tsv(out) == rows[:3]
+
+
+def test_shards_serve_the_next_mining(files, tmp_path, capsys):
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed")
+    de, en = files
+    shards, first, second = tmp_path / "shards", tmp_path / "first.tsv", tmp_path / "second.tsv"
+    assert run_mine("--src", de, "--src-lang", "de", "--tgt", en, "--tgt-lang", "en", "--out", first,
+                    "--shards", shards, "--scoring", "distance") == 0
+    assert sorted(p.name for p in shards.iterdir()) == ["de.txt.de", "en.txt.en"]
+    written = {p: p.stat().st_mtime_ns for p in shards.rglob("*.npy")}
+    assert run_mine("--src", shards / "de.txt.de", "--tgt", shards / "en.txt.en", "--out", second,
+                    "--scoring", "distance") == 0  # no model needed
+    assert second.read_text() == first.read_text()
+    assert run_mine("--src", de, "--src-lang", "de", "--tgt", en, "--tgt-lang", "en", "--out", second,
+                    "--shards", shards, "--scoring", "distance") == 0
+    assert {p: p.stat().st_mtime_ns for p in shards.rglob("*.npy")} == written  # nothing encoded again
+    capsys.readouterr()
+    write(en, EN)  # the text changed after its shards were made
+    assert run_mine("--src", shards / "de.txt.de", "--tgt", shards / "en.txt.en", "--out", second) == 2
+    assert f"error: {en} changed after {shards / 'en.txt.en'} was encoded from it" in capsys.readouterr().err
+    assert run_mine("--src", shards / "de.txt.de", "--src-lang", "fr", "--tgt", shards / "en.txt.en",
+                    "--out", second) == 2
+    assert f"error: --src {shards / 'de.txt.de'} holds 'de' sentences, not --src-lang 'fr'" in capsys.readouterr().err
+
+
+def test_align_mode_scores_line_pairs_and_documents(tmp_path, capsys):
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed")
+    de = write(tmp_path / "de.txt", [*DE[:3], "", *DE[3:]])
+    en = write(tmp_path / "en.txt", [*EN[:3], "", *EN[3:]])
+    out = tmp_path / "scored.tsv"
+    assert run_mine("--src", de, "--src-lang", "de", "--tgt", en, "--tgt-lang", "en", "--out", out,
+                    "--mode", "align", "--scoring", "absolute") == 0
+    rows = read_tsv(out)
+    assert sorted((src, tgt) for _, src, tgt in rows) == sorted(zip(DE, EN))  # line i with line i, no blank pair
+    assert all(0.3 < score <= 1 for score, _, _ in rows)
+    shuffled = write(tmp_path / "en2.txt", [EN[2], EN[0], EN[1], "", EN[5], EN[3], EN[4]])  # order within documents
+    assert run_mine("--src", de, "--src-lang", "de", "--tgt", shuffled, "--tgt-lang", "en", "--out", out,
+                    "--mode", "align", "--documents") == 0
+    assert {(src, tgt) for _, src, tgt in read_tsv(out)} == set(zip(DE, EN))
+    write(shuffled, [EN[2], EN[0], EN[1], EN[5], EN[3], EN[4]])  # one document where the source has two
+    assert run_mine("--src", de, "--src-lang", "de", "--tgt", shuffled, "--tgt-lang", "en", "--out", out,
+                    "--mode", "align", "--documents") == 2
+    assert f"error: --documents: {de} has 2 documents and {shuffled} 1" in capsys.readouterr().err
+
+
+def test_shards_of_another_model_or_dimension_are_refused(files, tmp_path, capsys):
+    de, en = files
+    ours, bow, untrained = tmp_path / "ours", tmp_path / "bow", tmp_path / "untrained"
+    assert encode.main(["--lang", "de", "--in", str(de), "--shards", str(ours)]) == 0
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed")
+    assert run_mine("--src", en, "--src-lang", "en", "--tgt", en, "--tgt-lang", "en", "--shards", untrained,
+                    "--model", "untrained:multi30k-m2m", "--out", tmp_path / "p.tsv") == 0
+    untrained = untrained / "en.txt.en"
+    from bridgeembed.encoders.baselines import HashBowEncoder
+    from bridgeembed.mining.shards import encode_to_shards
+
+    encode_to_shards(HashBowEncoder(), en, "en", bow, model="bow")
+    capsys.readouterr()
+    assert run_mine("--src", ours, "--tgt", bow, "--out", tmp_path / "p.tsv") == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"error: {bow}: shards of dim 300 (model 'bow') cannot be mined against {ours}'s 512 (model "
+                   f"'multi30k-m2m'): encode both with one model and the same --heads")
+    assert run_mine("--src", ours, "--tgt", untrained, "--out", tmp_path / "p.tsv") == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {untrained}: shards of fingerprint ") and "'untrained:multi30k-m2m'" in err
+    assert run_mine("--src", ours, "--tgt", en, "--tgt-lang", "en", "--model", "untrained:multi30k-m2m",
+                    "--out", tmp_path / "p.tsv") == 2
+    assert (f"error: --src {ours} was encoded with model 'multi30k-m2m', not --model untrained:multi30k-m2m"
+            in capsys.readouterr().err)
+    assert run_mine("--src", ours, "--tgt", ours, "--heads", "3", "--out", tmp_path / "p.tsv") == 2
+    assert f"error: --src {ours} holds vectors of heads 'mean', not --heads 3" in capsys.readouterr().err
+
+
+def test_an_incomplete_shard_folder_is_refused(files, tmp_path, capsys):
+    de, _ = files
+    folder = tmp_path / "shards"
+    assert encode.main(["--lang", "de", "--in", str(de), "--shards", str(folder), "--shard-size", "2"]) == 0
+    (folder / "shard-00001.npy").unlink()
+    (folder / "shard-00002.npy").unlink()
+    capsys.readouterr()
+    assert run_mine("--src", folder, "--tgt", folder, "--out", tmp_path / "p.tsv") == 2
+    assert (f"error: {folder} is incomplete: 2 of 3 shards missing or damaged (shard-00001.npy, shard-00002.npy); "
+            f"run the same encoding again to finish it") in capsys.readouterr().err
+    assert encode.main(["--lang", "de", "--in", str(de), "--shards", str(folder), "--shard-size", "2"]) == 0
+    assert "wrote" in capsys.readouterr().err
+
+
+def test_without_faiss_the_error_says_what_to_install(files, tmp_path, monkeypatch, capsys):
+    de, en = files
+    monkeypatch.setitem(sys.modules, "faiss", None)  # import faiss raises ImportError
+    assert run_mine("--src", de, "--src-lang", "de", "--tgt", en, "--tgt-lang", "en", "--out", tmp_path / "p.tsv") == 2
+    assert ("error: bitext mining and search need FAISS: pip install faiss-cpu (or pip install "
+            "'bridgeembed[mining]')") in capsys.readouterr().err
+    assert not (tmp_path / "p.tsv").exists()
