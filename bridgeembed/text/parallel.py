@@ -59,10 +59,13 @@ def decode_lines(raw: bytes, name: str) -> list:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        line = raw.count(b"\n", 0, err.start) + 1
-        raise DataError(f"{name}: line {line} is not UTF-8 text (byte 0x{raw[err.start]:02x}); a binary file, "
-                        f"or another encoding (convert it with e.g. `iconv -f latin1 -t utf-8`)") from None
+        raise DataError(not_utf8(name, raw.count(b"\n", 0, err.start) + 1, raw[err.start])) from None
     return [line.rstrip("\r\n") for line in io.StringIO(text, newline="")]  # splits as text files do
+
+
+def not_utf8(name: str | Path, line: int, byte: int) -> str:
+    return (f"{name}: line {line} is not UTF-8 text (byte 0x{byte:02x}); a binary file, "
+            f"or another encoding (convert it with e.g. `iconv -f latin1 -t utf-8`)")
 
 
 def check_sentences(sentences: Sequence[str]) -> list:
