@@ -163,7 +163,8 @@ class _Preparation:
                 if lang not in text_info:
                     text_info[lang] = self._build_text(pool, lang, text[lang], *pre[lang], counts[lang])
             untrained = [lang for lang in missing if lang not in tokenizers]
-            tokenizers.update(self._train(pool, untrained, text, text_info))
+            if untrained:
+                tokenizers.update(self._train(pool, untrained, text, text_info))
             for lang in missing:
                 ids[lang] = self.ids_entry(lang, tokenizers[lang])
                 done[lang] = self._build_ids(pool, lang, ids[lang], text[lang], tokenizers[lang], counts[lang])

@@ -31,11 +31,15 @@ def iter_lines(path: Path) -> Iterator[str]:
                 done += 1
     except UnicodeDecodeError:
         raise DataError(_utf8_problem(path)) from None
+    except FileNotFoundError as err:
+        raise DataError(f"cannot read {path}: {err}") from None
     except (OSError, EOFError, zlib.error) as err:
-        if isinstance(err, FileNotFoundError):
-            raise DataError(f"cannot read {path}: {err}") from None
-        what = "truncated or corrupt gzip data" if path.name.endswith(".gz") else "unreadable"
-        raise DataError(f"{path}: line {done + 1}: {what} ({err}); get the file again") from None
+        raise DataError(_unreadable(path, done + 1, err)) from None
+
+
+def _unreadable(path: Path, line: int, err: Exception) -> str:
+    what = "truncated or corrupt gzip data" if path.name.endswith(".gz") else "unreadable"
+    return f"{path}: line {line}: {what} ({err}); get the file again"
 
 
 def count_lines(path: Path, progress: Callable[[int], object] | None = None, every: int = 100_000) -> int:
@@ -50,11 +54,18 @@ def count_lines(path: Path, progress: Callable[[int], object] | None = None, eve
 
 
 def _utf8_problem(path: Path) -> str:
-    """The message for the first line that is not UTF-8 (lines counted by \\n, as `decode_lines` counts)."""
-    with _open(path) as raw:
-        for number, line in enumerate(raw, 1):
-            try:
-                line.decode("utf-8")
-            except UnicodeDecodeError as err:
-                return not_utf8(path, number, line[err.start])
-    return f"{path}: not UTF-8 text"
+    """The message for the first line that is not UTF-8 (lines counted by \\n, as `decode_lines` counts them).
+
+    A corrupt gzip file usually inflates to garbage before its checksum fails at the end: the whole file
+    is read, and broken gzip data is reported instead."""
+    number, problem = 0, None
+    try:
+        with _open(path) as raw:
+            for number, line in enumerate(raw, 1):
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError as err:
+                    problem = problem or not_utf8(path, number, line[err.start])
+    except (OSError, EOFError, zlib.error) as err:
+        return _unreadable(path, number + 1, err)
+    return problem or f"{path}: not UTF-8 text"

@@ -15,6 +15,7 @@ from bridgeembed.paths import cache_root
 from bridgeembed.text.parallel import corpus_file
 from bridgeembed.text.prepare import TokenizerSettings, prepare
 from bridgeembed.training import distributed
+from bridgeembed.training.checkpoint import build_from_payload, load_checkpoint
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.text.packed import PackedCorpus
@@ -30,6 +31,16 @@ def training_files(config: Config, folder: Path) -> dict:
 def tokenizer_settings(config: Config) -> TokenizerSettings:
     t = config.tokenizer
     return TokenizerSettings(t.vocab_size, t.lowercase, t.moses, t.max_len, config.train.seed)
+
+
+def reused_tokenizers(config: Config) -> dict | None:
+    """The tokenizers the trainer takes instead of training its own: those of `last.pt` in train.out_dir (it
+    resumes), else of train.init_from; None: it trains them."""
+    last = Path(config.train.out_dir) / "last.pt"
+    source = last if last.exists() else config.train.init_from
+    if not source:
+        return None
+    return build_from_payload(load_checkpoint(source), str(source))[1]
 
 
 def prepare_training_data(config: Config, folder: Path, tokenizers: dict | None = None, world: World | None = None,
