@@ -316,7 +316,7 @@ def test_prepare_command_reports_bad_files_in_one_line(tmp_path, capsys):
 def test_multi30k_gives_the_shipped_models_tokenizers_and_the_in_memory_ids(real_data, tmp_path):
     from bridgeembed.training.checkpoint import build_from_payload, load_checkpoint
     from bridgeembed.training.config import Config
-    from bridgeembed.training.data import prepare_training_data
+    from bridgeembed.training.data import prepare_training_data, tokenizer_settings
 
     config = Config.from_yaml(REPO / "pretrained" / "multi30k-m2m" / "config.yaml")
     config.train.cache_dir = str(tmp_path)
@@ -326,7 +326,7 @@ def test_multi30k_gives_the_shipped_models_tokenizers_and_the_in_memory_ids(real
     for lang in config.data.languages:
         assert tokenizers[lang].spm_model == shipped[lang].spm_model, lang
     files = {"cs": folder / "train.cs.gz"}
-    _, encoded = in_memory(files, tokenizers={"cs": shipped["cs"]})
+    _, encoded = in_memory(files, tokenizer_settings(config), tokenizers={"cs": shipped["cs"]})
     want = PackedCorpus.from_encoded(encoded)
     assert np.array_equal(got.flat["cs"], want.flat["cs"]) and np.array_equal(got.lengths["cs"], want.lengths["cs"])
     assert got.truncated["cs"] == want.truncated["cs"]
