@@ -83,19 +83,25 @@ def run_training(code: Path, overrides: list, log: Path, event: str) -> dict:
     env.pop("BRIDGEEMBED_CACHE", None)
     command = [sys.executable, "-m", "bridgeembed.cli.train", str(CONFIG), *overrides]
     launched = time.time()
-    proc = subprocess.Popen(command, cwd=code, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    errors = log.parent.with_name(f"{log.parent.name}-{event}.stderr")
+    handle = open(errors, "w")
+    proc = subprocess.Popen(command, cwd=code, env=env, stdout=subprocess.DEVNULL, stderr=handle)
     trainer_peak = tree_peak = 0
     while proc.poll() is None:
         trainer_peak = max(trainer_peak, _kib(proc.pid, "VmHWM"))
         tree_peak = max(tree_peak, sum(_kib(p, "VmRSS") for p in _tree(proc.pid)))
         time.sleep(0.25)
-    err = proc.stderr.read().decode(errors="replace")
+    handle.close()
+    err = errors.read_text(errors="replace")
     if proc.returncode:
         raise SystemExit(f"training failed ({proc.returncode}):\n{err[-3000:]}")
     records = [json.loads(line) for line in log.read_text().splitlines()]
     started = [r for r in records if r["event"] == event][-1]
+    phases = [line.split(": ", 1)[1] for line in err.splitlines()
+              if "bridgeembed.text.prepare: " in line and " in " in line]
     return {"to_first_step_s": round(started["time"] - launched, 1), "trainer_peak_rss_mb": round(trainer_peak / 1024),
-            "all_processes_peak_rss_mb": round(tree_peak / 1024), "total_s": round(time.time() - launched, 1)}
+            "all_processes_peak_rss_mb": round(tree_peak / 1024), "total_s": round(time.time() - launched, 1),
+            "phases": phases}
 
 
 def du(folder: Path) -> int:

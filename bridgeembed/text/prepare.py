@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import version
@@ -151,7 +153,7 @@ class _Preparation:
                 counts[lang], text_info[lang] = info["lines"], info
             else:
                 with self._bar(None, f"count {self.files[lang].name}") as bar:
-                    counts[lang] = count_lines(self.files[lang], bar.update)
+                    counts[lang] = bar.total = count_lines(self.files[lang], bar.update)
         self._check_counts(counts)
         todo = sum(counts[lang] for lang in missing)
         processes = self.workers or (available_cores() if todo >= PARALLEL_FROM else 1)
@@ -189,7 +191,7 @@ class _Preparation:
                 seen += len(chunk)
                 yield lang, lowercase, moses, chunk
 
-        with entry.build() as tmp, self._bar(lines, f"moses {path.name}") as bar:
+        with entry.build() as tmp, self._bar(lines, f"{'moses' if moses else 'text'} {path.name}") as bar:
             with open(tmp / "lines.txt", "w", encoding="utf-8", newline="\n") as out:
                 for text, kept in pool.map(pretokenize, jobs()):
                     out.write(text)
@@ -257,13 +259,20 @@ class _Preparation:
         return PackedCorpus(flat, lengths, {lang: info[lang]["empty"] for lang in entries},
                             {lang: info[lang]["truncated"] for lang in entries})
 
-    def _bar(self, total: int | None, desc: str, unit: str = "line") -> tqdm:
-        """A progress bar with lines/s; shown at log level INFO or finer on a terminal, or when progress=True."""
+    @contextmanager
+    def _bar(self, total: int | None, desc: str, unit: str = "line") -> Iterator[tqdm]:
+        """A progress bar with lines/s (shown at log level INFO or finer on a terminal, or when progress=True),
+        and a log line with the phase's time when it is done."""
         if self.progress is None:
             disable = None if logger.getEffectiveLevel() <= logging.INFO else True
         else:
             disable = not self.progress
-        return tqdm(total=total, desc=desc, unit=unit, unit_scale=True, disable=disable, leave=False)
+        start = time.perf_counter()
+        with tqdm(total=total, desc=desc, unit=unit, unit_scale=True, disable=disable, leave=False) as bar:
+            yield bar
+        seconds, done = time.perf_counter() - start, bar.total or 0  # a disabled bar counts nothing
+        logger.info("%s: %s %ss in %.1f s (%s %ss/s)", desc, f"{done:,}", unit, seconds,
+                    f"{done / max(seconds, 1e-9):,.0f}", unit)
 
 
 def _raw_to_npy(raw: Path, npy: Path, total: int) -> None:
