@@ -20,6 +20,7 @@ import argparse
 import gzip
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -78,11 +79,12 @@ def _kib(pid: int, key: str) -> int:
 
 def run_training(code: Path, overrides: list, log: Path, event: str) -> dict:
     """Run the trainer; seconds from launch to its `event` ('start' or 'resume': just before step 1), the
-    trainer's peak RSS (VmHWM) and the peak of all its processes together (workers included, sampled)."""
+    trainer's peak RSS (VmHWM), the peak of all its processes together (workers included, sampled), and the
+    CPU seconds of all of them (the whole run: on a busy machine wall time grows, CPU time does not)."""
     env = {**os.environ, "PYTHONPATH": str(code)}
     env.pop("BRIDGEEMBED_CACHE", None)
     command = [sys.executable, "-m", "bridgeembed.cli.train", str(CONFIG), *overrides]
-    launched = time.time()
+    launched, cpu = time.time(), _children_cpu()
     errors = log.parent.with_name(f"{log.parent.name}-{event}.stderr")
     handle = open(errors, "w")
     proc = subprocess.Popen(command, cwd=code, env=env, stdout=subprocess.DEVNULL, stderr=handle)
@@ -101,7 +103,13 @@ def run_training(code: Path, overrides: list, log: Path, event: str) -> dict:
               if "bridgeembed.text.prepare: " in line and " in " in line]
     return {"to_first_step_s": round(started["time"] - launched, 1), "trainer_peak_rss_mb": round(trainer_peak / 1024),
             "all_processes_peak_rss_mb": round(tree_peak / 1024), "total_s": round(time.time() - launched, 1),
-            "phases": phases}
+            "cpu_s": round(_children_cpu() - cpu, 1), "phases": phases}
+
+
+def _children_cpu() -> float:
+    """CPU seconds of every finished child process and its waited-for children (the trainer's workers)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def du(folder: Path) -> int:

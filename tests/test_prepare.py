@@ -113,6 +113,32 @@ def test_training_takes_the_same_steps_as_on_the_in_memory_path(toy_corpus, tmp_
         assert torch.equal(a, b), name
 
 
+AWKWARD = ["„Anführungszeichen“ – und — so…", "l'eau « bien »,", "\u00a0«\u00a0oui\u00a0»\u00a0", "50 %", "(a) b ; c : d",
+           "It’s ‘quoted’ ´´twice´´", "1,5 km and 2.000,50", "nº\u00a05", "``hi'' there", "x\ry", "  spaces   (  ) ",
+           "a\u2028b\x07c", "Dr. Smith, e.g. U.S.A.", "Kč 1 000,-", '"quote",', "it's ok.", "… ‚low‘ ’99"]
+
+
+def normalizer_cases(lines):
+    from sacremoses import MosesPunctNormalizer
+
+    from bridgeembed.text.tokenization import _PunctNormalizer
+
+    for lang in ("en", "de", "fr", "cs"):
+        fast, reference = _PunctNormalizer(lang), MosesPunctNormalizer(lang=lang)
+        for line in lines(lang):
+            assert fast.normalize(line) == reference.normalize(line), (lang, line)
+
+
+def test_the_compiled_normalizer_is_sacremoses():
+    normalizer_cases(lambda lang: AWKWARD + [" ".join(WORDS)])
+
+
+@pytest.mark.slow
+def test_the_compiled_normalizer_is_sacremoses_on_multi30k(real_data):
+    folder = real_data("multi30k") / "multi30k"
+    normalizer_cases(lambda lang: read_lines(folder / f"train.{lang}.gz")[:5000])
+
+
 def test_on_the_cpu_the_training_tensors_share_the_mapped_memory(corpus, reference, tmp_path):
     _, got = prepare(corpus, SETTINGS, tmp_path, workers=1, progress=False)
     packed, want = PackedSplit.from_arrays(got), PackedSplit(reference[1])
