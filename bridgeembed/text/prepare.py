@@ -271,8 +271,9 @@ class _Preparation:
         with tqdm(total=total, desc=desc, unit=unit, unit_scale=True, disable=disable, leave=False) as bar:
             yield bar
         seconds, done = time.perf_counter() - start, bar.total or 0  # a disabled bar counts nothing
+        rate = done / max(seconds, 1e-9)
         logger.info("%s: %s %ss in %.1f s (%s %ss/s)", desc, f"{done:,}", unit, seconds,
-                    f"{done / max(seconds, 1e-9):,.0f}", unit)
+                    f"{rate:,.0f}" if rate >= 10 else f"{rate:.2f}", unit)
 
 
 def _raw_to_npy(raw: Path, npy: Path, total: int) -> None:
