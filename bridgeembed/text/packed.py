@@ -75,6 +75,7 @@ class PackedCorpus:
     lengths: dict  # lang -> (N,) int64: ids of line i, EOS included (0: an empty line)
     empty: dict = field(default_factory=dict)  # lang -> empty lines
     truncated: dict = field(default_factory=dict)  # lang -> sentences cut to max_len
+    _pairs: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_encoded(cls, encoded: EncodedSplit) -> PackedCorpus:
@@ -91,8 +92,14 @@ class PackedCorpus:
         return {lang: Sentences(self.flat[lang], self.lengths[lang]) for lang in self.flat}
 
     def pairs(self, src: str, tgt: str) -> np.ndarray:
-        """Line numbers where both sides have text."""
-        return np.flatnonzero((self.lengths[src] > 0) & (self.lengths[tgt] > 0)).astype(np.int64)
+        """Line numbers where both sides have text: int32 below 2^31 lines, one array for src-tgt and tgt-src
+        (read only: every direction of a large corpus would otherwise hold a copy)."""
+        key = tuple(sorted((src, tgt)))
+        if key not in self._pairs:
+            found = np.flatnonzero((self.lengths[src] > 0) & (self.lengths[tgt] > 0))
+            self._pairs[key] = found.astype(np.int32 if len(self.lengths[src]) < 2**31 else np.int64)
+            self._pairs[key].flags.writeable = False
+        return self._pairs[key]
 
 
 class PackedSplit:
