@@ -1,4 +1,6 @@
-"""Where data lives: `--data DIR` beats `$BRIDGEEMBED_DATA` beats `~/.cache/bridgeembed/data`.
+"""Where data lives: `--data DIR` beats `$BRIDGEEMBED_DATA` beats `~/.cache/bridgeembed/data`; prepared
+training corpora (tokenised, as id arrays): `train.cache_dir` or `--cache DIR` beats `$BRIDGEEMBED_CACHE`
+beats `~/.cache/bridgeembed/prepared`.
 
 Every data set keeps the layout of `bridgeembed-data` downloads (and of the project's shared
 folder): `multi30k/`, `senteval/downstream/`, `senteval/probing/`, `xnli/xtreme/`, `reviews/...`.
@@ -10,6 +12,8 @@ from pathlib import Path
 
 ENV_VAR = "BRIDGEEMBED_DATA"
 DEFAULT_ROOT = Path("~/.cache/bridgeembed/data")
+CACHE_ENV_VAR = "BRIDGEEMBED_CACHE"
+DEFAULT_CACHE = Path("~/.cache/bridgeembed/prepared")
 
 
 def model_folder(model: str) -> str:
@@ -42,3 +46,13 @@ def data_root(explicit: str | Path | None = None) -> Path:
     if os.environ.get(ENV_VAR):
         return Path(os.environ[ENV_VAR]).expanduser()
     return DEFAULT_ROOT.expanduser()
+
+
+def cache_root(explicit: str | Path | None = None) -> Path:
+    """The cache of prepared corpora: `explicit` if given, else `$BRIDGEEMBED_CACHE`, else
+    `~/.cache/bridgeembed/prepared`. One per user by default, so later runs and every rank of a run share it."""
+    if explicit:
+        return Path(explicit).expanduser()
+    if os.environ.get(CACHE_ENV_VAR):
+        return Path(os.environ[CACHE_ENV_VAR]).expanduser()
+    return DEFAULT_CACHE.expanduser()

@@ -2,14 +2,22 @@
 and are skipped (not failed) where neither exists, or where the data set a test needs is not in it
 (`real_data("xnli/xtreme")`): an existing but empty folder skips them too."""
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).parent))  # tests/toy.py
+
+# Corpora the tests prepare for training go to a cache of this session, not the user's: set at import, so that
+# the training processes the tests start inherit it.
+os.environ["BRIDGEEMBED_CACHE"] = tempfile.mkdtemp(prefix="bridgeembed-test-cache-")
+atexit.register(shutil.rmtree, os.environ["BRIDGEEMBED_CACHE"], ignore_errors=True)
 
 
 def _shared_data():

@@ -1,6 +1,7 @@
 """docs/bad_input.md runs: every row's input is executed and what it prints or raises must match the
 table (`…` = any text), with exit status 2 and no traceback for command-line errors."""
 
+import gzip
 import io
 import re
 import shlex
@@ -61,6 +62,16 @@ def scratch(tmp_path_factory) -> Path:
     for lang in ("en", "de"):
         (folder / "empty-val" / f"train.{lang}").write_text("a dog runs\n" * 20)
         (folder / "empty-val" / f"val.{lang}").write_text("")
+    for name in ("uneven", "cut-gz", "latin1-corpus"):  # training files that fail before any work
+        (folder / name).mkdir()
+        for lang in ("en", "de"):
+            (folder / name / f"train.{lang}").write_text("a dog runs\na cat\nbirds\n")
+            (folder / name / f"val.{lang}").write_text("a dog runs\n")
+    (folder / "uneven" / "train.de").write_text("ein Hund\neine Katze\n")
+    (folder / "latin1-corpus" / "train.de").write_bytes("ein Hund\nein Caf\xe9\nVögel\n".encode("latin-1"))
+    (folder / "cut-gz" / "train.de").unlink()
+    whole = gzip.compress("".join(f"ein Hund {i}\n" for i in range(5000)).encode())
+    (folder / "cut-gz" / "train.de.gz").write_bytes(whole[: len(whole) // 2])
     payload = load_checkpoint(resolve(DEFAULT_MODEL))
     payload["model"]["bridge.w1.weight"] = payload["model"]["bridge.w1.weight"].float().clone()
     payload["model"]["bridge.w1.weight"][0, 0] = float("nan")

@@ -66,3 +66,26 @@ def test_direction_batches_cover_each_epoch_once_and_repeat_exactly():
     for j in (40, 3, 17):  # any order: batch j is a function of (seed, key, j)
         assert batches.batch(j).tolist() == again.batch(j).tolist()
     assert batches.batch(0).tolist() != batches.batch(batches.per_epoch).tolist()
+
+
+def _list_epoch(b: DirectionBatches, epoch: int) -> list:
+    """DirectionBatches' epoch as it was first written: a list of small arrays (the reference for its one array)."""
+    rng = np.random.default_rng([b.seed, b.key, epoch])
+    order = b.pairs[rng.permutation(len(b.pairs))][: b.per_epoch * b.batch_size]
+    window = b.batch_size * 100
+    chunks = [order[i : i + window] for i in range(0, len(order), window)]
+    chunks = [c[np.argsort(b.src_lengths[c], kind="stable")] for c in chunks]
+    batches = [x for c in chunks for x in np.split(c, len(c) // b.batch_size)]
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
+@pytest.mark.parametrize("n, batch_size", [(250, 16), (7001, 8), (64, 64)])
+def test_direction_batches_are_the_list_based_ones(n, batch_size):
+    rng = np.random.default_rng(n)
+    lengths = rng.integers(1, 30, size=n + 50)
+    pairs = np.sort(rng.choice(n + 50, size=n, replace=False)).astype(np.int32)
+    batches = DirectionBatches(pairs, lengths, batch_size=batch_size, seed=3, key=1)
+    for epoch in (0, 2):
+        want = _list_epoch(batches, epoch)
+        got = [batches.batch(epoch * batches.per_epoch + j) for j in range(batches.per_epoch)]
+        assert [g.tolist() for g in got] == [w.tolist() for w in want]

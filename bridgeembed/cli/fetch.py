@@ -1,4 +1,4 @@
-"""`bridgeembed-data`: fetch evaluation and training data, or build probing tasks from raw text."""
+"""`bridgeembed-data`: fetch evaluation and training data, prepare a training corpus, or build probing tasks."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ COMMANDS = {
     "xnli": ("bridgeembed.datasets.corpora:xnli", "download XNLI 1.0 dev/test in 15 languages"),
     "reviews": ("bridgeembed.datasets.corpora:reviews", "download the crosslingual tweet-sentiment sets"),
     "probing": ("bridgeembed.probing.cli", "build SentEval-format probing tasks from raw text in any language"),
+    "prepare": ("bridgeembed.datasets.prepare", "tokenise a training config's corpus into the cache, on every core"),
 }
 
 

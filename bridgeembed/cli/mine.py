@@ -233,7 +233,7 @@ def sentences(shards: object, rows: np.ndarray) -> dict:
     """{row: its line} for the rows wanted, read from the file the shards were encoded from; that file must
     still be the same (its sha256 is checked as it is read)."""
     from bridgeembed.mining.shards import ShardError
-    from bridgeembed.text.parallel import iter_lines
+    from bridgeembed.text.streaming import iter_lines
 
     wanted, found, digest, count = set(rows.tolist()), {}, hashlib.sha256(), 0
     try:

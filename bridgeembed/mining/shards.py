@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bridgeembed.errors import BridgeembedError, DataError
-from bridgeembed.text.parallel import iter_lines
+from bridgeembed.text.streaming import iter_lines
 from bridgeembed.training.checkpoint import remove_stale_temporaries
 
 if TYPE_CHECKING:  # for annotations only

@@ -7,11 +7,17 @@ Python loop that pads lists on the host and copies them over every step, and eve
 needs (tokens, the widest sentence) comes from the host lengths, so building a batch never waits
 for the GPU.
 
+The same arrays on the host are a `PackedCorpus`: what `text.prepare` memory-maps from its cache
+(`PackedSplit.from_arrays` puts them on the device), and what the trainer reads pairs and lengths from.
+
 `PackedSplit.batch(...)` gives exactly the tensors `make_batch` gives for the same rows.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -35,21 +41,89 @@ class TrainingBatch(NamedTuple):
     tokens: int  # N, the real target tokens (EOS included)
 
 
+def starts_of(lengths: np.ndarray) -> np.ndarray:
+    """(N,) int64: where each sentence begins when they lie end to end."""
+    starts = np.zeros(len(lengths), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    return starts
+
+
+class Sentences(Sequence):
+    """One language of a PackedCorpus as a sequence: sentence i's ids (EOS included), or None for an empty line,
+    as `EncodedSplit.ids[lang]` has them."""
+
+    def __init__(self, flat: np.ndarray, lengths: np.ndarray) -> None:
+        self.flat, self.lengths, self.starts = flat, lengths, starts_of(lengths)
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def __getitem__(self, i: int) -> np.ndarray | None:
+        if not self.lengths[i]:
+            return None
+        return self.flat[self.starts[i]:self.starts[i] + self.lengths[i]]
+
+
+@dataclass
+class PackedCorpus:
+    """A training split on the host as flat id arrays (memory-mapped from the cache of `text.prepare`).
+
+    Everything the trainer asks of an EncodedSplit (pairs, empty and truncated counts, `ids[lang][i]`),
+    without one Python object per sentence."""
+
+    flat: dict  # lang -> (total ids,) int32: every sentence + EOS, end to end
+    lengths: dict  # lang -> (N,) int64: ids of line i, EOS included (0: an empty line)
+    empty: dict = field(default_factory=dict)  # lang -> empty lines
+    truncated: dict = field(default_factory=dict)  # lang -> sentences cut to max_len
+    _pairs: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_encoded(cls, encoded: EncodedSplit) -> PackedCorpus:
+        flat, lengths = {}, {}
+        for lang, seqs in encoded.ids.items():
+            lengths[lang] = np.array([0 if s is None else len(s) for s in seqs], dtype=np.int64)
+            kept = [s for s in seqs if s is not None]
+            flat[lang] = np.concatenate(kept).astype(np.int32) if kept else np.zeros(0, dtype=np.int32)
+        return cls(flat, lengths, dict(encoded.empty), dict(encoded.truncated))
+
+    @cached_property
+    def ids(self) -> dict:
+        """lang -> Sentences (`ids[lang][i]`: line i's ids or None)."""
+        return {lang: Sentences(self.flat[lang], self.lengths[lang]) for lang in self.flat}
+
+    def pairs(self, src: str, tgt: str) -> np.ndarray:
+        """Line numbers where both sides have text: int32 below 2^31 lines, one array for src-tgt and tgt-src
+        (read only: every direction of a large corpus would otherwise hold a copy)."""
+        key = tuple(sorted((src, tgt)))
+        if key not in self._pairs:
+            found = np.flatnonzero((self.lengths[src] > 0) & (self.lengths[tgt] > 0))
+            self._pairs[key] = found.astype(np.int32 if len(self.lengths[src]) < 2**31 else np.int64)
+            self._pairs[key].flags.writeable = False
+        return self._pairs[key]
+
+
 class PackedSplit:
     """{lang: PackedLanguage} of one encoded split, on `device`."""
 
     def __init__(self, encoded: EncodedSplit, device: str | torch.device = "cpu") -> None:
+        packed = PackedCorpus.from_encoded(encoded)
         self.device = torch.device(device)
-        self.languages = {lang: self._pack(seqs) for lang, seqs in encoded.ids.items()}
+        self.languages = {lang: self._pack(packed.flat[lang], packed.lengths[lang]) for lang in packed.flat}
 
-    def _pack(self, seqs: list) -> PackedLanguage:
-        lengths = np.array([0 if s is None else len(s) for s in seqs], dtype=np.int64)
-        starts = np.zeros(len(seqs), dtype=np.int64)
-        np.cumsum(lengths[:-1], out=starts[1:])
-        flat = [s for s in seqs if s is not None]
-        ids = np.concatenate(flat).astype(np.int32) if flat else np.zeros(0, dtype=np.int32)
-        return PackedLanguage(torch.from_numpy(ids).to(self.device), torch.from_numpy(starts).to(self.device),
-                              lengths)
+    @classmethod
+    def from_arrays(cls, corpus: PackedCorpus, device: str | torch.device = "cpu") -> PackedSplit:
+        """From flat arrays (memory-mapped ones too): on the CPU the ids tensor shares the array's memory (a
+        writable, copy-on-write map: no copy, nothing written back); on a GPU they are copied over once."""
+        split = cls.__new__(cls)
+        split.device = torch.device(device)
+        split.languages = {lang: split._pack(corpus.flat[lang], corpus.lengths[lang]) for lang in corpus.flat}
+        return split
+
+    def _pack(self, flat: np.ndarray, lengths: np.ndarray) -> PackedLanguage:
+        lengths = np.asarray(lengths, dtype=np.int64)
+        ids = flat if flat.flags.writeable else np.array(flat)  # torch needs writable memory
+        return PackedLanguage(torch.from_numpy(ids).to(self.device),
+                              torch.from_numpy(starts_of(lengths)).to(self.device), lengths)
 
     def lengths(self, lang: str) -> np.ndarray:
         return self.languages[lang].lengths

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gzip
 import io
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -54,34 +54,18 @@ def read_lines(path: Path) -> list:
     return decode_lines(raw, path)
 
 
-def iter_lines(path: Path) -> Iterator[str]:
-    """The lines of a UTF-8 text file (gzipped or not) one at a time, without their line ends: memory
-    does not grow with the file. A line that is not UTF-8 is a DataError naming the file and line, as
-    in `read_lines`; lines end at "\n" (a "\r" before it is dropped)."""
-    opener = gzip.open if str(path).endswith(".gz") else open
-    try:
-        with opener(path, "rb") as handle:
-            for number, raw in enumerate(handle, 1):
-                try:
-                    yield raw.decode("utf-8").rstrip("\r\n")
-                except UnicodeDecodeError as err:
-                    raise DataError(_not_utf8(path, number, raw[err.start])) from None
-    except (OSError, EOFError) as err:
-        raise DataError(f"cannot read {path}: {err}") from None
-
-
-def _not_utf8(name: object, line: int, byte: int) -> str:
-    return (f"{name}: line {line} is not UTF-8 text (byte 0x{byte:02x}); a binary file, "
-            f"or another encoding (convert it with e.g. `iconv -f latin1 -t utf-8`)")
-
-
 def decode_lines(raw: bytes, name: str) -> list:
     """UTF-8 bytes -> lines without their line ends; bytes that are not UTF-8 are a DataError naming the line."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise DataError(_not_utf8(name, raw.count(b"\n", 0, err.start) + 1, raw[err.start])) from None
+        raise DataError(not_utf8(name, raw.count(b"\n", 0, err.start) + 1, raw[err.start])) from None
     return [line.rstrip("\r\n") for line in io.StringIO(text, newline="")]  # splits as text files do
+
+
+def not_utf8(name: str | Path, line: int, byte: int) -> str:
+    return (f"{name}: line {line} is not UTF-8 text (byte 0x{byte:02x}); a binary file, "
+            f"or another encoding (convert it with e.g. `iconv -f latin1 -t utf-8`)")
 
 
 def check_sentences(sentences: Sequence[str]) -> list:
@@ -206,7 +190,7 @@ class DirectionBatches:
         self.batch_size = min(batch_size, len(pairs))
         self.seed, self.key = seed, key
         self.per_epoch = len(pairs) // self.batch_size
-        self._epoch, self._batches = -1, []
+        self._epoch, self._batches = -1, np.zeros((0, self.batch_size), dtype=pairs.dtype)
 
     def batch(self, j: int) -> np.ndarray:
         """Line numbers of the j-th batch this direction ever gets."""
@@ -215,13 +199,16 @@ class DirectionBatches:
             self._epoch, self._batches = epoch, self._make_epoch(epoch)
         return self._batches[index]
 
-    def _make_epoch(self, epoch: int) -> list:
+    def _make_epoch(self, epoch: int) -> np.ndarray:
+        """(per_epoch, batch_size): row j is the epoch's j-th batch. One array, not a list of small ones: at 10M
+        lines, 16 directions' lists cost gigabytes in per-object overhead alone."""
         rng = np.random.default_rng([self.seed, self.key, epoch])
         order = self.pairs[rng.permutation(len(self.pairs))]
         usable = self.per_epoch * self.batch_size
         order = order[:usable]  # the remainder waits for another epoch's shuffle
-        window = self.batch_size * 100
-        chunks = [order[i : i + window] for i in range(0, usable, window)]
-        chunks = [c[np.argsort(self.src_lengths[c], kind="stable")] for c in chunks]
-        batches = [b for c in chunks for b in np.split(c, len(c) // self.batch_size)]
-        return [batches[i] for i in rng.permutation(len(batches))]
+        window = self.batch_size * 100  # a multiple of batch_size: each window is cut into whole batches
+        for i in range(0, usable, window):
+            chunk = order[i : i + window]
+            chunk[:] = chunk[np.argsort(self.src_lengths[chunk], kind="stable")]
+        batches = order.reshape(self.per_epoch, self.batch_size)
+        return batches[rng.permutation(len(batches))]

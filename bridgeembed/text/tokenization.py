@@ -8,9 +8,10 @@ was trained with runs again at encode and translate time.
 from __future__ import annotations
 
 import io
+import itertools
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -22,9 +23,28 @@ logger = logging.getLogger(__name__)
 PAD, UNK, BOS, EOS = 0, 1, 2, 3  # fixed ids in every sentencepiece model we train
 
 
+class _PunctNormalizer(MosesPunctNormalizer):
+    """sacremoses' punctuation normalizer with its patterns compiled once. Its `normalize` passes each of about
+    45 pattern strings to `re.sub`, which looks it up in re's cache on every call: a quarter of all Moses time.
+    The same substitutions in the same order give the same text (tests/test_prepare.py compares the two)."""
+
+    def __init__(self, lang: str) -> None:
+        super().__init__(lang=lang)
+        self._compiled = [(re.compile(pattern), substitution) for pattern, substitution in self.substitutions]
+
+    def normalize(self, text: str) -> str:
+        if self.pre_replace_unicode_punct:
+            text = self.replace_unicode_punct(text)
+        for pattern, substitution in self._compiled:
+            text = pattern.sub(substitution, text)
+        if self.post_remove_control_chars:
+            text = self.remove_control_chars(text)
+        return text.strip()
+
+
 @lru_cache(maxsize=None)
 def _moses(lang: str) -> tuple[MosesPunctNormalizer, MosesTokenizer, MosesDetokenizer]:
-    return MosesPunctNormalizer(lang=lang), MosesTokenizer(lang=lang), MosesDetokenizer(lang=lang)
+    return _PunctNormalizer(lang), MosesTokenizer(lang=lang), MosesDetokenizer(lang=lang)
 
 
 @dataclass(frozen=True)
@@ -89,16 +109,28 @@ class LanguageTokenizer:
               seed: int = 1) -> LanguageTokenizer:
         """Train a BPE model on `texts` (raw sentences). A vocabulary the data cannot fill is shrunk, with a warning."""
         pre = Pretokenizer(lang, lowercase, moses)
-        lines = [line for line in (pre(t) for t in texts) if line]
-        if not lines:
+        return cls.train_pretokenized(lang, (pre(t) for t in texts), vocab_size, lowercase, moses, seed)
+
+    @classmethod
+    def train_pretokenized(cls, lang: str, lines: Iterable[str], vocab_size: int, lowercase: bool = True,
+                           moses: bool = True, seed: int = 1, sample: int = 0) -> LanguageTokenizer:
+        """`train` on text `Pretokenizer(lang, lowercase, moses)` already made (empty lines are skipped).
+
+        sample > 0: sentencepiece keeps a uniform sample of that many lines (its `input_sentence_size`,
+        reservoir sampling with a fixed seed), so memory and time stop growing with the corpus. Give it only
+        for a corpus larger than the sample: the option is stored in the model, so its bytes would differ."""
+        lines = (line for line in lines if line)
+        first = next(lines, None)
+        if first is None:
             from bridgeembed.errors import DataError
 
             raise DataError(f"cannot train a tokenizer for {lang!r}: no non-empty training sentences")
+        sampling = {"input_sentence_size": sample, "shuffle_input_sentence": True} if sample else {}
         model = io.BytesIO()
         spm.set_random_generator_seed(seed)
         try:
             spm.SentencePieceTrainer.train(
-                sentence_iterator=iter(lines),
+                sentence_iterator=itertools.chain([first], lines),
                 model_writer=model,
                 model_type="bpe",
                 vocab_size=vocab_size,
@@ -107,6 +139,7 @@ class LanguageTokenizer:
                 pad_id=PAD, unk_id=UNK, bos_id=BOS, eos_id=EOS,
                 num_threads=1,  # one thread keeps the merges identical from run to run
                 minloglevel=2,
+                **sampling,
             )
         except RuntimeError as err:  # sentencepiece's INTERNAL: src/trainer_interface.cc(...) [...] messages
             raise _training_failure(lang, vocab_size, err) from None

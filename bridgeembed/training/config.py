@@ -73,6 +73,9 @@ class TrainConfig:
     """Optimisation, validation and bookkeeping."""
 
     out_dir: str = "runs/bridge"  # checkpoints (last.pt, best.pt), log.jsonl and the config land here
+    # the prepared training corpora (Moses text, tokenizers, id arrays), shared by runs and ranks;
+    # "": $BRIDGEEMBED_CACHE, else ~/.cache/bridgeembed/prepared
+    cache_dir: str = ""
     seed: int = 1
     optimizer: str = "adam"  # adam (paper, Europarl: lr 4e-4, batch 256) or sgd (paper, Multi30k: lr 1.0, batch 64)
     lr: float = 4e-4

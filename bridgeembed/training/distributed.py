@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 import torch
 import torch.distributed as dist
@@ -60,4 +61,16 @@ def from_main(obj: object, world: World) -> object:
         return obj
     box = [obj]
     dist.broadcast_object_list(box, src=0)
+    return box[0]
+
+
+def from_main_patiently(obj: object, world: World, hours: float = 24) -> object:
+    """`from_main` for values rank 0 takes long to make (preparing a corpus), over a gloo group of its own
+    whose timeout is `hours`: the default group's (10 to 30 minutes) would stop the waiting ranks."""
+    if not world.distributed:
+        return obj
+    group = dist.new_group(backend="gloo", timeout=timedelta(hours=hours))
+    box = [obj]
+    dist.broadcast_object_list(box, src=0, group=group)
+    dist.destroy_process_group(group)
     return box[0]

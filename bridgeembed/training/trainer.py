@@ -27,7 +27,6 @@ from bridgeembed.model import BridgeModel
 from bridgeembed.model.nmt import Partner, alignment_loss, translation_loss
 from bridgeembed.text.packed import PackedSplit
 from bridgeembed.text.parallel import DirectionBatches, corpus_dir, encode_split, make_batch, read_split, shard_slice
-from bridgeembed.text.tokenization import LanguageTokenizer
 from bridgeembed.training import distributed
 from bridgeembed.training.checkpoint import (
     build_from_payload,
@@ -37,6 +36,7 @@ from bridgeembed.training.checkpoint import (
     save_atomic,
 )
 from bridgeembed.training.config import ALIGNMENT_KEYS, scaled_lr
+from bridgeembed.training.data import prepare_training_data
 from bridgeembed.training.log import TrainingLog
 from bridgeembed.training.schedule import RotatingScheduler
 from bridgeembed.training.validation import check_validation_data, validate
@@ -135,19 +135,15 @@ class Trainer:
         if resume:
             self._check_resumable(resume)
         folder = corpus_dir(config.data.path, data)
-        raw_train = read_split(folder, config.data.train, config.data.languages)
         self.raw_valid = read_split(folder, config.data.valid, config.data.languages)
         check_validation_data(self.raw_valid, evaluation_directions(config.data), folder, config.data.valid)
         init = None if resume or not t.init_from else self._load_init(t.init_from)
-        if resume:
-            self.tokenizers = build_from_payload(resume, "last.pt")[1]
-        elif init:
-            self.tokenizers = build_from_payload(init, t.init_from)[1]
-        else:
-            self.tokenizers = self._train_tokenizers(raw_train)
-        self.train_data = encode_split(raw_train, self.tokenizers, config.tokenizer.max_len)
+        known = (build_from_payload(resume, "last.pt")[1] if resume
+                 else build_from_payload(init, t.init_from)[1] if init else None)
+        # the training split from the cache of prepared corpora (tokenised once, memory-mapped; text/prepare.py)
+        self.tokenizers, self.train_data = prepare_training_data(config, folder, known, self.world, show_progress)
         self.valid_data = encode_split(self.raw_valid, self.tokenizers, config.tokenizer.max_len)
-        self.packed = PackedSplit(self.train_data, self.device)  # the training ids on the device, cut by index
+        self.packed = PackedSplit.from_arrays(self.train_data, self.device)  # the training ids on the device
         self.directions = training_directions(config.data)
         self.eval_directions = evaluation_directions(config.data)
         self.scheduler = RotatingScheduler(self.directions, t.seed)
@@ -196,16 +192,10 @@ class Trainer:
             raise ConfigError(f"train.init_from {path} lacks the encoder or decoder of {', '.join(missing)}")
         return payload
 
-    def _train_tokenizers(self, raw: dict) -> dict:
-        tok = self.cfg.tokenizer
-        return {lang: LanguageTokenizer.train(lang, lines, tok.vocab_size, tok.lowercase, tok.moses,
-                          self.cfg.train.seed)
-                for lang, lines in raw.items()}
-
     def _direction_batches(self, key: int, d: Direction) -> DirectionBatches:
         pairs = self.train_data.pairs(d.src, d.tgt)
-        lengths = np.array([0 if s is None else len(s) for s in self.train_data.ids[d.src]])
-        return DirectionBatches(pairs, lengths, self.cfg.train.batch_size, self.cfg.train.seed, key)
+        return DirectionBatches(pairs, self.train_data.lengths[d.src], self.cfg.train.batch_size, self.cfg.train.seed,
+                                key)
 
     def _make_optimizer(self) -> torch.optim.Optimizer:
         return make_optimizer(self.model.parameters(), self.cfg.train.optimizer, self.cfg.train.lr)

@@ -1,0 +1,47 @@
+"""`bridgeembed-data prepare CONFIG [section.key=value ...]`: prepare a config's training split ahead of time.
+
+Does what `bridgeembed-train CONFIG` does on its first start (`text.prepare`): counts and checks the
+files, Moses-tokenises them and encodes them with the run's tokenizers into the cache of prepared
+corpora, using every core. The trainer then finds everything there and reaches its first step in
+seconds. The tokenizers are those the trainer would use: `last.pt` in train.out_dir (a resume), else
+train.init_from, else trained on the corpus.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from bridgeembed.errors import ConfigError
+from bridgeembed.paths import cache_root
+from bridgeembed.text.cache import size_on_disk
+from bridgeembed.text.parallel import corpus_dir
+from bridgeembed.training.config import Config
+from bridgeembed.training.data import prepare_training_data, reused_tokenizers
+
+logger = logging.getLogger(__name__)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("config", help="the training config (YAML), as given to bridgeembed-train")
+    parser.add_argument("overrides", nargs="*", metavar="section.key=value", help="as bridgeembed-train takes them")
+    parser.add_argument("--data", help="data root for a relative data.path (default: $BRIDGEEMBED_DATA)")
+    parser.add_argument("--cache", help="the cache folder (default: train.cache_dir, else $BRIDGEEMBED_CACHE, else "
+                                        "~/.cache/bridgeembed/prepared); train with the same one")
+    parser.add_argument("--workers", type=int, default=0, help="processes (default 0: one per available core)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.workers < 0:
+        raise ConfigError(f"--workers must be 0 (one per core) or a positive number, got {args.workers}")
+    config = Config.from_yaml(args.config, args.overrides)
+    if args.cache:
+        config.train.cache_dir = args.cache
+    folder = corpus_dir(config.data.path, args.data)
+    _, corpus = prepare_training_data(config, folder, reused_tokenizers(config), workers=args.workers)
+    for lang, lengths in corpus.lengths.items():
+        print(f"{config.data.train}.{lang}: {len(lengths):,} lines, {int(lengths.sum()):,} ids, "
+              f"{corpus.empty[lang]:,} empty, {corpus.truncated[lang]:,} cut to tokenizer.max_len")
+    cache = cache_root(config.train.cache_dir or None)
+    print(f"prepared in {cache} ({size_on_disk(cache) / 2**20:,.0f} MiB in all)")
+    return 0
