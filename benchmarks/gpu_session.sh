@@ -80,7 +80,7 @@ score heads "$R/runs/heads/best.pt" & pids+=($!)
 for pid in "${pids[@]}"; do wait "$pid"; done
 
 # 4. which candidate, by val retrieval (test BLEU is reported, never used to choose between them)
-$PY benchmarks/gpu_decision.py "$R" > "$R/decision.md" 2>&1
+$PY benchmarks/gpu_decision.py "$R" > "$R/decision.md" 2>> "$R/session.log"
 log "decision: $(head -1 "$R/decision.md")"
 choice=$(sed -n 's/^candidate: \([a-z]*\).*/\1/p' "$R/decision.md")
 if [ -n "$choice" ]; then
