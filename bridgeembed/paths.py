@@ -2,13 +2,18 @@
 training corpora (tokenised, as id arrays): `train.cache_dir` or `--cache DIR` beats `$BRIDGEEMBED_CACHE`
 beats `~/.cache/bridgeembed/prepared`.
 
+`atomic_file` is how every file the library writes lands: whole, or not at all.
+
 Every data set keeps the layout of `bridgeembed-data` downloads (and of the project's shared
 folder): `multi30k/`, `senteval/downstream/`, `senteval/probing/`, `xnli/xtreme/`, `reviews/...`.
 """
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 ENV_VAR = "BRIDGEEMBED_DATA"
 DEFAULT_ROOT = Path("~/.cache/bridgeembed/data")
@@ -56,3 +61,20 @@ def cache_root(explicit: str | Path | None = None) -> Path:
     if os.environ.get(CACHE_ENV_VAR):
         return Path(os.environ[CACHE_ENV_VAR]).expanduser()
     return DEFAULT_CACHE.expanduser()
+
+
+@contextmanager
+def atomic_file(path: str | Path, mode: str = "wb", **open_args: object) -> Iterator[IO]:
+    """Write `path` through a temporary file in the same folder, renamed over it only once it is whole
+    (flushed and fsynced): a crash, a kill or a full disk leaves the old file, never a cut one. The
+    temporary's name, `.NAME.PID.tmp`, is the one the trainer's stale-temporary sweep knows."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, mode, **open_args) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import logging
-import os
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ from bridgeembed.cli.checks import output_file, positive_int, set_threads
 from bridgeembed.cli.registry import run_main
 from bridgeembed.errors import BridgeembedError, UnknownLanguageError
 from bridgeembed.evaluation.heads import HeadSpec
+from bridgeembed.paths import atomic_file
 
 logger = logging.getLogger("bridgeembed.mine")
 
@@ -219,14 +219,9 @@ def write_pairs(out: Path, pairs: object, src: object, tgt: object) -> None:
     """score<TAB>source<TAB>target per line, best first (tabs inside a sentence become spaces); atomically."""
     src_text = sentences(src, pairs.src)
     tgt_text = sentences(tgt, pairs.tgt)
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
-            for score, s, t in pairs:
-                handle.write(f"{score:.6f}\t{src_text[s]}\t{tgt_text[t]}\n")
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_file(out, "w", encoding="utf-8", newline="\n") as handle:
+        for score, s, t in pairs:
+            handle.write(f"{score:.6f}\t{src_text[s]}\t{tgt_text[t]}\n")
 
 
 def sentences(shards: object, rows: np.ndarray) -> dict:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bridgeembed.errors import BridgeembedError, DataError
+from bridgeembed.paths import atomic_file
 from bridgeembed.text.streaming import iter_lines
 from bridgeembed.training.checkpoint import remove_stale_temporaries
 
@@ -196,24 +196,13 @@ def _shard_lines(path: str | Path, size: int, wanted: set) -> Iterator[tuple[int
 
 
 def save_npy_atomic(path: Path, array: np.ndarray) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # the name remove_stale_temporaries knows
-    try:
-        with open(tmp, "wb") as handle:
-            np.save(handle, array)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_file(path) as handle:
+        np.save(handle, array)
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_file(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 # --- reading -----------------------------------------------------------------------------------------------

@@ -4,12 +4,12 @@ what, and the `REBUILT` marker by which the SentEval harness labels these tasks 
 from __future__ import annotations
 
 import logging
-import os
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bridgeembed.paths import atomic_file
 from bridgeembed.probing.sampling import SPLITS
 
 if TYPE_CHECKING:  # for annotations only
@@ -23,9 +23,8 @@ MARKER = "REBUILT"
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    with atomic_file(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 def format_examples(examples: Sequence[Example]) -> str:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from bridgeembed.errors import BridgeembedError, CheckpointError
+from bridgeembed.paths import atomic_file
 from bridgeembed.text.tokenization import LanguageTokenizer
 from bridgeembed.training.config import Config
 
@@ -33,16 +34,8 @@ def save_atomic(obj: Any, path: str | Path) -> None:
     """torch.save to `path` without ever leaving a half-written file there."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as handle:
-            torch.save(obj, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    with atomic_file(path) as handle:
+        torch.save(obj, handle)
 
 
 def remove_stale_temporaries(folder: str | Path) -> list:
