@@ -77,7 +77,7 @@ def synthetic_corpus(rng, sentences: int, vocab: int, device) -> PackedSplit:
     """One "language" of Multi30k-like lengths, packed on the device (the fast variant's data)."""
     lengths = np.clip(rng.normal(16, 5, size=sentences).round().astype(int), 4, 50)
     ids = [np.append(rng.integers(4, vocab, size=n - 1), EOS).astype(np.int32) for n in lengths]
-    return PackedSplit(EncodedSplit({"x": ids}), device)
+    return PackedSplit.from_encoded(EncodedSplit({"x": ids}), device)
 
 
 def measure(cfg: ModelConfig, vocab: int, batch: int, device, steps: int, variant: str = "fast",

@@ -21,7 +21,7 @@ def random_split(seed=0, n=40):
 
 def test_batches_equal_make_batch():
     split = random_split()
-    packed = PackedSplit(split)
+    packed = PackedSplit.from_encoded(split)
     rows = np.array([5, 0, 17, 9, 33, 2])
     got = packed.batch(rows, "x", "y")
     want = make_batch([split.ids["x"][i] for i in rows], [split.ids["y"][i] for i in rows], "x", "y")
@@ -34,7 +34,7 @@ def test_batches_equal_make_batch():
 
 def test_padded_rows_and_lengths_of_empty_lines():
     split = random_split(1)
-    packed = PackedSplit(split)
+    packed = PackedSplit.from_encoded(split)
     assert packed.lengths("y")[3] == 0 and packed.lengths("x")[3] == len(split.ids["x"][3])
     rows = np.array([1, 4])
     padded = packed.padded("y", rows)

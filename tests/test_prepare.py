@@ -102,7 +102,7 @@ def test_training_takes_the_same_steps_as_on_the_in_memory_path(toy_corpus, tmp_
     t = old.cfg.tokenizer
     tokenizers, encoded = in_memory(files, TokenizerSettings(t.vocab_size, t.lowercase, t.moses, t.max_len, 3))
     assert all(tokenizers[lang].spm_model == new.tokenizers[lang].spm_model for lang in files)
-    old.packed = PackedSplit(encoded)
+    old.packed = PackedSplit.from_encoded(encoded)
     old.batches = [DirectionBatches(encoded.pairs(d.src, d.tgt),
                                     np.array([0 if s is None else len(s) for s in encoded.ids[d.src]]),
                                     old.cfg.train.batch_size, old.cfg.train.seed, i)
@@ -141,7 +141,7 @@ def test_the_compiled_normalizer_is_sacremoses_on_multi30k(real_data):
 
 def test_on_the_cpu_the_training_tensors_share_the_mapped_memory(corpus, reference, tmp_path):
     _, got = prepare(corpus, SETTINGS, tmp_path, workers=1, progress=False)
-    packed, want = PackedSplit.from_arrays(got), PackedSplit(reference[1])
+    packed, want = PackedSplit(got), PackedSplit.from_encoded(reference[1])
     assert packed.languages["en"].ids.data_ptr() == got.flat["en"].ctypes.data  # no copy
     rows = np.array([3, 0, 17, 13, 40])
     a, b = packed.batch(rows, "en", "fr"), want.batch(rows, "en", "fr")

@@ -8,7 +8,7 @@ needs (tokens, the widest sentence) comes from the host lengths, so building a b
 for the GPU.
 
 The same arrays on the host are a `PackedCorpus`: what `text.prepare` memory-maps from its cache
-(`PackedSplit.from_arrays` puts them on the device), and what the trainer reads pairs and lengths from.
+(`PackedSplit` puts them on the device), and what the trainer reads pairs and lengths from.
 
 `PackedSplit.batch(...)` gives exactly the tensors `make_batch` gives for the same rows.
 """
@@ -103,21 +103,17 @@ class PackedCorpus:
 
 
 class PackedSplit:
-    """{lang: PackedLanguage} of one encoded split, on `device`."""
+    """{lang: PackedLanguage} of a PackedCorpus on `device`. On the CPU the ids tensor shares the corpus's
+    memory (memory-mapped arrays too: a writable, copy-on-write map, nothing written back); on a GPU the ids
+    are copied over once."""
 
-    def __init__(self, encoded: EncodedSplit, device: str | torch.device = "cpu") -> None:
-        packed = PackedCorpus.from_encoded(encoded)
+    def __init__(self, corpus: PackedCorpus, device: str | torch.device = "cpu") -> None:
         self.device = torch.device(device)
-        self.languages = {lang: self._pack(packed.flat[lang], packed.lengths[lang]) for lang in packed.flat}
+        self.languages = {lang: self._pack(corpus.flat[lang], corpus.lengths[lang]) for lang in corpus.flat}
 
     @classmethod
-    def from_arrays(cls, corpus: PackedCorpus, device: str | torch.device = "cpu") -> PackedSplit:
-        """From flat arrays (memory-mapped ones too): on the CPU the ids tensor shares the array's memory (a
-        writable, copy-on-write map: no copy, nothing written back); on a GPU they are copied over once."""
-        split = cls.__new__(cls)
-        split.device = torch.device(device)
-        split.languages = {lang: split._pack(corpus.flat[lang], corpus.lengths[lang]) for lang in corpus.flat}
-        return split
+    def from_encoded(cls, encoded: EncodedSplit, device: str | torch.device = "cpu") -> PackedSplit:
+        return cls(PackedCorpus.from_encoded(encoded), device)
 
     def _pack(self, flat: np.ndarray, lengths: np.ndarray) -> PackedLanguage:
         lengths = np.asarray(lengths, dtype=np.int64)
@@ -152,7 +148,7 @@ class PackedSplit:
         tgt_in = tgt_in.masked_fill(tgt_in == EOS, PAD)
         tgt_lengths = self.lengths(tgt)[rows]
         width = tgt_out.size(1)
-        keep = np.concatenate([row * width + np.arange(n) for row, n in enumerate(tgt_lengths)])
+        keep = np.flatnonzero(np.arange(width)[None, :] < tgt_lengths[:, None])  # (N,) row-major, as a bool mask
         lengths = torch.from_numpy(self.lengths(src)[rows].copy())
         return TrainingBatch(Batch(source, lengths, tgt_in, tgt_out, src, tgt),
                              torch.from_numpy(keep).to(self.device), int(tgt_lengths.sum()))

@@ -143,7 +143,7 @@ class Trainer:
         # the training split from the cache of prepared corpora (tokenised once, memory-mapped; text/prepare.py)
         self.tokenizers, self.train_data = prepare_training_data(config, folder, known, self.world, show_progress)
         self.valid_data = encode_split(self.raw_valid, self.tokenizers, config.tokenizer.max_len)
-        self.packed = PackedSplit.from_arrays(self.train_data, self.device)  # the training ids on the device
+        self.packed = PackedSplit(self.train_data, self.device)  # the training ids on the device
         self.directions = training_directions(config.data)
         self.eval_directions = evaluation_directions(config.data)
         self.scheduler = RotatingScheduler(self.directions, t.seed)
@@ -280,11 +280,13 @@ class Trainer:
         return [self.partner_language(step, d)]
 
     def partner(self, step: int, lang: str | None = None) -> Partner:
-        """This rank's rows of the step's batch in a partner language (rows without text there are left out),
-        on the training device (lengths on the host). `lang` None: partner_language(step)."""
+        """This rank's rows of the step's batch in a partner language (`lang` None: partner_language(step))."""
         d, rows = self._rows(step)
-        rows = rows[shard_slice(len(rows), self.world.rank, self.world.size)]
-        lang = lang or self.partner_language(step, d)
+        return self._partner(rows[shard_slice(len(rows), self.world.rank, self.world.size)],
+                             lang or self.partner_language(step, d))
+
+    def _partner(self, rows: np.ndarray, lang: str) -> Partner:
+        """`rows` in `lang`, rows without text there left out; on the training device (lengths on the host)."""
         found = np.flatnonzero(self.packed.lengths(lang)[rows] > 0)
         if not len(found):
             empty = torch.zeros(0, dtype=torch.long)
@@ -298,12 +300,12 @@ class Trainer:
         t = self.cfg.train
         d, rows = self._rows(step)
         tokens, sentences = int(self.packed.lengths(d.tgt)[rows].sum()), len(rows)  # global counts, from the host
-        local = self.packed.batch(rows[shard_slice(len(rows), self.world.rank, self.world.size)], d.src, d.tgt)
+        mine = rows[shard_slice(len(rows), self.world.rank, self.world.size)]
+        local = self.packed.batch(mine, d.src, d.tgt)
         b = local.batch
-        aligning = t.align_weight > 0 or t.align_per_head > 0
         partner = None
-        if aligning:
-            partners = [self.partner(step, lang) for lang in self.partner_languages(step, d)]
+        if t.align_weight > 0 or t.align_per_head > 0:
+            partners = [self._partner(mine, lang) for lang in self.partner_languages(step, d)]
             partner = partners if t.align_multiway else partners[0]
         self.model.train()
         autocast = (torch.autocast(self.device.type, dtype=self.autocast_dtype) if self.autocast_dtype
