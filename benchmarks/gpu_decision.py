@@ -13,14 +13,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from space_summary import pairs  # benchmarks/ is this script's folder, first on sys.path
 
 CANDIDATES = ("align", "heads")
-
-
-def pairs(path: Path) -> list:
-    """The 12 ordered-pair accuracies (%, cosine, raw vectors) of a neutrality.json."""
-    accuracy = json.loads(path.read_text())["raw"]["pair_accuracy"]
-    return [100 * v for row in accuracy.values() for v in row.values() if v is not None]
 
 
 def mixed(path: Path) -> float:

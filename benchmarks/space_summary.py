@@ -16,6 +16,7 @@ import numpy as np
 
 
 def pairs(path: Path) -> list:
+    """The ordered-pair accuracies (%, raw vectors) of a neutrality*.json."""
     accuracy = json.loads(path.read_text())["raw"]["pair_accuracy"]
     return [100 * v for row in accuracy.values() for v in row.values() if v is not None]
 
