@@ -33,12 +33,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from bridgeembed.config import Config, ModelConfig
 from bridgeembed.model import BridgeModel
 from bridgeembed.model.nmt import translation_loss
 from bridgeembed.text.packed import PackedSplit
 from bridgeembed.text.parallel import EncodedSplit
 from bridgeembed.text.tokenization import BOS, EOS, PAD
-from bridgeembed.training.config import Config, ModelConfig
 from bridgeembed.training.trainer import make_optimizer, pick_precision
 
 REPO = Path(__file__).resolve().parents[1]

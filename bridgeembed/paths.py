@@ -8,6 +8,7 @@ Every data set keeps the layout of `bridgeembed-data` downloads (and of the proj
 folder): `multi30k/`, `senteval/downstream/`, `senteval/probing/`, `xnli/xtreme/`, `reviews/...`.
 """
 
+import logging
 import os
 import re
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ ENV_VAR = "BRIDGEEMBED_DATA"
 DEFAULT_ROOT = Path("~/.cache/bridgeembed/data")
 CACHE_ENV_VAR = "BRIDGEEMBED_CACHE"
 DEFAULT_CACHE = Path("~/.cache/bridgeembed/prepared")
+logger = logging.getLogger(__name__)
 
 
 def model_folder(model: str) -> str:
@@ -78,3 +80,30 @@ def atomic_file(path: str | Path, mode: str = "wb", **open_args: object) -> Iter
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def remove_stale_temporaries(folder: str | Path) -> list:
+    """Delete the `.NAME.PID.tmp` files of `atomic_file` writes whose process was killed (not a live one's)."""
+    removed = []
+    for tmp in Path(folder).glob(".*.*.tmp"):
+        pid = tmp.name[:-len(".tmp")].rsplit(".", 1)[-1]
+        if pid.isdigit() and not process_alive(int(pid)):
+            tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    if removed:
+        logger.info("removed %d stale temporary file(s) of interrupted saves: %s", len(removed),
+                    ", ".join(p.name for p in removed))
+    return removed
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process of this host with that id still runs (the owner of a temporary file or folder)."""
+    if pid == os.getpid():
+        return True  # this process may be saving right now (another thread)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, belongs to someone else
+    return True

@@ -5,14 +5,12 @@ and are skipped (not failed) where neither exists, or where the data set a test 
 import atexit
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).parent))  # tests/toy.py
+from tests.helpers import REPO
 
 # Corpora the tests prepare for training go to a cache of this session, not the user's: set at import, so that
 # the training processes the tests start inherit it.
@@ -66,8 +64,8 @@ def _few_threads():
 
 @pytest.fixture(scope="session")
 def toy_corpus(tmp_path_factory) -> Path:
-    """300 training sentences; dev and test are the first 100 of them (tests/toy.py)."""
-    from toy import write_toy_corpus
+    """300 training sentences; dev and test are the first 100 of them (tests/helpers/toy.py)."""
+    from tests.helpers.toy import write_toy_corpus
 
     return write_toy_corpus(tmp_path_factory.mktemp("toy") / "corpus", n_train=300, memorise=True)
 
@@ -76,16 +74,8 @@ def toy_corpus(tmp_path_factory) -> Path:
 def toy_run(toy_corpus, tmp_path_factory):
     """A tiny model trained once for the whole session on the toy corpus: (run folder, final state)."""
     from bridgeembed.training.trainer import Trainer
-    from toy import toy_config
+    from tests.helpers.toy import toy_config
 
     out = tmp_path_factory.mktemp("toy_run") / "run"
     state = Trainer(toy_config(toy_corpus, out), show_progress=False).train()
     return out, state
-
-
-def one_line_error(capsys) -> str:
-    """The one `error: ...` line a command printed (and no traceback)."""
-    captured = capsys.readouterr()
-    lines = captured.err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in captured.err, captured.err
-    return lines[0]

@@ -46,7 +46,7 @@ def programs() -> dict:
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory) -> Path:
     """The files the table's inputs name."""
-    from bridgeembed.training.checkpoint import load_checkpoint
+    from bridgeembed.checkpoint import load_checkpoint
 
     folder = tmp_path_factory.mktemp("bad_input")
     (folder / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))

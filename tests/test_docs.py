@@ -187,7 +187,7 @@ def test_every_documented_training_config_and_override_is_valid():
     """`bridgeembed-train CONFIG key=value ...` in the docs: the config loads with those overrides (types,
     ranges and cross-field rules), so an example cannot name a key that does not exist."""
     from bridgeembed.cli import train
-    from bridgeembed.training.config import Config
+    from bridgeembed.config import Config
 
     checked = 0
     for where, program, argv in command_lines():

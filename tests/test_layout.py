@@ -4,9 +4,9 @@ above it (imports under TYPE_CHECKING aside), so no import circle can form betwe
 import ast
 from pathlib import Path
 
-from conftest import REPO
+from tests.helpers import REPO
 
-ORDER = ["errors", "paths", "devices", "text", "model", "translation", "training", "encoders", "evaluation",
+ORDER = ["errors", "paths", "devices", "config", "text", "model", "checkpoint", "translation", "training", "encoders", "evaluation",
          "probing", "senteval", "crosslingual", "mining", "datasets", "cli"]
 
 

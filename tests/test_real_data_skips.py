@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-REAL_DATA_TESTS = ["tests/test_crosslingual_real.py", "tests/test_senteval_runner.py::test_real_data_mr_and_sts12",
-                   "tests/test_pretrained.py::test_translations_are_closer_than_random_captions"]
+REAL_DATA_TESTS = ["tests/crosslingual/test_crosslingual_real.py", "tests/senteval/test_senteval_runner.py::test_real_data_mr_and_sts12",
+                   "tests/encoders/test_pretrained.py::test_translations_are_closer_than_random_captions"]
 
 
 def test_an_empty_data_folder_skips_the_real_data_tests(tmp_path):

@@ -15,7 +15,7 @@ from bridgeembed.cli.registry import guarded, setup_logging
 
 
 def run(args: argparse.Namespace) -> int:
-    from bridgeembed.training.checkpoint import build_from_payload, load_checkpoint, make_payload, save_atomic
+    from bridgeembed.checkpoint import build_from_payload, load_checkpoint, make_payload, save_atomic
 
     payload = load_checkpoint(args.checkpoint)
     model, tokenizers, config = build_from_payload(payload, args.checkpoint, with_decoders=not args.no_decoders)

@@ -27,7 +27,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bridgeembed.training.config import Config
+    from bridgeembed.config import Config
     from bridgeembed.training.trainer import Trainer
 
     config = Config.from_yaml(args.config, args.overrides)

@@ -38,11 +38,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bridgeembed.checkpoint import load_model
     from bridgeembed.devices import resolve_device
     from bridgeembed.encoders.pretrained import resolve
     from bridgeembed.errors import ConfigError
     from bridgeembed.text.parallel import corpus_dir
-    from bridgeembed.training.checkpoint import load_model
     from bridgeembed.translation.directions import Direction
     from bridgeembed.translation.scoring import evaluate, markdown_table
     from bridgeembed.translation.translator import Translator

@@ -12,11 +12,11 @@ from __future__ import annotations
 import argparse
 import logging
 
+from bridgeembed.config import Config
 from bridgeembed.errors import ConfigError
 from bridgeembed.paths import cache_root
 from bridgeembed.text.cache import size_on_disk
 from bridgeembed.text.parallel import corpus_dir
-from bridgeembed.training.config import Config
 from bridgeembed.training.data import prepare_training_data, reused_tokenizers
 
 logger = logging.getLogger(__name__)

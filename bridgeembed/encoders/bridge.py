@@ -23,15 +23,15 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from bridgeembed.checkpoint import load_model, make_payload, save_atomic
 from bridgeembed.devices import resolve_device
 from bridgeembed.encoders.pretrained import DEFAULT_MODEL, list_pretrained, resolve
 from bridgeembed.errors import UnknownLanguageError
 from bridgeembed.text.parallel import check_sentences, pad, with_eos
-from bridgeembed.training.checkpoint import load_model, make_payload, save_atomic
 
 if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.config import Config
     from bridgeembed.evaluation.heads import HeadsLike
-    from bridgeembed.training.config import Config
 
 logger = logging.getLogger(__name__)
 

@@ -23,9 +23,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bridgeembed.errors import BridgeembedError, DataError
-from bridgeembed.paths import atomic_file
+from bridgeembed.paths import atomic_file, remove_stale_temporaries
 from bridgeembed.text.streaming import iter_lines
-from bridgeembed.training.checkpoint import remove_stale_temporaries
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.encoders.protocol import SentenceEncoder

@@ -13,10 +13,11 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from bridgeembed.errors import ConfigError
 from bridgeembed.text.tokenization import PAD
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.training.config import ModelConfig
+    from bridgeembed.config import ModelConfig
 
 
 class BiLSTMEncoder(nn.Module):
@@ -77,8 +78,18 @@ def _sinusoids(length: int, dim: int) -> torch.Tensor:
 ENCODERS = {"bilstm": BiLSTMEncoder, "transformer": TransformerEncoder}
 
 
+def check_encoder_config(cfg: ModelConfig, source: str = "config") -> None:
+    """The encoder's own checks of a ModelConfig (the config layer knows nothing of encoder types)."""
+    if cfg.encoder not in ENCODERS:
+        raise ConfigError(f"{source}: model.encoder {cfg.encoder!r} unknown; expected one of {', '.join(ENCODERS)}")
+    if cfg.encoder == "bilstm" and cfg.enc_hidden % 2:
+        raise ConfigError(f"{source}: model.enc_hidden must be even for a BiLSTM (half per direction), "
+                          f"got {cfg.enc_hidden}")
+
+
 def build_encoder(cfg: ModelConfig, vocab_size: int) -> nn.Module:
     """Map a ModelConfig to an encoder module."""
+    check_encoder_config(cfg)
     if cfg.encoder == "transformer":
         return TransformerEncoder(vocab_size, cfg.emb_dim, cfg.enc_hidden, cfg.enc_layers, cfg.dropout,
                                   cfg.transformer_heads, cfg.transformer_ff)

@@ -21,7 +21,7 @@ from bridgeembed.model.encoder import build_encoder
 from bridgeembed.text.tokenization import PAD
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.training.config import ModelConfig
+    from bridgeembed.config import ModelConfig
 
 
 class ModelOutput(NamedTuple):

@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from bridgeembed.paths import process_alive
+
 logger = logging.getLogger(__name__)
 
 FORMAT = 1  # the layout of entries; another number makes every older entry unreadable, hence rebuilt
@@ -142,21 +144,9 @@ def remove_stale_builds(folder: Path) -> None:
     """Remove the temporary folders that killed processes of this host left in `folder`."""
     for tmp in folder.glob(".*.tmp"):
         parts = tmp.name[:-len(".tmp")].rsplit(".", 2)
-        if len(parts) == 3 and parts[1] == _HOST and parts[2].isdigit() and not _alive(int(parts[2])):
+        if len(parts) == 3 and parts[1] == _HOST and parts[2].isdigit() and not process_alive(int(parts[2])):
             logger.info("removing %s, left by an interrupted preparation", tmp)
             shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def size_on_disk(folder: Path) -> int:

@@ -26,7 +26,7 @@ PAD, UNK, BOS, EOS = 0, 1, 2, 3  # fixed ids in every sentencepiece model we tra
 class _PunctNormalizer(MosesPunctNormalizer):
     """sacremoses' punctuation normalizer with its patterns compiled once. Its `normalize` passes each of about
     45 pattern strings to `re.sub`, which looks it up in re's cache on every call: a quarter of all Moses time.
-    The same substitutions in the same order give the same text (tests/test_prepare.py compares the two)."""
+    The same substitutions in the same order give the same text (tests/text/test_prepare.py compares the two)."""
 
     def __init__(self, lang: str) -> None:
         super().__init__(lang=lang)

@@ -10,16 +10,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bridgeembed.checkpoint import build_from_payload, load_checkpoint
 from bridgeembed.errors import BridgeembedError, DataError
 from bridgeembed.paths import cache_root
 from bridgeembed.text.parallel import corpus_file
 from bridgeembed.text.prepare import TokenizerSettings, prepare
 from bridgeembed.training import distributed
-from bridgeembed.training.checkpoint import build_from_payload, load_checkpoint
 
 if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.config import Config
     from bridgeembed.text.packed import PackedCorpus
-    from bridgeembed.training.config import Config
     from bridgeembed.training.distributed import World
 
 

@@ -21,21 +21,17 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from bridgeembed.checkpoint import build_from_payload, load_checkpoint, make_payload, save_atomic
+from bridgeembed.config import ALIGNMENT_KEYS, scaled_lr
 from bridgeembed.devices import resolve_device
 from bridgeembed.errors import ConfigError
 from bridgeembed.model import BridgeModel
+from bridgeembed.model.encoder import check_encoder_config
 from bridgeembed.model.nmt import Partner, alignment_loss, translation_loss
+from bridgeembed.paths import remove_stale_temporaries
 from bridgeembed.text.packed import PackedSplit
 from bridgeembed.text.parallel import DirectionBatches, corpus_dir, encode_split, make_batch, read_split, shard_slice
 from bridgeembed.training import distributed
-from bridgeembed.training.checkpoint import (
-    build_from_payload,
-    load_checkpoint,
-    make_payload,
-    remove_stale_temporaries,
-    save_atomic,
-)
-from bridgeembed.training.config import ALIGNMENT_KEYS, scaled_lr
 from bridgeembed.training.data import prepare_training_data
 from bridgeembed.training.log import TrainingLog
 from bridgeembed.training.schedule import RotatingScheduler
@@ -43,8 +39,8 @@ from bridgeembed.training.validation import check_validation_data, validate
 from bridgeembed.translation.directions import evaluation_directions, training_directions
 
 if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.config import Config
     from bridgeembed.text.parallel import Batch
-    from bridgeembed.training.config import Config
     from bridgeembed.training.distributed import World
     from bridgeembed.translation.directions import Direction
 
@@ -123,6 +119,7 @@ class Trainer:
     def __init__(self, config: Config, data: str | Path | None = None, world: World | None = None,
                  show_progress: bool | None = None) -> None:
         self.cfg, t = config, config.train
+        check_encoder_config(config.model)  # before any data is read
         self.world = world or distributed.from_environment()
         self.device = pick_device(t.device, self.world.local_rank)
         self.autocast_dtype = pick_precision(t.precision, self.device)

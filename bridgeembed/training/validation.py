@@ -25,10 +25,10 @@ from bridgeembed.translation.bleu import corpus_bleu
 from bridgeembed.translation.translator import Translator
 
 if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.config import TrainConfig
     from bridgeembed.model import BridgeModel
     from bridgeembed.text.parallel import EncodedSplit
     from bridgeembed.text.tokenization import LanguageTokenizer
-    from bridgeembed.training.config import TrainConfig
     from bridgeembed.translation.directions import Direction
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from bridgeembed.errors import ConfigError
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.training.config import DataConfig
+    from bridgeembed.config import DataConfig
 
 
 class Direction(NamedTuple):

@@ -17,9 +17,9 @@ from bridgeembed.translation.directions import Direction, evaluation_directions,
 from bridgeembed.translation.translator import Translator
 
 if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.config import Config
     from bridgeembed.model import BridgeModel
     from bridgeembed.text.tokenization import LanguageTokenizer
-    from bridgeembed.training.config import Config
 
 logger = logging.getLogger(__name__)
 

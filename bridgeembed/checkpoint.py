@@ -1,0 +1,135 @@
+"""Checkpoint files: one format for trainer checkpoints and encoder exports.
+
+A checkpoint is a `torch.save` dict of tensors, numbers, strings and bytes only, read back with
+`torch.load(weights_only=True)`, so loading one never executes code. It carries everything needed
+to rebuild the model: the full training config, each language's tokenizer (sentencepiece bytes)
+and the weights. Files are written atomically (temporary file, fsync, rename): an interrupted
+save leaves the previous checkpoint intact.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from bridgeembed.config import Config
+from bridgeembed.errors import BridgeembedError, CheckpointError
+from bridgeembed.paths import atomic_file
+from bridgeembed.text.tokenization import LanguageTokenizer
+
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.model import BridgeModel
+
+FORMAT = "bridgeembed"
+VERSION = 1
+KINDS = ("trainer", "encoder")
+logger = logging.getLogger(__name__)
+
+
+def save_atomic(obj: Any, path: str | Path) -> None:
+    """torch.save to `path` without ever leaving a half-written file there."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_file(path) as handle:
+        torch.save(obj, handle)
+
+
+def make_payload(model: Any, tokenizers: dict, config: Config, kind: str = "trainer", half: bool = False) -> dict:
+    state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+    if half:
+        halves = {}  # tied weights (decoder embeddings = output layer) stay one tensor
+        state = {k: halves.setdefault(v.data_ptr(), v.half()) if v.is_floating_point() else v
+                 for k, v in state.items()}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "kind": kind,
+        "config": config.to_dict(),
+        "tokenizers": {lang: tok.state() for lang, tok in tokenizers.items()},
+        "decoder_languages": list(model.decoders),
+        "model": state,
+    }
+
+
+def load_checkpoint(path: str | Path) -> dict:
+    """Read and check a checkpoint; every failure is a CheckpointError naming the file."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"no checkpoint at {path}")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # torch raises many types for bad bytes (UnpicklingError, RuntimeError, IndexError...)
+        raise CheckpointError(f"{path} is not a readable checkpoint (corrupt, truncated, or not a "
+                              f"bridgeembed file): {_load_failure(err)}") from None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise CheckpointError(f"{path} is not a bridgeembed checkpoint (no format marker)")
+    if payload.get("version") != VERSION:
+        raise CheckpointError(f"{path} has checkpoint format version {payload.get('version')!r}; "
+                              f"this bridgeembed reads version {VERSION}")
+    missing = [key for key in ("kind", "config", "tokenizers", "model", "decoder_languages") if key not in payload]
+    if missing or payload["kind"] not in KINDS:
+        raise CheckpointError(f"{path} is incomplete: missing {', '.join(missing) or 'a valid kind'}")
+    _check_finite(payload["model"], path)
+    return payload
+
+
+def _load_failure(err: Exception) -> str:
+    """torch's reason, without its advice to retry with weights_only=False: that would run the file's code."""
+    text = str(err).strip()
+    if "WeightsUnpickler error:" in text:  # bytes that are no tensor pickle, or objects we never unpickle
+        detail = text.split("WeightsUnpickler error:", 1)[1].strip().splitlines()[0]
+        detail = detail.split(" was not an allowed global")[0].split(". Please use")[0].strip()
+        return f"{detail} (only tensors and plain data are read; loading never runs code from a file)"
+    first = text.splitlines()[0] if text else type(err).__name__
+    return type(err).__name__ if "weights_only" in first else first
+
+
+def _check_finite(state: dict[str, torch.Tensor], path: str | Path) -> None:
+    """NaN or Inf weights (a diverged run) would give NaN vectors and empty translations much later."""
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{path} is incomplete: its weights are not a mapping of tensors")
+    bad = [name for name, value in state.items()
+           if isinstance(value, torch.Tensor) and value.is_floating_point() and not torch.isfinite(value).all()]
+    if bad:
+        shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
+        raise CheckpointError(f"{path} has NaN or Inf weights in {shown}: the run that wrote it diverged; "
+                              f"use an earlier checkpoint (e.g. best.pt) or retrain with a lower train.lr")
+
+
+def _mismatch(err: RuntimeError, limit: int = 3) -> str:
+    """torch's state-dict error lists one problem per line after a header: keep the problems."""
+    problems = [line.strip() for line in str(err).splitlines()[1:] if line.strip()] or [str(err).strip()]
+    shown = [p if len(p) <= 300 else p[:297] + "..." for p in problems[:limit]]
+    return "; ".join(shown) + (f" (and {len(problems) - limit} more)" if len(problems) > limit else "")
+
+
+def build_from_payload(payload: dict, source: str = "checkpoint", with_decoders: bool = True) -> tuple[BridgeModel,
+                       dict[str, LanguageTokenizer], Config]:
+    """-> (BridgeModel in eval mode, {lang: LanguageTokenizer}, Config)."""
+    from bridgeembed.model import BridgeModel
+
+    try:
+        config = Config.from_dict(payload["config"], source=f"{source} config")
+        tokenizers = {lang: LanguageTokenizer.from_state(s) for lang, s in payload["tokenizers"].items()}
+    except BridgeembedError as err:
+        raise CheckpointError(f"{source} is incompatible: {err}") from None
+    except (KeyError, TypeError, RuntimeError, OSError) as err:
+        raise CheckpointError(f"{source} has a broken tokenizer entry: {err}") from None
+    decoders = payload["decoder_languages"] if with_decoders else []
+    model = BridgeModel(config.model, {lang: t.vocab_size for lang, t in tokenizers.items()}, decoders)
+    state = payload["model"] if with_decoders else {k: v for k, v in payload["model"].items()
+                                                    if not k.startswith("decoders.")}
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as err:
+        raise CheckpointError(f"{source} does not fit the model its config describes: {_mismatch(err)}") from None
+    return model.eval(), tokenizers, config
+
+
+def load_model(path: str | Path, with_decoders: bool = True) -> tuple[BridgeModel, dict[str, LanguageTokenizer],
+               Config]:
+    """Path -> (model, tokenizers, config)."""
+    return build_from_payload(load_checkpoint(path), str(path), with_decoders)

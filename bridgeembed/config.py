@@ -1,0 +1,301 @@
+"""Configuration of a training run: dataclasses, one comment per field.
+
+YAML is read only at the edges (`bridgeembed-train CONFIG.yaml key=value ...`); unknown keys are
+errors, so a typo never silently falls back to a default. A checkpoint stores `Config.to_dict()`,
+and `Config.from_dict` rebuilds exactly the same configuration.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from bridgeembed.errors import ConfigError
+
+
+@dataclass
+class ModelConfig:
+    """The network (Vázquez et al. 2020, Section 2.2). Defaults are the paper's sizes."""
+
+    encoder: str = "bilstm"  # "bilstm" (the paper) or "transformer"
+    emb_dim: int = 512  # word embeddings of encoders and decoders (paper: 512)
+    enc_hidden: int = 512  # d_h, encoder output size; a BiLSTM splits it over both directions (paper: 2 x 256)
+    enc_layers: int = 2  # encoder layers (paper: 2)
+    dec_hidden: int = 512  # decoder LSTM size (paper: 512)
+    dec_layers: int = 2  # decoder layers (paper: 2)
+    heads: int = 10  # k, attention-bridge heads (paper: 10)
+    bridge_dim: int = 1024  # d_w, hidden size of the bridge's W1 (paper: 1024)
+    dropout: float = 0.3  # on embeddings, between layers and before the output layer
+    # feed the last attentional state back in (OpenNMT style); off runs the decoder LSTM over the whole sentence at
+    # once, about 2x faster on CPU
+    input_feed: bool = False
+    # decoder output layer shares the decoder input embeddings (needs dec_hidden == emb_dim)
+    tie_embeddings: bool = True
+    transformer_heads: int = 8  # self-attention heads, transformer encoder only
+    transformer_ff: int = 2048  # feed-forward size, transformer encoder only
+
+
+@dataclass
+class TokenizerConfig:
+    """Moses normalisation and tokenisation, then one sentencepiece BPE model per language."""
+
+    lowercase: bool = True  # the paper lowercases Multi30k
+    moses: bool = True  # Moses punctuation normalisation + tokenisation before BPE (sacremoses)
+    vocab_size: int = 10000  # BPE vocabulary per language (paper: 10k merges)
+    max_len: int = 50  # subword tokens per sentence, end-of-sentence included; longer ones are truncated and counted
+
+
+@dataclass
+class DataConfig:
+    """Line-aligned corpora `{split}.{lang}` or `{split}.{lang}.gz` in one folder (the Multi30k layout)."""
+
+    # the corpus folder; a relative path is looked up under the data root, then the working directory
+    path: str = "multi30k"
+    languages: list = field(default_factory=lambda: ["en", "de", "fr", "cs"])
+    train: str = "train"  # split names: file prefixes
+    valid: str = "val"
+    test: str = "test_2016_flickr"
+    # many-to-many | many-to-one | one-to-many | bilingual | a list like [en-de, de-en]
+    directions: object = "many-to-many"
+    pivot: str = "en"  # the "one" of many-to-one and one-to-many, the source of bilingual
+    monolingual: bool = True  # add A->A copies for every language (they make zero-shot translation work)
+    # directions left out of training, e.g. [de-fr, fr-de]; still evaluated
+    zero_shot: list = field(default_factory=list)
+
+
+@dataclass
+class TrainConfig:
+    """Optimisation, validation and bookkeeping."""
+
+    out_dir: str = "runs/bridge"  # checkpoints (last.pt, best.pt), log.jsonl and the config land here
+    # the prepared training corpora (Moses text, tokenizers, id arrays), shared by runs and ranks;
+    # "": $BRIDGEEMBED_CACHE, else ~/.cache/bridgeembed/prepared
+    cache_dir: str = ""
+    seed: int = 1
+    optimizer: str = "adam"  # adam (paper, Europarl: lr 4e-4, batch 256) or sgd (paper, Multi30k: lr 1.0, batch 64)
+    lr: float = 4e-4
+    batch_size: int = 64  # sentence pairs per step, summed over all processes; one direction per step
+    # > 0: the batch size `lr` was tuned for. A larger batch_size (a GPU's) then trains with lr scaled to it:
+    # x sqrt(batch_size / lr_batch) for Adam, x batch_size / lr_batch for SGD (0: lr as given)
+    lr_batch: int = 0
+    max_steps: int = 200000  # stop after this many steps
+    max_epochs: float = 0  # > 0: also stop after this many epochs (an epoch shows every direction its corpus once)
+    clip_norm: float = 5.0  # gradient norm clipping (0: off)
+    penalty_weight: float = 1.0  # lambda of the ||AA^T - I||_F^2 penalty
+    label_smoothing: float = 0.0
+    lr_decay: float = 0.5  # multiply the learning rate by this when dev BLEU does not improve (1.0: never)
+    valid_every: int = 2000  # steps between validations (dev loss and BLEU of every direction)
+    valid_sentences: int = 500  # dev sentences per direction used for validation (0: all)
+    valid_beam: int = 1  # beam size of validation translations (1: greedy)
+    patience: int = 8  # validations without a better selection score before stopping (0: never stop early)
+    # which validation makes best.pt (and counts for patience and lr decay): bleu (mean dev BLEU of the trained
+    # directions) | retrieval (mean dev accuracy of the ordered retrieval pairs) | both (their sum, each on 0-100)
+    select_by: str = "bleu"
+    # steps between checkpoints of last.pt (also written at every validation and on SIGINT/SIGTERM)
+    save_every: int = 500
+    log_every: int = 100  # steps between log.jsonl records
+    threads: int = 0  # torch CPU threads (0: torch's default)
+    device: str = "auto"  # auto | cpu | cuda | cuda:1 ...
+    # fp32 | bf16 (autocast; losses and weights stay fp32) | auto (bf16 where the CPU or GPU computes it natively)
+    precision: str = "fp32"
+    # start from this checkpoint's weights and tokenizers (same model and tokenizer config), e.g. a shipped model; a
+    # last.pt in out_dir takes precedence
+    init_from: str = ""
+    # weight of the alignment loss between a sentence's and its translation's mean bridge vectors (0: the paper's
+    # objective, exactly)
+    align_weight: float = 0.0
+    align_loss: str = "infonce"  # infonce (in-batch contrastive, symmetric) | mse
+    align_temperature: float = 0.05  # InfoNCE temperature on cosine similarities
+    # weight of the same loss on every single head's column of M (mean over the k heads), so that each head is
+    # crosslingual, not only their mean (0: off)
+    align_per_head: float = 0.0
+    # the alignment losses over all languages of a row at once (a multi-way parallel corpus such as Multi30k: each
+    # sentence has a positive in every other language; SupCon, Khosla et al. 2020), not only source and target
+    align_multiway: bool = False
+
+
+SECTIONS = {"model": ModelConfig, "tokenizer": TokenizerConfig, "data": DataConfig, "train": TrainConfig}
+
+
+@dataclass
+class Config:
+    model: ModelConfig = field(default_factory=ModelConfig)
+    tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, raw: dict, source: str = "config") -> "Config":
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{source}: expected a mapping with sections {', '.join(SECTIONS)}")
+        unknown = set(raw) - set(SECTIONS)
+        if unknown:
+            raise ConfigError(f"{source}: unknown section(s) {', '.join(sorted(unknown))}; "
+                              f"expected {', '.join(SECTIONS)}")
+        sections = {name: _section(kind, raw.get(name) or {}, f"{source}: {name}") for name, kind in SECTIONS.items()}
+        config = cls(**sections)
+        validate(config, source)
+        return config
+
+    @classmethod
+    def from_yaml(cls, path: str | Path, overrides: Sequence[str] = ()) -> "Config":
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"config file {path} does not exist")
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as err:
+            raise ConfigError(f"{path} is not valid YAML: {' '.join(str(err).split())}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{path} is not a UTF-8 text file") from None
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{path}: expected a mapping with sections {', '.join(SECTIONS)}, "
+                              f"got a YAML {type(raw).__name__}")
+        return cls.from_dict(apply_overrides(raw, overrides), source=str(path))
+
+
+def _section(kind: type, values: dict, where: str) -> object:
+    if not isinstance(values, dict):
+        raise ConfigError(f"{where}: expected a mapping, got {type(values).__name__}")
+    names = {f.name for f in dataclasses.fields(kind)}
+    unknown = set(values) - names
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; "
+                          f"valid keys: {', '.join(sorted(names))}")
+    section = kind(**copy.deepcopy(values))
+    for f in dataclasses.fields(kind):
+        default = getattr(kind(), f.name)
+        value = getattr(section, f.name)
+        # ints are fine where floats are expected (lr: 1); everything else must match the default's type
+        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+            setattr(section, f.name, float(value))
+        elif (isinstance(default, (bool, int, float, str)) and not isinstance(value, type(default))
+              and f.name != "directions"):
+            raise ConfigError(f"{where}.{f.name}: expected {type(default).__name__}, got {value!r}")
+    return section
+
+
+def apply_overrides(raw: dict, overrides: Sequence[str]) -> dict:
+    """Apply `section.key=value` strings (values parsed as YAML: `train.lr=1e-3`, `data.languages=[en,de]`)."""
+    raw = copy.deepcopy(raw)
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        parts = key.strip().split(".")
+        if not sep or len(parts) != 2:
+            raise ConfigError(f"override {item!r}: expected section.key=value, e.g. train.lr=0.001")
+        section, name = parts
+        raw.setdefault(section, {})
+        if raw[section] is None:
+            raw[section] = {}
+        raw[section][name] = yaml.safe_load(value)
+    return raw
+
+
+def validate(config: Config, source: str = "config") -> None:
+    """Checks that need more than one field."""
+    m, t, d = config.model, config.train, config.data
+
+    _check_ranges(config, source)
+    if m.tie_embeddings and m.dec_hidden != m.emb_dim:
+        raise ConfigError(f"{source}: model.tie_embeddings needs dec_hidden == emb_dim ({m.dec_hidden} != {m.emb_dim})")
+    if t.optimizer not in ("adam", "sgd"):
+        raise ConfigError(f"{source}: train.optimizer must be adam or sgd, got {t.optimizer!r}")
+    if not d.languages or len(set(d.languages)) != len(d.languages):
+        raise ConfigError(f"{source}: data.languages must list distinct language codes, got {d.languages!r}")
+    for lang in d.languages:
+        if not isinstance(lang, str) or not lang.replace("_", "").isalnum():
+            raise ConfigError(f"{source}: language code {lang!r} must be letters, digits or '_' "
+                              "('-' separates directions)")
+    for name in ("heads", "batch_size", "valid_every", "save_every", "log_every"):
+        value = getattr(m if name == "heads" else t, name)
+        if value < 1:
+            raise ConfigError(f"{source}: {name} must be at least 1, got {value}")
+    if t.precision not in ("auto", "fp32", "bf16"):
+        raise ConfigError(f"{source}: train.precision must be auto, fp32 or bf16, got {t.precision!r}")
+    if t.select_by not in ("bleu", "retrieval", "both"):
+        raise ConfigError(f"{source}: train.select_by must be bleu, retrieval or both, got {t.select_by!r}")
+    if t.select_by != "bleu" and len(d.languages) < 2:
+        raise ConfigError(f"{source}: train.select_by={t.select_by} needs dev retrieval between two data.languages "
+                          f"or more; got {d.languages!r}")
+    if t.align_multiway and not (t.align_weight > 0 or t.align_per_head > 0):
+        raise ConfigError(f"{source}: train.align_multiway needs an alignment loss: set train.align_weight or "
+                          "train.align_per_head above 0")
+    if t.align_multiway and t.align_loss != "infonce":
+        raise ConfigError(f"{source}: train.align_multiway is a contrastive loss; it needs train.align_loss=infonce")
+    if t.align_loss not in ("infonce", "mse"):
+        raise ConfigError(f"{source}: train.align_loss must be infonce or mse, got {t.align_loss!r}")
+    if t.align_weight < 0 or t.align_temperature <= 0:
+        raise ConfigError(f"{source}: train.align_weight must be >= 0 and train.align_temperature > 0, "
+                          f"got {t.align_weight} and {t.align_temperature}")
+    for name in ("align_weight", "align_per_head"):
+        if getattr(t, name) > 0 and len(d.languages) < 2:
+            raise ConfigError(f"{source}: train.{name} > 0 aligns translations, which needs at least two "
+                              f"data.languages; got {d.languages!r} (set train.{name}=0)")
+    if config.tokenizer.max_len < 2:
+        raise ConfigError(f"{source}: tokenizer.max_len must be at least 2, got {config.tokenizer.max_len}")
+
+
+# train keys that change what the loss is: a resumed run must keep them (train.init_from starts anew with others)
+ALIGNMENT_KEYS = ("align_weight", "align_loss", "align_temperature", "align_per_head", "align_multiway")
+
+
+def scaled_lr(t: TrainConfig) -> float:
+    """train.lr for train.batch_size: as given, or scaled from train.lr_batch (square root for Adam, whose
+    update size does not grow with the batch; linear for SGD: Goyal et al. 2017)."""
+    if not t.lr_batch or t.lr_batch == t.batch_size:
+        return t.lr
+    ratio = t.batch_size / t.lr_batch
+    return t.lr * (ratio if t.optimizer == "sgd" else ratio ** 0.5)
+
+
+def _positive(v: float) -> bool:
+    return v >= 1
+
+
+def _non_negative(v: float) -> bool:
+    return v >= 0
+
+
+# section.key -> (test, what the test expects); NaN fails every test
+RANGES = {
+    **{f"model.{k}": (_positive, "at least 1") for k in ("emb_dim", "enc_hidden", "enc_layers", "dec_hidden",
+                                                          "dec_layers", "bridge_dim", "transformer_heads",
+                                                          "transformer_ff")},
+    "model.dropout": (lambda v: 0 <= v < 1, "in [0, 1)"),
+    "tokenizer.vocab_size": (lambda v: v > 4, "larger than the 4 special pieces (pad, unk, bos, eos)"),
+    "train.lr": (lambda v: 0 < v < float("inf"), "a positive number"),
+    "train.max_steps": (_positive, "at least 1"),
+    "train.lr_batch": (_non_negative, "0 (lr as given) or the batch size lr was tuned for"),
+    "train.align_per_head": (_non_negative, "0 (off) or positive"),
+    "train.max_epochs": (_non_negative, "0 (off) or positive"),
+    "train.clip_norm": (_non_negative, "0 (off) or positive"),
+    "train.penalty_weight": (_non_negative, "0 or positive"),
+    "train.label_smoothing": (lambda v: 0 <= v < 1, "in [0, 1)"),
+    "train.lr_decay": (lambda v: 0 < v <= 1, "in (0, 1]"),
+    "train.valid_sentences": (_non_negative, "0 (all) or positive"),
+    "train.valid_beam": (_positive, "at least 1"),
+    "train.patience": (_non_negative, "0 (never stop early) or positive"),
+    "train.threads": (_non_negative, "0 (torch's default) or positive"),
+}
+
+
+def _check_ranges(config: Config, source: str) -> None:
+    """Values torch or sentencepiece would reject with a traceback much later, or worse, accept:
+    `batch_size: true` is an int to Python and trained with batch 1; `max_steps: -5` saved an untrained model."""
+    for name, kind in SECTIONS.items():
+        section, defaults = getattr(config, name), kind()
+        for f in dataclasses.fields(kind):
+            value, default = getattr(section, f.name), getattr(defaults, f.name)
+            if isinstance(value, bool) and not isinstance(default, bool) and isinstance(default, (int, float)):
+                raise ConfigError(f"{source}: {name}.{f.name}: expected {type(default).__name__}, got {value!r}")
+            test, expected = RANGES.get(f"{name}.{f.name}", (None, ""))
+            if test and not test(value):
+                raise ConfigError(f"{source}: {name}.{f.name} must be {expected}, got {value!r}")

@@ -1,0 +1,89 @@
+"""The benchmark scripts behind the README's and the model card's figures run, on tiny inputs."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers import REPO
+
+
+def run(script: str, *args) -> str:
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *args], capture_output=True,
+                          text=True, cwd=REPO, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_train_throughput_times_every_variant(tmp_path):
+    out = tmp_path / "speed.json"
+    text = run("train_throughput.py", "--configs", "shipped", "--steps", "1", "--rounds", "1", "--threads", "1",
+               "--devices", "cpu", "--batch", "16", "--out", str(out))
+    rows = json.loads(out.read_text())
+    assert [r["variant"] for r in rows] == ["baseline", "synced", "fast"]
+    assert rows[0]["precision"] == "float32" and all(r["pairs_per_s"] > 0 for r in rows)
+    assert all(r["batch"] == 16 for r in rows)
+    # the same initial weights, batches of the same length distribution: the losses agree (nothing is dropped)
+    assert abs(rows[1]["final_loss"] - rows[2]["final_loss"]) < 0.05 * abs(rows[1]["final_loss"])
+    assert "| shipped | cpu | fast |" in text
+
+
+def test_ablation_table_reads_every_result_kind(tmp_path):
+    root = tmp_path / "ablation"
+    for name, shift in (("noalign", 0.0), ("align", 0.1), ("untrained", -0.1)):
+        folder = root / name
+        (folder / "bleu").mkdir(parents=True)
+        directions = {f"{a}-{b}": {"bleu": 20 + 10 * shift} for a in ("en", "de") for b in ("en", "de")}
+        (folder / "bleu" / "bleu.json").write_text(json.dumps({"directions": directions}))
+        (folder / "neutrality").mkdir()
+        summary = {k: 0.5 + shift for k in ("pair_accuracy_mean", "pair_accuracy_min", "mixed_pool", "same_language",
+                                              "cos_translation", "cos_random_within", "cos_random_across",
+                                              "langid_accuracy")}
+        grid = {"en": {"en": None, "de": 0.5 + shift}, "de": {"en": 0.5 + shift, "de": None}}
+        (folder / "neutrality" / "neutrality.json").write_text(json.dumps(
+            {"summary": {"raw": summary, "centred": summary}, "raw": {"pair_accuracy": grid}}))
+        (folder / "senteval").mkdir()
+        tasks = {"MR": {"primary": "acc", "views": {"mean": {"metrics": {"acc": 60 + 100 * shift}}}}}
+        (folder / "senteval" / "results.json").write_text(json.dumps({"tasks": tasks}))
+        (folder / "xnli").mkdir()
+        (folder / "xnli" / "xnli.json").write_text(json.dumps(
+            {"accuracy": {"en": {"en": 0.45 + shift, "de": 0.40, "fr": 0.38}}}))
+    text = run("ablation_table.py", str(root))
+    assert "| **mean of 2** | **20.00** | **21.00** | **19.00** | **38.6** |" in text
+    assert "| mixed-pool retrieval (%) | 50.0 | 50.0 | 60.0 | 60.0 | 40.0 | 40.0 |" in text
+    assert "noalign 1 of 1, align 1 of 1" in text
+    assert "| align | 55.0 | 40.0 | 38.0 | 16.0 |" in text
+
+
+def run_here(script: str, *args) -> str:
+    """As `run`, with this checkout's bridgeembed first on the path (the package may be installed from another)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *args], capture_output=True,
+                          text=True, cwd=REPO, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_mining_benchmark_search_and_mine_run_on_random_vectors(tmp_path):
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed")
+    run_here("mining.py", "search", "--random", "--size", "2000", "--queries", "50", "--out", str(tmp_path / "s.json"))
+    search = json.loads((tmp_path / "s.json").read_text())
+    assert set(search["indexes"]) == {"flat", "ivf"} and search["indexes"]["ivf"]["config"]["nlist"] == 51
+    assert 0 <= search["indexes"]["ivf"]["recall_at_4"] <= 1 and search["peak_rss_mib"] > 0
+    run_here("mining.py", "mine", "--random", "--size", "2000", "--extrapolate", "20000", "--out", str(tmp_path / "m.json"))
+    mined = json.loads((tmp_path / "m.json").read_text())
+    assert mined["pairs"] > 0 and mined["extrapolated"]["note"] == "extrapolated, not measured"
+
+
+@pytest.mark.slow
+def test_mining_benchmark_bucc_plants_and_finds_translations(tmp_path, real_data):
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed")
+    root = real_data("multi30k")
+    text = run_here("mining.py", "bucc", "--data", str(root), "--distractors", "200", "--out", str(tmp_path / "b.json"))
+    result = json.loads((tmp_path / "b.json").read_text())
+    assert set(result["pairs"]) == {"de-en", "cs-en"}
+    for row in result["pairs"].values():
+        assert row["ratio"]["f1"] > row["absolute"]["f1"] > 0.3  # margin beats cosine even with few distractors
+    assert "| de-en | ratio margin |" in text

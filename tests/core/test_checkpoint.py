@@ -1,0 +1,118 @@
+"""Checkpoints load safely, fail clearly, and round-trip exactly."""
+
+import datetime
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+from bridgeembed.checkpoint import build_from_payload, load_checkpoint, load_model, save_atomic
+from bridgeembed.cli.export import main as export_main
+from bridgeembed.errors import CheckpointError
+
+
+@pytest.fixture(scope="module")
+def checkpoint(toy_run):
+    return toy_run[0] / "best.pt"
+
+
+def _encode(model):
+    src = torch.tensor([[5, 9, 7, 3], [6, 3, 0, 0]])
+    with torch.no_grad():
+        return model.encode(src, torch.tensor([4, 2]), "x").memory
+
+
+def test_truncated_and_garbage_files(checkpoint, tmp_path):
+    data = checkpoint.read_bytes()
+    (tmp_path / "cut.pt").write_bytes(data[: len(data) // 2])
+    (tmp_path / "junk.pt").write_bytes(b"this is not a checkpoint" * 100)
+    for name in ("cut.pt", "junk.pt"):
+        with pytest.raises(CheckpointError, match="not a readable checkpoint"):
+            load_checkpoint(tmp_path / name)
+    with pytest.raises(CheckpointError, match="no checkpoint at"):
+        load_checkpoint(tmp_path / "absent.pt")
+
+
+def test_foreign_and_future_files(checkpoint, tmp_path):
+    torch.save({"state_dict": {}}, tmp_path / "foreign.pt")
+    with pytest.raises(CheckpointError, match="not a bridgeembed checkpoint"):
+        load_checkpoint(tmp_path / "foreign.pt")
+    payload = load_checkpoint(checkpoint)
+    torch.save({**payload, "version": 99}, tmp_path / "future.pt")
+    with pytest.raises(CheckpointError, match="version 99"):
+        load_checkpoint(tmp_path / "future.pt")
+
+
+class Exploit:
+    def __reduce__(self):
+        import os
+
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_loading_never_executes_code(tmp_path):
+    marker = tmp_path / "pwned"
+    Exploit.marker = marker
+    with open(tmp_path / "evil.pt", "wb") as handle:
+        pickle.dump({"format": "bridgeembed", "x": Exploit()}, handle)
+    torch.save({"format": "bridgeembed", "x": Exploit()}, tmp_path / "evil2.pt")
+    for name in ("evil.pt", "evil2.pt"):
+        with pytest.raises(CheckpointError):
+            load_checkpoint(tmp_path / name)
+    assert not marker.exists()
+
+
+def test_incompatible_weights_are_named(checkpoint, tmp_path):
+    payload = load_checkpoint(checkpoint)
+    payload["config"]["model"]["heads"] = 3  # the stored bridge has 8 heads
+    with pytest.raises(CheckpointError, match="does not fit"):
+        build_from_payload(payload, "edited")
+
+
+def test_save_load_and_export_round_trip(checkpoint, tmp_path):
+    model, tokenizers, config = load_model(checkpoint)
+    save_atomic(load_checkpoint(checkpoint), tmp_path / "copy.pt")
+    again, _, _ = load_model(tmp_path / "copy.pt")
+    assert torch.equal(_encode(model), _encode(again))
+    assert export_main([str(checkpoint), str(tmp_path / "enc.pt"), "--no-decoders"]) == 0
+    encoder_only, tok2, _ = load_model(tmp_path / "enc.pt")
+    assert len(encoder_only.decoders) == 0 and tok2["x"].spm_model == tokenizers["x"].spm_model
+    assert torch.equal(_encode(model), _encode(encoder_only))
+    assert export_main([str(checkpoint), str(tmp_path / "half.pt"), "--half"]) == 0
+    half, _, _ = load_model(tmp_path / "half.pt")
+    torch.testing.assert_close(_encode(model), _encode(half), atol=5e-3, rtol=0)
+    weights = {name: sum(t.numel() * t.element_size() for t in load_checkpoint(tmp_path / name)["model"].values())
+               for name in ("copy.pt", "half.pt")}
+    assert weights["half.pt"] == weights["copy.pt"] / 2
+
+
+def test_unreadable_files_never_suggest_weights_only_false(tmp_path):
+    """torch's advice to retry with weights_only=False would run the file's code: never pass it on."""
+    (tmp_path / "random.pt").write_bytes(np.random.default_rng(0).bytes(5000))
+    torch.save({"format": "bridgeembed", "when": datetime.datetime(2020, 1, 1)}, tmp_path / "object.pt")
+    for name, reason in (("random.pt", "Unsupported operand"), ("object.pt", "datetime.datetime")):
+        with pytest.raises(CheckpointError) as err:
+            load_checkpoint(tmp_path / name)
+        message = str(err.value)
+        assert "weights_only" not in message and "trusted source" not in message
+        assert reason in message and str(tmp_path / name) in message and "\n" not in message
+
+
+def test_state_dict_mismatch_keeps_the_detail(checkpoint):
+    payload = load_checkpoint(checkpoint)
+    payload["config"]["model"]["heads"] = 3  # the stored bridge has 8 heads
+    with pytest.raises(CheckpointError) as err:
+        build_from_payload(payload, "edited")
+    assert "size mismatch for bridge." in str(err.value) and "torch.Size([8" in str(err.value)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_non_finite_weights_are_refused_at_load(checkpoint, tmp_path, bad):
+    payload = load_checkpoint(checkpoint)
+    name = next(k for k, v in payload["model"].items() if k.startswith("bridge.") and v.is_floating_point())
+    payload["model"][name] = payload["model"][name].clone()
+    payload["model"][name].view(-1)[3] = bad
+    torch.save(payload, tmp_path / "diverged.pt")
+    with pytest.raises(CheckpointError, match=f"NaN or Inf weights in {name}"):
+        load_model(tmp_path / "diverged.pt")

@@ -1,0 +1,98 @@
+"""Configs: unknown keys are errors, overrides work, a config round-trips."""
+
+import pytest
+
+from bridgeembed.config import Config
+from bridgeembed.errors import ConfigError
+
+
+def test_yaml_with_overrides_round_trips(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("model:\n  heads: 5\ntrain:\n  lr: 1\n")
+    config = Config.from_yaml(path, ["train.batch_size=32", "data.languages=[en, de]", "train.optimizer=sgd"])
+    assert config.model.heads == 5 and config.train.lr == 1.0 and config.train.batch_size == 32
+    assert config.data.languages == ["en", "de"] and config.train.optimizer == "sgd"
+    assert Config.from_dict(config.to_dict()) == config
+
+
+@pytest.mark.parametrize("raw, message", [
+    ({"model": {"head": 5}}, "unknown key.*head.*valid keys"),
+    ({"modle": {}}, "unknown section"),
+    ({"model": {"heads": "ten"}}, "heads: expected int"),
+    ({"train": {"optimizer": "adagrad"}}, "adam or sgd"),
+    ({"data": {"languages": ["en", "en"]}}, "distinct"),
+    ({"data": {"languages": ["en-gb", "de"]}}, "language code"),
+])
+def test_bad_configs_are_named(raw, message):
+    with pytest.raises(ConfigError, match=message):
+        Config.from_dict(raw)
+
+
+def test_bad_override_and_missing_file(tmp_path):
+    with pytest.raises(ConfigError, match="section.key=value"):
+        Config.from_yaml(_write(tmp_path, "{}"), ["lr=3"])
+    with pytest.raises(ConfigError, match="does not exist"):
+        Config.from_yaml(tmp_path / "nope.yaml")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        Config.from_yaml(_write(tmp_path, "model: [unclosed"))
+
+
+def _write(folder, text):
+    path = folder / "x.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("raw, message", [
+    ({"train": {"batch_size": True}}, "train.batch_size: expected int, got True"),
+    ({"model": {"heads": False}}, "model.heads: expected int, got False"),
+    ({"train": {"max_steps": -5}}, "train.max_steps must be at least 1, got -5"),
+    ({"train": {"max_steps": 0}}, "train.max_steps must be at least 1, got 0"),
+    ({"train": {"lr": 0}}, r"train.lr must be a positive number, got 0.0"),
+    ({"train": {"lr": -0.1}}, r"train.lr must be a positive number, got -0.1"),
+    ({"train": {"lr": float("nan")}}, r"train.lr must be a positive number, got nan"),
+    ({"model": {"dropout": 1.0}}, r"model.dropout must be in \[0, 1\), got 1.0"),
+    ({"model": {"dropout": -0.1}}, r"model.dropout must be in \[0, 1\)"),
+    ({"tokenizer": {"vocab_size": 0}}, "tokenizer.vocab_size must be larger than the 4 special pieces"),
+    ({"tokenizer": {"vocab_size": -100}}, "tokenizer.vocab_size must be larger"),
+    ({"train": {"lr_decay": 0}}, r"train.lr_decay must be in \(0, 1\]"),
+    ({"train": {"valid_beam": 0}}, "train.valid_beam must be at least 1"),
+    ({"model": {"bridge_dim": 0}}, "model.bridge_dim must be at least 1"),
+])
+def test_out_of_range_values_are_refused_at_config_time(raw, message):
+    with pytest.raises(ConfigError, match=message):
+        Config.from_dict(raw)
+
+
+def test_yaml_that_is_not_a_mapping(tmp_path):
+    for text in ("- model\n- train\n", "42\n", "just text\n"):
+        for overrides in ((), ["train.lr=0.1"]):
+            with pytest.raises(ConfigError, match="expected a mapping with sections model, tokenizer, data, train"):
+                Config.from_yaml(_write(tmp_path, text), overrides)
+
+
+def test_a_vocabulary_smaller_than_the_alphabet_is_named():
+    from bridgeembed.text.tokenization import LanguageTokenizer
+
+    text = ["apple banana cherry dog", "eagle fish grape"] * 20  # 16 letters and the space
+    with pytest.raises(ConfigError, match="vocab_size 12 is too small for the 'en' training text: "
+                                          "its 17 distinct characters and 4 special pieces need at least 21"):
+        LanguageTokenizer.train("en", text, 12, moses=False)
+
+
+def test_lr_batch_scales_the_learning_rate():
+    from bridgeembed.config import TrainConfig, scaled_lr
+
+    assert scaled_lr(TrainConfig(lr=1e-3, batch_size=256)) == 1e-3  # lr_batch 0: as given
+    assert scaled_lr(TrainConfig(lr=1e-3, batch_size=256, lr_batch=64)) == pytest.approx(2e-3)  # Adam: sqrt
+    assert scaled_lr(TrainConfig(lr=0.5, batch_size=256, lr_batch=64, optimizer="sgd")) == pytest.approx(2.0)
+    with pytest.raises(ConfigError, match="lr_batch must be 0"):
+        Config.from_dict({"train": {"lr_batch": -1}})
+
+
+@pytest.mark.parametrize("raw, message", [({"encoder": "gru"}, "bilstm"), ({"enc_hidden": 511}, "even")])
+def test_the_model_checks_its_encoder_type_itself(raw, message):
+    from bridgeembed.model.encoder import check_encoder_config
+
+    with pytest.raises(ConfigError, match=message):
+        check_encoder_config(Config.from_dict({"model": raw}).model)

@@ -1,0 +1,153 @@
+"""The suite end to end on a tiny tree: per-head scoring from one pass, reports, bad encoders, CLI."""
+
+import json
+
+import numpy as np
+import pytest
+
+from bridgeembed.errors import ConfigError, DataError, UnknownLanguageError
+from bridgeembed.evaluation.encoding import EncoderOutputError
+from bridgeembed.senteval import report
+from bridgeembed.senteval.config import EvalConfig, TrainSpec
+from bridgeembed.senteval.runner import run_suite, select_tasks
+from bridgeembed.senteval.tasks import Dirs
+from tests.helpers.senteval_fixtures import BrokenEncoder, HeadsEncoder, write_tree
+
+TINY = EvalConfig("tiny", kfold=3, classifier=TrainSpec(0, "rmsprop", 16, tenacity=2, epoch_size=2, max_epoch=12),
+                  probing_nhid=8)
+
+
+@pytest.fixture()
+def dirs(tmp_path):
+    root = write_tree(tmp_path / "data" / "senteval")
+    return Dirs(root / "downstream", root / "probing")
+
+
+def test_select_tasks():
+    assert ("MR", True) in select_tasks("mr,similarity")
+    assert dict(select_tasks("similarity"))["STS-B"] is False
+    assert dict(select_tasks("SICKRelatedness"))["SICK-R"] is True
+    assert len(select_tasks("all")) == 27
+    with pytest.raises(ConfigError, match="unknown task"):
+        select_tasks("MR,NOPE")
+
+
+def test_each_head_scored_from_one_pass(dirs):
+    enc = HeadsEncoder()
+    res = run_suite(enc, "MR,STS12", TINY, [1111], "each", dirs, progress=False)
+    mr = res.tasks["MR"]
+    assert list(mr.views) == ["head 0", "head 1", "head 2"]
+    assert enc.calls == ["each"]  # one encoding pass: STS12's toy sentences are among MR's, so cached
+    assert mr.views["head 0"].metrics["acc"] > 80  # bag of words separates the toy classes (chance: 50)
+    sts = res.tasks["STS12"].views["head 0"].metrics
+    assert sts["MSRpar.n"] == 7
+
+
+def test_heads_subset_and_seeds(dirs):
+    enc = HeadsEncoder()
+    res = run_suite(enc, "SST2,Length", TINY, [1111, 1112], "0,2", dirs, progress=False)
+    views = res.tasks["SST2"].views
+    assert list(views) == ["head 0", "head 2"] and enc.calls[0] == [0, 2]
+    assert [r["seed"] for r in views["head 0"].per_seed] == [1111, 1112]
+    assert res.tasks["Length"].source == "senteval"
+
+
+def test_rebuilt_probing_and_reports(dirs, tmp_path):
+    (dirs.probing / "REBUILT").write_text("built from Multi30k\n")
+    res = run_suite(HeadsEncoder(), "MR,MRPC,SICK-E,Length,TREC", TINY, [1111], "each", dirs, progress=False,
+                    model_name="toy")
+    assert res.tasks["Length"].source == "rebuilt"
+    assert "f1" in res.tasks["MRPC"].views["head 0"].metrics
+    paths = report.write(res, tmp_path / "out")
+    names = {p.name for p in paths}
+    assert {"results.json", "results.csv", "results.md", "scores.png", "heads.png"} <= names
+    md = (tmp_path / "out" / "results.md").read_text()
+    assert "Length †" in md and "| head 2 |" in md
+    assert json.loads((tmp_path / "out" / "results.json").read_text())["meta"]["model"] == "toy"
+
+
+def test_missing_and_partial_data(dirs, tmp_path):
+    with pytest.raises(DataError, match=r"SUBJ.*bridgeembed-data senteval --data DIR"):
+        run_suite(HeadsEncoder(), "MR,SUBJ", TINY, [1111], "mean", dirs, progress=False)
+    res = run_suite(HeadsEncoder(), "classification", TINY, [1111], "mean", dirs, progress=False)
+    assert res.tasks["CR"].status == "skipped" and "CR" in res.tasks["CR"].reason
+    assert res.tasks["MR"].ok
+    empty = Dirs(tmp_path / "none", tmp_path / "none")
+    with pytest.raises(DataError, match="probing"):
+        run_suite(HeadsEncoder(), "probing", TINY, [1111], "mean", empty, progress=False)
+
+
+@pytest.mark.parametrize("kind,match", [("nan", "task MR: encoder returned NaN"), ("short", "task MR: encoder returned shape")])
+def test_broken_encoder_output_names_the_task(dirs, kind, match):
+    with pytest.raises(EncoderOutputError, match=match):
+        run_suite(BrokenEncoder(kind), "MR", TINY, [1111], "mean", dirs, progress=False)
+
+
+def test_bad_heads_and_language(dirs):
+    from bridgeembed.encoders.baselines import HashBowEncoder
+
+    with pytest.raises(ConfigError, match="no attention heads"):
+        run_suite(HashBowEncoder(), "MR", TINY, [1111], "each", dirs, progress=False)
+    with pytest.raises(ConfigError, match="out of range"):
+        run_suite(HeadsEncoder(), "MR", TINY, [1111], "0,7", dirs, progress=False)
+    with pytest.raises(UnknownLanguageError):
+        run_suite(HeadsEncoder(), "MR", TINY, [1111], "mean", dirs, lang="fi", progress=False)
+
+
+def test_cli_writes_outputs(dirs, tmp_path, capsys):
+    from bridgeembed.cli.bench import main
+
+    out = tmp_path / "cli"
+    rc = main(["senteval", "--model", "bow", "--data", str(dirs.downstream.parent.parent), "--tasks", "STS12",
+               "--config", "prototype", "--out", str(out), "--quiet"])
+    assert rc == 0
+    assert (out / "results.md").exists() and "STS12" in capsys.readouterr().out
+    rc = main(["senteval", "--model", "bow", "--data", str(tmp_path / "nowhere"), "--tasks", "MR", "--out", str(out)])
+    assert rc == 2
+    assert "bridgeembed-data senteval --data DIR" in capsys.readouterr().err
+
+
+def test_adapters_feed_real_senteval_batches():
+    from bridgeembed.senteval import batcher, default_params, prepare
+
+    params = default_params(HeadsEncoder(), "data/senteval", config="prototype", heads=2)
+    assert params["kfold"] == 5 and params["classifier"]["optim"] == "rmsprop"
+    assert prepare(params, [["a"]]) is None
+    out = batcher(params, [["good", "film"], []])
+    assert out.shape == (2, 16) and np.isfinite(out).all()
+
+
+@pytest.mark.slow
+def test_real_data_mr_and_sts12(real_data, tmp_path):
+    from bridgeembed.encoders.baselines import HashBowEncoder
+    from bridgeembed.senteval.config import get_config
+
+    root = real_data("senteval/downstream/MR", "senteval/downstream/STS") / "senteval"
+    res = run_suite(HashBowEncoder(), "MR,STS12", get_config("prototype"), [1111], "mean",
+                    Dirs(root / "downstream", root / "probing"), progress=False)
+    mr = res.tasks["MR"].views["mean"].metrics
+    assert mr["ntest"] == 10662 and 55 < mr["acc"] < 80  # above chance, below learned encoders
+    sts = res.tasks["STS12"].views["mean"].metrics
+    assert sts["ntest"] == 3108 and 0.2 < sts["pearson"] < 0.8
+
+
+def test_bench_commands_share_model_and_out_defaults(dirs, tmp_path, monkeypatch, capsys):
+    """--model defaults to the shipped model and --out to results/TASK/MODEL in every bench command;
+    --data takes the data root or the senteval folder itself."""
+    import argparse
+
+    from bridgeembed.cli.bench import COMMANDS, main
+    from bridgeembed.cli.registry import load
+
+    for name, (target, _) in COMMANDS.items():
+        parser = argparse.ArgumentParser()
+        load(target).add_arguments(parser)
+        defaults = parser.parse_args([])
+        assert (defaults.model, defaults.out) == ("multi30k-m2m", None), name
+    monkeypatch.chdir(tmp_path)
+    senteval_folder = dirs.downstream.parent
+    for data in (senteval_folder.parent, senteval_folder):
+        assert main(["senteval", "--model", "bow", "--data", str(data), "--tasks", "STS12",
+                     "--config", "prototype", "--quiet", "--no-plots"]) == 0
+        assert (tmp_path / "results/senteval/bow/results.md").is_file()
+    capsys.readouterr()

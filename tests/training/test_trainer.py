@@ -1,0 +1,192 @@
+"""The trainer: it learns, it logs, and an interrupted run resumes exactly."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from bridgeembed.checkpoint import load_checkpoint
+from bridgeembed.errors import DataError
+from bridgeembed.training.trainer import Trainer
+from tests.helpers import REPO
+from tests.helpers.toy import toy_config
+
+
+def records(run: Path, event: str) -> list:
+    lines = (run / "log.jsonl").read_text().splitlines()
+    return [r for r in map(json.loads, lines) if r["event"] == event]
+
+
+def test_overfits_copy_and_reverse(toy_run):
+    run, state = toy_run
+    valid = records(run, "valid")
+    assert state.step == 400 and len(valid) == 2
+    assert set(valid[-1]["bleu"]) == {"x-y", "y-x", "x-x", "y-y"}
+    assert valid[-1]["mean_bleu"] > 90, valid[-1]["bleu"]
+    assert all(b > 90 for b in valid[-1]["bleu"].values()), valid[-1]["bleu"]
+    train = records(run, "train")
+    assert train[-1]["nll"] < train[0]["nll"] / 4
+    assert {"penalty", "pairs_per_s", "tokens_per_s", "lr", "epoch"} <= set(train[-1])
+    assert (run / "best.pt").exists() and (run / "last.pt").exists() and (run / "config.yaml").exists()
+    assert load_checkpoint(run / "last.pt")["trainer"]["step"] == 400
+
+
+def params(trainer) -> dict:
+    return {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}
+
+
+def assert_same(a: dict, b: dict):
+    assert a.keys() == b.keys()
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+
+
+def run_to(corpus, out, steps, **train):
+    config = toy_config(corpus, out, max_steps=steps, **train)
+    config.model.dropout = 0.2  # dropout makes the test check that the RNG state is restored too
+    trainer = Trainer(config, show_progress=False)
+    trainer.train()
+    return trainer
+
+
+def test_resume_reaches_the_same_parameters(toy_corpus, tmp_path):
+    settings = dict(valid_every=25, valid_sentences=20, save_every=10, lr_decay=0.5)
+    straight = run_to(toy_corpus, tmp_path / "straight", 60, **settings)
+    run_to(toy_corpus, tmp_path / "stopped", 40, **settings)
+    resumed = run_to(toy_corpus, tmp_path / "stopped", 60, **settings)
+    assert records(tmp_path / "stopped", "resume")[0]["step"] == 40
+    assert resumed.state == straight.state
+    assert_same(params(resumed), params(straight))
+
+
+def _launch(corpus, out) -> subprocess.Popen:
+    """`bridgeembed-train CONFIG` in a child process, on this checkout's code."""
+    config = toy_config(corpus, out, max_steps=100000, valid_every=100000, save_every=10, log_every=5, threads=1)
+    config.model.dropout = 0.2
+    path = Path(out).with_suffix(".yaml")
+    path.write_text(yaml.safe_dump(config.to_dict()))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.Popen([sys.executable, "-m", "bridgeembed.cli.train", str(path)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def _wait_for_step(out: Path, step: int, proc, timeout=120):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if (out / "log.jsonl").exists() and any(r["step"] >= step for r in records(out, "train")):
+            return
+        assert proc.poll() is None, "training process died"
+        time.sleep(0.2)
+    raise AssertionError(f"no step {step} within {timeout}s")
+
+
+def _interrupted_run_matches(corpus, tmp_path, sig):
+    out = tmp_path / "interrupted"
+    proc = _launch(corpus, out)
+    _wait_for_step(out, 35, proc)
+    proc.send_signal(sig)
+    proc.communicate(timeout=60)
+    stopped_at = load_checkpoint(out / "last.pt")["trainer"]["step"]
+    target = stopped_at + 15
+    settings = dict(valid_every=100000, save_every=10, log_every=5, threads=1)  # the same threads as the child
+    resumed = run_to(corpus, out, target, **settings)
+    straight = run_to(corpus, tmp_path / "straight", target, **settings)
+    assert_same(params(resumed), params(straight))
+    return proc.returncode, stopped_at
+
+
+def test_sigint_saves_and_resumes_exactly(toy_corpus, tmp_path):
+    code, stopped_at = _interrupted_run_matches(toy_corpus, tmp_path, signal.SIGINT)
+    assert code == 130  # saved, and scripts can tell the run did not finish
+    assert stopped_at >= 35
+    assert records(tmp_path / "interrupted", "end")[0]["reason"] == "interrupted"
+
+
+def test_kill_resumes_from_last_checkpoint_exactly(toy_corpus, tmp_path):
+    code, stopped_at = _interrupted_run_matches(toy_corpus, tmp_path, signal.SIGKILL)
+    assert code == -signal.SIGKILL
+    assert stopped_at % 10 == 0 and stopped_at >= 30  # the last periodic save survived the kill
+
+
+def test_early_stopping_and_lr_decay(toy_corpus, tmp_path):
+    config = toy_config(toy_corpus, tmp_path / "run", max_steps=1000, valid_every=5, valid_sentences=5,
+                        patience=2, lr=1e-9, lr_decay=0.5)
+    state = Trainer(config, show_progress=False).train()
+    assert state.step < 1000 and state.bad_validations == 2
+    assert records(tmp_path / "run", "end")[0]["reason"] == "early_stopping"
+    assert state.lr == 1e-9 * 0.25
+
+
+def test_sigterm_saves_and_exits_143(toy_corpus, tmp_path):
+    out = tmp_path / "run"
+    proc = _launch(toy_corpus, out)
+    _wait_for_step(out, 12, proc)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err.decode()
+    assert "interrupted by SIGTERM" in err.decode() and "Traceback" not in err.decode()
+    end = records(out, "end")[0]
+    assert end["reason"] == "interrupted" and load_checkpoint(out / "last.pt")["trainer"]["step"] == end["step"]
+
+
+def test_stale_temporaries_are_removed_on_start(toy_corpus, tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    stale = out / ".last.pt.999999999.tmp"  # no such process: a kill during a save left it
+    live = out / f".best.pt.{os.getppid()}.tmp"  # a live process may be writing it: keep
+    for path in (stale, live):
+        path.write_bytes(b"half a checkpoint")
+    Trainer(toy_config(toy_corpus, out, max_steps=2, valid_every=100, save_every=100), show_progress=False).train()
+    assert not stale.exists() and live.exists() and (out / "last.pt").exists()
+
+
+@pytest.mark.parametrize("content", ["", "\n\n\n"])
+def test_unusable_validation_files_fail_before_step_one(toy_corpus, tmp_path, content):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for path in toy_corpus.iterdir():
+        (corpus / path.name).write_bytes(path.read_bytes())
+    for lang in ("x", "y"):
+        (corpus / f"val.{lang}").write_text(content)
+    with pytest.raises(DataError, match=r"validation split 'val' in .* has no sentence pair with text on both "
+                                        r"sides for x-y \(val.x: 0 non-empty of \d+ lines, val.y"):
+        Trainer(toy_config(corpus, tmp_path / "run"), show_progress=False)
+    assert not (tmp_path / "run").exists()
+
+
+def test_best_pt_copied_over_last_pt_resumes_without_optimizer_state(toy_run, toy_corpus, tmp_path, caplog):
+    run, state = toy_run
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "last.pt").write_bytes((run / "best.pt").read_bytes())
+    trainer = Trainer(toy_config(toy_corpus, out, max_steps=state.best_step + 3), show_progress=False)
+    assert "no optimizer state" in caplog.text and "best.pt" in caplog.text
+    assert trainer.state.step == state.best_step
+    assert trainer.train().step == state.best_step + 3
+
+
+def test_train_command_refuses_bad_values_before_training(toy_corpus, tmp_path, capsys):
+    from bridgeembed.cli.train import main
+
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump(toy_config(toy_corpus, tmp_path / "run").to_dict()))
+    for override, message in (("train.max_steps=-5", "train.max_steps must be at least 1, got -5"),
+                              ("train.batch_size=true", "train.batch_size: expected int, got True"),
+                              ("train.device=cuda:7", "device 'cuda:7'")):
+        assert main([str(config), override]) == 2
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "run").exists()
+
+
+def test_trainer_trains_with_the_scaled_learning_rate(toy_corpus, tmp_path):
+    trainer = Trainer(toy_config(toy_corpus, tmp_path / "a", lr=0.001, lr_batch=16, batch_size=64), show_progress=False)
+    assert trainer.state.lr == pytest.approx(0.002)  # sqrt(64 / 16) x 0.001 (Adam)
+    assert all(group["lr"] == pytest.approx(0.002) for group in trainer.optimizer.param_groups)

@@ -1,0 +1,97 @@
+"""bridgeembed-translate: text in, text out; --evaluate writes BLEU of every direction."""
+
+import json
+
+import pytest
+
+from bridgeembed.cli.translate import main
+from tests.helpers import one_line_error
+
+
+def test_translate_file(toy_run, toy_corpus, tmp_path):
+    out = tmp_path / "hyp.y"
+    code = main(["--model", str(toy_run[0] / "best.pt"), "--src", "x", "--tgt", "y",
+                 "--input", str(toy_corpus / "test.x"), "--output", str(out), "--beam", "3"])
+    assert code == 0
+    hyps = out.read_text().splitlines()
+    refs = (toy_corpus / "test.y").read_text().splitlines()
+    assert len(hyps) == len(refs)
+    assert sum(h == r for h, r in zip(hyps, refs)) > 0.8 * len(refs)
+
+
+def test_evaluate_every_direction(toy_run, toy_corpus, tmp_path, capsys):
+    code = main(["--model", str(toy_run[0] / "best.pt"), "--evaluate", "--corpus", str(toy_corpus),
+                 "--out", str(tmp_path / "eval"), "--beam", "2"])
+    assert code == 0
+    results = json.loads((tmp_path / "eval" / "bleu.json").read_text())
+    assert set(results["directions"]) == {"x-y", "y-x", "x-x", "y-y"}
+    assert all(d["bleu"] > 90 and d["trained"] for d in results["directions"].values())
+    assert results["split"] == "test" and "case:lc" in results["signature"]
+    buckets = results["directions"]["x-y"]["by_length"]
+    assert sum(b["sentences"] for b in buckets.values()) == 100
+    assert (tmp_path / "eval" / "bleu_by_length.png").stat().st_size > 1000
+    assert "| x |" in capsys.readouterr().out
+    assert (tmp_path / "eval" / "translations" / "test.x-y.y").exists()
+
+
+def test_unknown_language_lists_known_ones(toy_run, tmp_path, capsys):
+    (tmp_path / "in.txt").write_text("apple\n")
+    code = main(["--model", str(toy_run[0] / "best.pt"), "--src", "fr", "--tgt", "y", "--input", str(tmp_path / "in.txt")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "unknown language 'fr'" in err and "x, y" in err
+
+
+def test_missing_model_is_one_line(tmp_path, capsys):
+    assert main(["--model", str(tmp_path / "nope.pt"), "--src", "x", "--tgt", "y"]) == 2
+    assert "no model" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--beam", "0"], "--beam must be a positive integer, got 0"),
+    (["--batch-size", "0"], "--batch-size must be a positive integer, got 0"),
+    (["--batch-size", "-1"], "--batch-size must be a positive integer, got -1"),
+    (["--threads", "-2"], "--threads must be a positive integer, got -2"),
+    (["--output", "/missing/dir/x"], "--output /missing/dir/x: folder /missing/dir does not exist"),
+    (["--device", "cuda:x"], "device 'cuda:x' is not a torch device"),
+])
+def test_bad_options_are_one_line_before_any_work(toy_run, tmp_path, monkeypatch, capsys, argv, message):
+    import bridgeembed.checkpoint
+
+    (tmp_path / "in.txt").write_text("apple\n")
+    monkeypatch.setattr(bridgeembed.checkpoint, "load_model", lambda *a: pytest.fail("loaded before the check"))
+    assert main(["--model", str(toy_run[0] / "best.pt"), "--src", "x", "--tgt", "y",
+                 "--input", str(tmp_path / "in.txt"), *argv]) == 2
+    assert message in one_line_error(capsys)
+
+
+def test_model_defaults_to_the_shipped_one_and_threads_apply(toy_run, tmp_path, capsys):
+    import torch
+
+    from bridgeembed.cli.translate import parse_args
+
+    assert parse_args(["--src", "de", "--tgt", "en"]).model == "multi30k-m2m"
+    (tmp_path / "in.txt").write_text("apple banana\n")
+    before = torch.get_num_threads()
+    try:
+        assert main(["--model", str(toy_run[0] / "best.pt"), "--src", "x", "--tgt", "y", "--threads", "1",
+                     "--input", str(tmp_path / "in.txt"), "--beam", "1"]) == 0
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+    out = capsys.readouterr().out
+    assert len(out.splitlines()) == 1 and out.startswith("banana apple")
+
+
+def test_library_translate_rejects_bad_beam_and_text(toy_run):
+    from bridgeembed.checkpoint import load_model
+    from bridgeembed.translation.translator import Translator
+
+    model, tokenizers, config = load_model(toy_run[0] / "best.pt")
+    translator = Translator(model, tokenizers, config.tokenizer.max_len)
+    with pytest.raises(ValueError, match="beam must be a positive integer, got 0"):
+        translator.translate(["apple"], "x", "y", beam=0)
+    with pytest.raises(ValueError, match="batch_size must be a positive integer, got -1"):
+        translator.translate(["apple"], "x", "y", batch_size=-1)
+    with pytest.raises(ValueError, match="sentence 1 is not valid Unicode"):
+        translator.translate(["apple", "kite \udce9"], "x", "y")
