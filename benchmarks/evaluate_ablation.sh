@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The alignment ablation of the model card (pretrained/multi30k-m2m/MODEL_CARD.md): the same training
+# The alignment ablation of the model card (pretrained/multi30k-m2m/README.md): the same training
 # budget with train.align_weight 0 and 1, each scored on test BLEU (12 directions + copies, beam 5),
 # language neutrality, SentEval (default config) and XNLI (EN -> en/de/fr). One lane of one CPU
 # thread per model, both at once (2 cores); then the controls (untrained, bow) in two lanes.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every figure of the shipped model's card (pretrained/multi30k-m2m/MODEL_CARD.md), in two parallel
+# Every figure of the shipped model's card (pretrained/multi30k-m2m/README.md), in two parallel
 # lanes of one CPU thread each (2 cores). Outputs land in results/shipped/ (ignored by git).
 #
 #   BRIDGEEMBED_DATA=../shared/data bash benchmarks/evaluate_shipped.sh [MODEL]

@@ -39,7 +39,7 @@ def main(argv=None) -> int:
     parser.add_argument("--data", default=None)
     parser.add_argument("--probing-data", default=None)
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--out", default="results/senteval_suite", help="results folder (default: %(default)s)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.threads:

@@ -1,14 +1,22 @@
-"""Checkpoint files: one format for trainer checkpoints and encoder exports.
+"""Checkpoints: one format for trainer checkpoints and encoder exports, in a file or a model folder.
 
-A checkpoint is a `torch.save` dict of tensors, numbers, strings and bytes only, read back with
-`torch.load(weights_only=True)`, so loading one never executes code. It carries everything needed
-to rebuild the model: the full training config, each language's tokenizer (sentencepiece bytes)
-and the weights. Files are written atomically (temporary file, fsync, rename): an interrupted
-save leaves the previous checkpoint intact.
+A checkpoint carries everything needed to rebuild the model: the full training config, each
+language's tokenizer (sentencepiece bytes) and the weights. It lives in one of two containers:
+
+- a file (`*.pt`): a `torch.save` dict of tensors, numbers, strings and bytes only, read back with
+  `torch.load(weights_only=True)`, so loading one never executes code (trainer checkpoints);
+- a model folder, which tools other than ours can read (`save_pretrained`, the shipped models):
+  `config.json` (config, tokenizer settings, sha256 of every other file), `model.safetensors`,
+  `sentencepiece.LANG.model` per language and a `README.md` card with a metadata header.
+
+Every file is written atomically (temporary file, fsync, rename); a folder's `config.json` is
+written last, so a folder without it is an unfinished save, never a half-read model.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +34,9 @@ if TYPE_CHECKING:  # for annotations only
 FORMAT = "bridgeembed"
 VERSION = 1
 KINDS = ("trainer", "encoder")
+FOLDER_CONFIG = "config.json"  # its presence makes a folder a model folder
+FOLDER_WEIGHTS = "model.safetensors"
+FOLDER_CARD = "README.md"
 logger = logging.getLogger(__name__)
 
 
@@ -54,9 +65,120 @@ def make_payload(model: Any, tokenizers: dict, config: Config, kind: str = "trai
     }
 
 
-def load_checkpoint(path: str | Path) -> dict:
-    """Read and check a checkpoint; every failure is a CheckpointError naming the file."""
+def is_model_folder(path: str | Path) -> bool:
+    return (Path(path) / FOLDER_CONFIG).is_file()
+
+
+def save_model(payload: dict, path: str | Path, card: str | None = None) -> Path:
+    """An encoder or export payload to `path`: a `.pt` file, or else a model folder (see `save_folder`)."""
     path = Path(path)
+    if path.suffix == ".pt" and not path.is_dir():
+        save_atomic(payload, path)
+    else:
+        save_folder(payload, path, card)
+    return path
+
+
+def save_folder(payload: dict, folder: str | Path, card: str | None = None) -> None:
+    """Write a model folder. `card` is the README.md text (a generated card if None and none is there)."""
+    from safetensors.torch import save
+
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise CheckpointError(f"{folder} is a file; a model folder must be a directory (or name a .pt file)")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / FOLDER_CONFIG).unlink(missing_ok=True)  # unfinished until it is written again, last
+    state, tied = _untied(payload["model"])
+    files = {FOLDER_WEIGHTS: save(state, metadata={"format": FORMAT})}
+    tokenizers = {}
+    for lang, tok in payload["tokenizers"].items():
+        name = f"sentencepiece.{lang}.model"
+        files[name] = tok["spm_model"]
+        tokenizers[lang] = {**{k: v for k, v in tok.items() if k != "spm_model"}, "file": name}
+    for name, data in files.items():
+        with atomic_file(folder / name) as handle:
+            handle.write(data)
+    if card is not None or not (folder / FOLDER_CARD).exists():
+        with atomic_file(folder / FOLDER_CARD, "w", encoding="utf-8") as handle:
+            handle.write(card if card is not None else default_card(payload))
+    meta = {"format": FORMAT, "version": VERSION, "kind": payload["kind"], "config": payload["config"],
+            "decoder_languages": list(payload["decoder_languages"]), "tokenizers": tokenizers, "tied": tied,
+            "sha256": {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}}
+    with atomic_file(folder / FOLDER_CONFIG, "w", encoding="utf-8") as handle:
+        json.dump(meta, handle, indent=2)
+        handle.write("\n")
+
+
+def _untied(state: dict) -> tuple[dict, dict]:
+    """safetensors stores no shared tensors: keep each once, and name the aliases (tied embeddings)."""
+    first, kept, tied = {}, {}, {}
+    for name, value in state.items():
+        key = (value.data_ptr(), value.dtype, tuple(value.shape)) if value.numel() else None
+        if key is not None and key in first:
+            tied[name] = first[key]
+        else:
+            first.setdefault(key, name)
+            kept[name] = value.contiguous()
+    return kept, tied
+
+
+def default_card(payload: dict) -> str:
+    """A README.md for a saved folder: a metadata header (as model hubs read it) and how to load it."""
+    config = payload["config"]
+    langs = list(payload["tokenizers"])
+    model = config.get("model", {})
+    header = "\n".join(["---", "library_name: bridgeembed", "language:", *(f"- {lang}" for lang in langs),
+                        "tags:", "- sentence-embeddings", "- attention-bridge", "- multilingual",
+                        "pipeline_tag: sentence-similarity", "---"])
+    return (f"{header}\n\n# A bridgeembed model\n\nAn attention-bridge encoder for {', '.join(langs)}: "
+            f"{model.get('heads')} heads of {model.get('enc_hidden')} dimensions "
+            f"({model.get('encoder')} encoders), decoders for "
+            f"{', '.join(payload['decoder_languages']) or 'no language'}.\n\n"
+            f"```python\nfrom bridgeembed import BridgeEncoder\n\nencoder = BridgeEncoder(\"path/to/this/folder\")\n"
+            f"vectors = encoder.encode([\"A sentence.\"], lang=\"{langs[0] if langs else 'en'}\")\n```\n")
+
+
+def _read_folder(folder: Path) -> dict:
+    """A model folder -> the payload dict a checkpoint file holds (checked by sha256 first)."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load
+
+    try:
+        meta = json.loads((folder / FOLDER_CONFIG).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise CheckpointError(f"{folder / FOLDER_CONFIG} is not readable JSON: {err}") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise CheckpointError(f"{folder} is not a bridgeembed model folder ({FOLDER_CONFIG} has no format marker)")
+    digests, tokenizers = meta.get("sha256"), meta.get("tokenizers")
+    if not isinstance(digests, dict) or not isinstance(tokenizers, dict) or FOLDER_WEIGHTS not in digests:
+        raise CheckpointError(f"{folder / FOLDER_CONFIG} is incomplete: it lacks the tokenizers or the file checksums")
+    files = {}
+    for name, digest in digests.items():
+        if Path(name).name != name:
+            raise CheckpointError(f"{folder / FOLDER_CONFIG} names a file outside the folder: {name!r}")
+        try:
+            files[name] = (folder / name).read_bytes()
+        except OSError:
+            raise CheckpointError(f"{folder} is incomplete: {name} is missing") from None
+        if hashlib.sha256(files[name]).hexdigest() != digest:
+            raise CheckpointError(f"{folder / name} is damaged: its sha256 differs from the one in {FOLDER_CONFIG}")
+    try:
+        state = load(files[FOLDER_WEIGHTS])
+        for alias, source in (meta.get("tied") or {}).items():
+            state[alias] = state[source]
+        tokenizers = {lang: {**{k: v for k, v in tok.items() if k != "file"}, "spm_model": files[tok["file"]]}
+                      for lang, tok in tokenizers.items()}
+    except (SafetensorError, KeyError, TypeError, AttributeError) as err:
+        raise CheckpointError(f"{folder} is not a readable model folder: {type(err).__name__}: {err}") from None
+    return {**{k: v for k, v in meta.items() if k not in ("sha256", "tied")}, "tokenizers": tokenizers,
+            "model": state}
+
+
+def load_checkpoint(path: str | Path) -> dict:
+    """Read and check a checkpoint file or model folder; every failure is a CheckpointError naming it."""
+    path = Path(path)
+    if path.is_dir() and is_model_folder(path):
+        return _checked(_read_folder(path), path)
     if not path.is_file():
         raise CheckpointError(f"no checkpoint at {path}")
     try:
@@ -64,6 +186,11 @@ def load_checkpoint(path: str | Path) -> dict:
     except Exception as err:  # torch raises many types for bad bytes (UnpicklingError, RuntimeError, IndexError...)
         raise CheckpointError(f"{path} is not a readable checkpoint (corrupt, truncated, or not a "
                               f"bridgeembed file): {_load_failure(err)}") from None
+    return _checked(payload, path)
+
+
+def _checked(payload: object, path: Path) -> dict:
+    """The checks every checkpoint passes, whatever its container."""
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a bridgeembed checkpoint (no format marker)")
     if payload.get("version") != VERSION:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from bridgeembed.encoders.pretrained import DEFAULT_MODEL, list_pretrained, resolve
+from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained, resolve
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "bad_input.md"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.helpers import REPO
 
-ORDER = ["errors", "paths", "devices", "config", "text", "model", "checkpoint", "translation", "training", "encoders", "evaluation",
+ORDER = ["errors", "paths", "devices", "config", "text", "model", "checkpoint", "pretrained", "translation", "training", "encoders", "evaluation",
          "probing", "senteval", "crosslingual", "mining", "datasets", "cli"]
 
 

@@ -14,13 +14,11 @@ def positive_int(value: object, option: str) -> int:
     return value
 
 
-def set_threads(threads: int | None) -> None:
-    """--threads N: torch's CPU threads (None: torch's default)."""
-    if threads is None:
-        return
-    import torch
+def set_threads(threads: int | None) -> int:
+    """--threads N: torch's CPU threads; None: the cores other work leaves idle (`devices.default_threads`)."""
+    from bridgeembed.devices import use_threads
 
-    torch.set_num_threads(positive_int(threads, "--threads"))
+    return use_threads(None if threads is None else positive_int(threads, "--threads"))
 
 
 def output_file(path: str | Path, option: str, suffix: str = "") -> Path | None:

@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from bridgeembed.checkpoint import load_model
     from bridgeembed.encoders.bridge import BridgeEncoder
-    from bridgeembed.encoders.pretrained import resolve
+    from bridgeembed.pretrained import resolve
     from bridgeembed.translation.translator import Translator
 
     model, tokenizers, config = load_model(resolve(args.model))  # one read serves encoding and translation

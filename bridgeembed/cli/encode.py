@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--normalize", action="store_true", help="unit-length vectors")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--device", default=None, help="cpu, cuda, ... (default: cuda if available)")
-    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: torch's choice)")
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: the idle cores)")
     shards = parser.add_argument_group("sharded output (large files; bridgeembed-mine reads it)")
     shards.add_argument("--shards", metavar="DIR", help="encode --in FILE into DIR/shard-NNNNN.npy plus manifest.json; "
                         "run again after an interruption to encode only the missing shards")

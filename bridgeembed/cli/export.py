@@ -1,6 +1,8 @@
-"""`bridgeembed-export CHECKPOINT OUT.pt`: a trainer checkpoint -> a lean file for encoding (and translating).
+"""`bridgeembed-export MODEL OUT`: a trainer checkpoint (or any model) -> a lean model folder for encoding
+(and translating), or one file where OUT ends in `.pt`.
 
-Drops the optimizer and trainer state; `--no-decoders` keeps only encoders, bridge and tokenizers
+MODEL is a checkpoint file, a model folder or a shipped model's name. Drops the optimizer and trainer
+state; `--no-decoders` keeps only encoders, bridge and tokenizers
 (all `BridgeEncoder` needs); `--half` stores weights as float16 (loaded back as float32).
 """
 
@@ -9,26 +11,27 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from bridgeembed.cli.registry import guarded, setup_logging
 
 
 def run(args: argparse.Namespace) -> int:
-    from bridgeembed.checkpoint import build_from_payload, load_checkpoint, make_payload, save_atomic
+    from bridgeembed.checkpoint import build_from_payload, load_checkpoint, make_payload, save_model
+    from bridgeembed.pretrained import resolve
 
-    payload = load_checkpoint(args.checkpoint)
+    payload = load_checkpoint(resolve(args.checkpoint))
     model, tokenizers, config = build_from_payload(payload, args.checkpoint, with_decoders=not args.no_decoders)
-    save_atomic(make_payload(model, tokenizers, config, kind="encoder", half=args.half), args.out)
-    size = Path(args.out).stat().st_size / 2**20
+    out = save_model(make_payload(model, tokenizers, config, kind="encoder", half=args.half), args.out)
+    files = [out] if out.is_file() else [p for p in out.iterdir() if p.is_file()]
+    size = sum(p.stat().st_size for p in files) / 2**20
     print(f"wrote {args.out} ({size:.1f} MiB; decoders: {', '.join(model.decoders) or 'none'})")
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bridgeembed-export", description=__doc__)
-    parser.add_argument("checkpoint", help="a trainer checkpoint (best.pt / last.pt)")
-    parser.add_argument("out", help="where to write the export")
+    parser.add_argument("checkpoint", help="a trainer checkpoint (best.pt / last.pt), a model folder or a shipped name")
+    parser.add_argument("out", help="where to write the export: a model folder, or one file if it ends in .pt")
     parser.add_argument("--no-decoders", action="store_true", help="keep only what encoding needs")
     parser.add_argument("--half", action="store_true", help="store weights as float16 (half the size)")
     args = parser.parse_args(argv)

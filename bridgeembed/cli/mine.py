@@ -69,7 +69,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add("--ef-search", type=int, default=128, help="hnsw: candidates kept while searching (default 128)")
     add("--batch-size", type=int, default=64)
     add("--device", default=None, help="cpu, cuda, ... for encoding (default: cuda if available)")
-    add("--threads", type=int, default=None, help="CPU threads for torch and FAISS (default: their choice)")
+    add("--threads", type=int, default=None, help="CPU threads for torch and FAISS (default: the idle cores)")
     add("-v", "--verbose", action="store_true")
     return parser.parse_args(argv)
 
@@ -115,9 +115,7 @@ def run(args: argparse.Namespace) -> int:
     from bridgeembed.mining.mine import mine
 
     out, config = check_options(args)
-    set_threads(args.threads)
-    if args.threads:
-        faiss_threads(args.threads)
+    faiss_threads(set_threads(args.threads))  # FAISS's OpenMP threads as torch's
     with ExitStack() as stack:
         src, tgt = open_sides(args, stack)
         src_vecs, tgt_vecs, docs = views(args, src, tgt)

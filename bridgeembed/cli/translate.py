@@ -32,7 +32,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--beam", type=int, default=5, help="beam size (1: greedy)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--device", default=None, help="cpu, cuda, ... (default: cuda if available)")
-    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: torch's choice)")
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: the idle cores)")
     parser.add_argument("-v", "--verbose", action="store_true")
     return parser.parse_args(argv)
 
@@ -40,8 +40,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def run(args: argparse.Namespace) -> int:
     from bridgeembed.checkpoint import load_model
     from bridgeembed.devices import resolve_device
-    from bridgeembed.encoders.pretrained import resolve
     from bridgeembed.errors import ConfigError
+    from bridgeembed.pretrained import resolve
     from bridgeembed.text.parallel import corpus_dir
     from bridgeembed.translation.directions import Direction
     from bridgeembed.translation.scoring import evaluate, markdown_table

@@ -23,10 +23,10 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from bridgeembed.checkpoint import load_model, make_payload, save_atomic
+from bridgeembed.checkpoint import load_model, make_payload, save_folder, save_model
 from bridgeembed.devices import resolve_device
-from bridgeembed.encoders.pretrained import DEFAULT_MODEL, list_pretrained, resolve
 from bridgeembed.errors import UnknownLanguageError
+from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained, resolve
 from bridgeembed.text.parallel import check_sentences, pad, with_eos
 
 if TYPE_CHECKING:  # for annotations only
@@ -83,8 +83,14 @@ class BridgeEncoder:
     list_pretrained = staticmethod(list_pretrained)
 
     def save(self, path: str | Path, half: bool = False) -> None:
-        """An encoder-only export that `from_pretrained(path)` loads back (float16 weights with `half`)."""
-        save_atomic(make_payload(self.model, self.tokenizers, self.config, kind="encoder", half=half), path)
+        """An encoder-only export that `from_pretrained(path)` loads back (float16 weights with `half`):
+        a model folder (see `save_pretrained`), or one checkpoint file where `path` ends in `.pt`."""
+        save_model(make_payload(self.model, self.tokenizers, self.config, kind="encoder", half=half), path)
+
+    def save_pretrained(self, folder: str | Path, half: bool = False) -> None:
+        """A model folder: config.json, model.safetensors, sentencepiece.LANG.model and a README.md card
+        (kept if the folder has one), loaded back by `BridgeEncoder(folder)` and every `--model`."""
+        save_folder(make_payload(self.model, self.tokenizers, self.config, kind="encoder", half=half), folder)
 
     def reinitialized(self, seed: int = 0) -> "BridgeEncoder":
         """The same architecture and tokenizers with fresh random weights: a control for benchmarks."""
@@ -108,6 +114,10 @@ class BridgeEncoder:
     def dim(self) -> int:
         return self.model.dim
 
+    def get_sentence_embedding_dimension(self) -> int:
+        """The length of a sentence vector (as sentence-transformers names it); the same as `dim`."""
+        return self.dim
+
     @property
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
@@ -119,12 +129,13 @@ class BridgeEncoder:
 
     # --- encoding -----------------------------------------------------------------------------
     def encode(self, sentences: Sequence[str], lang: str, heads: HeadsLike = "mean", batch_size: int = 64,
-               normalize: bool = False,
-               show_progress_bar: bool | None = None, device: str | torch.device | None = None) -> np.ndarray:
+               normalize: bool = False, show_progress_bar: bool | None = None,
+               device: str | torch.device | None = None, convert_to_tensor: bool = False) -> np.ndarray | torch.Tensor:
         """float32 vectors: (N, d) for heads="mean" or one head, (N, k, d) for "each", (N, len, d) for a list.
 
         A single string gives one vector ((d,) or (k, d)). `lang` is one code or one per sentence.
-        `normalize` scales every returned vector to unit L2 norm. Every argument is checked before any
+        `normalize` scales every returned vector to unit L2 norm. `convert_to_tensor` returns a torch
+        tensor on the encoder's device instead of a numpy array. Every argument is checked before any
         work, so a bad one is a TypeError or ValueError naming it, never a silently wrong array.
         """
         single = isinstance(sentences, str)
@@ -132,8 +143,9 @@ class BridgeEncoder:
         langs = self._check_langs(lang, len(sentences))
         select, row_shape = self._head_selector(heads)
         _check_batch_size(batch_size)
-        if not isinstance(normalize, (bool, np.bool_)):
-            raise TypeError(f"normalize must be True or False, got {normalize!r}")
+        for name, flag in (("normalize", normalize), ("convert_to_tensor", convert_to_tensor)):
+            if not isinstance(flag, (bool, np.bool_)):
+                raise TypeError(f"{name} must be True or False, got {flag!r}")
         if device is not None:
             self.model.to(resolve_device(device))
         if show_progress_bar is None:  # as sentence-transformers: by log level; never into a log file
@@ -145,7 +157,26 @@ class BridgeEncoder:
             if normalize:
                 vectors = vectors / vectors.norm(dim=-1, keepdim=True).clamp_min(1e-12)
             out[rows] = vectors.cpu().numpy()
-        return out[0] if single else out
+        out = out[0] if single else out
+        return torch.from_numpy(out).to(self.device) if convert_to_tensor else out
+
+    @staticmethod
+    def similarity(a: np.ndarray | torch.Tensor, b: np.ndarray | torch.Tensor) -> np.ndarray | torch.Tensor:
+        """Cosine similarity of every row of `a` with every row of `b`: (N, M), one vector counting as a row.
+
+        Numpy in, numpy out; a tensor in, a tensor out (as sentence-transformers' `similarity`)."""
+        tensor = isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor)
+        x, y = (torch.as_tensor(v).float() for v in (a, b))
+        for name, v in (("a", x), ("b", y)):
+            if v.dim() not in (1, 2):
+                raise ValueError(f"similarity: {name} must be one vector (d,) or a matrix (N, d), got shape "
+                                 f"{tuple(v.shape)}")
+        x, y = x.reshape(-1, x.shape[-1]), y.reshape(-1, y.shape[-1])
+        if x.shape[1] != y.shape[1]:
+            raise ValueError(f"similarity: vectors of {x.shape[1]} and {y.shape[1]} dimensions cannot be compared")
+        x, y = (v.to(x.device if tensor else "cpu") for v in (x, y))
+        scores = torch.nn.functional.normalize(x, dim=1) @ torch.nn.functional.normalize(y, dim=1).T
+        return scores if tensor else scores.cpu().numpy()
 
     def attention(self, sentences: Sequence[str], lang: str) -> list:
         """Per sentence: its subword tokens and the bridge's (k x n) attention matrix A (for heat maps)."""

@@ -38,22 +38,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=int, default=64, help="sentences per encoder batch (default: 64)")
     parser.add_argument("--device", default=None,
                         help="device of the encoder and classifiers (default: cuda if available)")
-    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: torch's choice)")
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: the idle cores)")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
 def run(args: argparse.Namespace) -> int:
-    import torch
 
+    from bridgeembed.devices import use_threads
     from bridgeembed.evaluation.models import load_encoder
     from bridgeembed.senteval import report
     from bridgeembed.senteval.config import get_config, seeds
     from bridgeembed.senteval.runner import SentEvalEvaluator
     from bridgeembed.senteval.tasks import Dirs
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    use_threads(args.threads)  # None: the cores other work leaves idle
     evaluator = SentEvalEvaluator(args.tasks, get_config(args.config), seeds(args.seeds),
                                   HeadSpec.parse(args.heads, what="--heads"), Dirs.under(args.data, args.probing_data),
                                   args.lang, args.batch_size, args.device, progress=not args.quiet,

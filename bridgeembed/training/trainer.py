@@ -29,6 +29,7 @@ from bridgeembed.model import BridgeModel
 from bridgeembed.model.encoder import check_encoder_config
 from bridgeembed.model.nmt import Partner, alignment_loss, translation_loss
 from bridgeembed.paths import remove_stale_temporaries
+from bridgeembed.pretrained import resolve
 from bridgeembed.text.packed import PackedSplit
 from bridgeembed.text.parallel import DirectionBatches, corpus_dir, encode_split, make_batch, read_split, shard_slice
 from bridgeembed.training import distributed
@@ -178,7 +179,7 @@ class Trainer:
 
     def _load_init(self, path: str | Path) -> dict:
         """A checkpoint to start from: it must have this run's model and tokenizer config and every decoder."""
-        payload = load_checkpoint(path)
+        payload = load_checkpoint(resolve(path))  # a shipped model's name, a model folder or a checkpoint file
         for section in ("model", "tokenizer"):
             if payload["config"].get(section) != asdict(getattr(self.cfg, section)):
                 raise ConfigError(f"train.init_from {path} has a different {section} config than this run; "

@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from bridgeembed.encoders.pretrained import DEFAULT_MODEL, list_pretrained
+from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained
 
 pytestmark = pytest.mark.skipif(DEFAULT_MODEL not in list_pretrained(), reason="shipped model not present")
 
@@ -51,10 +51,10 @@ def test_translations_are_closer_than_random_captions(shipped, real_data):
 def test_constructor_loads_by_name_path_or_default(shipped):
     """`BridgeEncoder()` and `BridgeEncoder("multi30k-m2m")`, as the README, the docstring and the model card show."""
     from bridgeembed import BridgeEncoder
-    from bridgeembed.encoders.pretrained import resolve
+    from bridgeembed.pretrained import resolve
 
     expected = shipped.encode("Ein Hund rennt.", "de")
-    for args in ((), (DEFAULT_MODEL,), (resolve(DEFAULT_MODEL).parent,)):
+    for args in ((), (DEFAULT_MODEL,), (resolve(DEFAULT_MODEL),), (str(resolve(DEFAULT_MODEL)) + "/",)):
         encoder = BridgeEncoder(*args, device="cpu")
         np.testing.assert_array_equal(encoder.encode("Ein Hund rennt.", "de"), expected)
     assert BridgeEncoder().source == DEFAULT_MODEL

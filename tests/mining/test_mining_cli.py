@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from bridgeembed.encoders.pretrained import DEFAULT_MODEL, list_pretrained
+from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained
 
 pytestmark = pytest.mark.skipif(DEFAULT_MODEL not in list_pretrained(), reason="shipped model not present")
 
