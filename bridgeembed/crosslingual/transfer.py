@@ -136,7 +136,8 @@ class TransferEvaluator(Evaluator):
     def evaluate(self, encoder: SentenceEncoder) -> List[TransferResult]:
         if encoder is None and self.classifier != "majority":
             raise ConfigError("an encoder is needed for any classifier but 'majority'")
-        cache = None if encoder is None else EncodingCache(encoder, self.heads, self.batch_size)
+        cache = None if encoder is None else EncodingCache(encoder, self.heads, self.batch_size,
+                                                           progress=self.show_progress is not False)
         views = ["mean"] if cache is None else cache.views
         sets = _Sets(cache, self.source, self.limit)
         tests, skipped = _test_sets(sets, self.train_sets, self.test_langs)

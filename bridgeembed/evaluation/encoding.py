@@ -114,7 +114,8 @@ class EncodingCache:
 
     def _encode_new(self, texts: list[str], lang: str, what: str) -> np.ndarray:
         parts = []
-        bar = tqdm(total=len(texts), desc=f"{what}: encoding", unit="sent", disable=not self.progress, leave=False)
+        bar = tqdm(total=len(texts), desc=f"{what}: encoding", unit="sent", leave=False,
+                   disable=None if self.progress else True)  # None: on a terminal only
         for i in range(0, len(texts), CHUNK):
             chunk = texts[i : i + CHUNK]
             out = self.encoder.encode(chunk, lang, heads=self.heads.stacked_heads, batch_size=self.batch_size)

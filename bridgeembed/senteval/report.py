@@ -2,8 +2,8 @@
 
 The Markdown tables follow the papers' layout: one row per view (the sentence vector, or one per
 head), one column per task, in RepL4NLP 2019 Table 2's order; accuracies in %, relatedness as
-Pearson r. Skipped tasks show "n/a" with the reason below the table; probing tasks rebuilt from
-other text carry a dagger.
+Pearson r. Skipped tasks stay out of the tables and are listed below them with the reason; probing
+tasks rebuilt from other text carry a dagger.
 """
 
 from __future__ import annotations
@@ -42,13 +42,12 @@ def markdown(table: ResultTable) -> str:
     views = table.views()
     notes = []
     for title, columns in TABLES:
-        cols = [c for c in columns if c in tasks]
-        if not cols:
-            continue
-        header = ["view"] + [c + (" †" if tasks[c].source == "rebuilt" else "") for c in cols]
-        lines += [f"## {title}", "", *writer.markdown_table(header, [[v] + [_fmt(tasks[c], v) for c in cols]
-                                                                     for v in views]), ""]
-        skipped = [c for c in cols if not tasks[c].ok]
+        cols = [c for c in columns if c in tasks and tasks[c].ok]
+        skipped = [c for c in columns if c in tasks and not tasks[c].ok]
+        if cols:
+            header = ["view"] + [c + (" †" if tasks[c].source == "rebuilt" else "") for c in cols]
+            lines += [f"## {title}", "", *writer.markdown_table(header, [[v] + [_fmt(tasks[c], v) for c in cols]
+                                                                         for v in views]), ""]
         if len(skipped) > 1 and all(tasks[c].group == "probing" for c in skipped):
             hint = tasks[skipped[0]].reason.split("; ", 1)[-1]
             notes.append(f"- {', '.join(skipped)}: skipped: task files not found in {meta['probing']}; {hint}")
@@ -58,7 +57,7 @@ def markdown(table: ResultTable) -> str:
             notes.append(f"- † rebuilt probing tasks (not SentEval's files): {meta['probing']}")
     if notes:
         lines += ["## Notes", "", *notes, ""]
-    wall = [[name, f"{r.seconds:.1f}", f"{r.encode_seconds:.1f}"] for name, r in tasks.items()]
+    wall = [[name, f"{r.seconds:.1f}", f"{r.encode_seconds:.1f}"] for name, r in tasks.items() if r.ok]
     lines += ["## Wall time", "", *writer.markdown_table(["task", "seconds", "of which encoding"], wall)]
     return "\n".join(lines) + "\n"
 

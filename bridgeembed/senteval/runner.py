@@ -101,12 +101,14 @@ class SentEvalEvaluator(Evaluator):
         skipped = preflight(self.selected, self.dirs)
         table = ResultTable(self._meta(cache))
         start = time.perf_counter()
-        for name, _ in tqdm(self.selected, desc="SentEval", unit="task", disable=not self.progress):
+        for name, _ in self.selected:  # the bar below counts only the tasks that will run
             if name in skipped:
                 log.warning("%s skipped: %s", name, skipped[name])
                 table.tasks[name] = self._skipped(name, skipped[name])
-            else:
-                table.tasks[name] = self.run_task(name, cache)
+        runnable = [name for name, _ in self.selected if name not in skipped]
+        for name in tqdm(runnable, desc="SentEval", unit="task", disable=None if self.progress else True):
+            table.tasks[name] = self.run_task(name, cache)
+        table.tasks = {name: table.tasks[name] for name, _ in self.selected}  # in the order asked
         table.meta["seconds"] = time.perf_counter() - start
         return table
 
@@ -141,7 +143,7 @@ class SentEvalEvaluator(Evaluator):
         runs = {v: [] for v in emb.views}
         seeds = self.seeds[:1] if task.deterministic else self.seeds
         bar = tqdm(total=len(emb.views) * len(seeds), desc=f"{name}: scoring", unit="run" if len(emb.views) == 1
-                   else "head", disable=not self.progress, leave=False)
+                   else "head", disable=None if self.progress else True, leave=False)
         for seed in seeds:
             for block in emb.blocks(_block_size(emb, len(tokens))):
                 for view, metrics in zip(block.views, task.evaluate(loaded, block, self.config, seed)):

@@ -160,3 +160,23 @@ def test_a_language_refused_while_encoding_is_skipped(xnli_dir):
                              show_progress=False)
     assert "unknown language 'fr'" in result.skipped["test fr"] and "unknown language" in result.skipped["train fr"]
     assert result.accuracy["en"]["en"] > 0.8 and result.accuracy["fr"] == {"en": None, "fr": None}
+
+
+@pytest.mark.parametrize("show_progress, bars", [(None, True), (False, False)])
+def test_encoding_has_a_bar_unless_progress_is_off(xnli_dir, monkeypatch, show_progress, bars):
+    import bridgeembed.evaluation.encoding as encoding
+
+    seen = []
+    real = encoding.tqdm
+
+    def recording(*args, **kwargs):
+        seen.append((kwargs.get("desc"), kwargs.get("disable")))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(encoding, "tqdm", recording)
+    transfer_matrix(SharedSpaceEncoder(), XnliXtreme(xnli_dir), parse_train_sets(["en"]), ["en", "de"],
+                    task="xnli", show_progress=show_progress)
+    encoding_bars = [disable for desc, disable in seen if desc and desc.endswith("encoding")]
+    assert encoding_bars, "the encoding is where XNLI spends its minutes"
+    # None: tqdm shows the bar on a terminal only; True: never
+    assert all(disable is (None if bars else True) for disable in encoding_bars)

@@ -77,6 +77,31 @@ def test_missing_and_partial_data(dirs, tmp_path):
         run_suite(HeadsEncoder(), "probing", TINY, [1111], "mean", empty, progress=False)
 
 
+def test_skipped_tasks_stay_out_of_the_tables_and_the_bar(dirs, monkeypatch):
+    import bridgeembed.senteval.runner as runner
+
+    totals = []
+    real_tqdm = runner.tqdm
+
+    def counting(iterable=None, **kwargs):
+        if kwargs.get("desc") == "SentEval":
+            totals.append(len(iterable))
+        return real_tqdm(iterable, **kwargs)
+
+    monkeypatch.setattr(runner, "tqdm", counting)
+    res = run_suite(HeadsEncoder(), "classification", TINY, [1111], "mean", dirs, progress=True)
+    ran = [name for name, task in res.tasks.items() if task.ok]
+    skipped = [name for name, task in res.tasks.items() if not task.ok]
+    assert skipped and totals == [len(ran)]  # the bar's total: only what runs
+    assert list(res.tasks) == [name for name in ("MR", "CR", "SUBJ", "MPQA", "SST2", "SST5", "TREC", "MRPC")
+                               if name in res.tasks]  # the order asked for
+    text = report.markdown(res)
+    assert "n/a" not in text
+    table_header = next(line for line in text.splitlines() if line.startswith("| view"))
+    assert all(name not in table_header for name in skipped) and all(name in table_header for name in ran)
+    assert all(f"- {name}: skipped:" in text for name in skipped)
+
+
 @pytest.mark.parametrize("kind,match", [("nan", "task MR: encoder returned NaN"), ("short", "task MR: encoder returned shape")])
 def test_broken_encoder_output_names_the_task(dirs, kind, match):
     with pytest.raises(EncoderOutputError, match=match):
