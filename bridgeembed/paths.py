@@ -24,10 +24,17 @@ logger = logging.getLogger(__name__)
 
 
 def model_folder(model: str) -> str:
-    """A `--model` spec as a folder name: `untrained:multi30k-m2m` -> `untrained-multi30k-m2m`,
-                 a path -> its file name."""
+    """A `--model` spec as a folder name: `multi30k-m2m` -> itself, `untrained:multi30k-m2m` ->
+    `untrained-multi30k-m2m`; a path -> its name and a short hash of its absolute path
+    (`runs/a/best.pt` -> `best.pt-3f2a9c1e`), so two models never share a results folder."""
+    import hashlib
+
     name = Path(model).name if "/" in model else model
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "model"
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "model"
+    if "/" in model:
+        digest = hashlib.sha256(str(Path(model).expanduser().resolve()).encode("utf-8")).hexdigest()[:8]
+        name = f"{name}-{digest}"
+    return name
 
 
 def default_out(task: str, model: str) -> Path:

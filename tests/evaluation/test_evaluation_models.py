@@ -1,5 +1,7 @@
 """`--model SPEC` -> an encoder, and the language check every benchmark shares."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -30,7 +32,9 @@ def test_checkpoint_and_its_untrained_control(toy_run):
 
 def test_model_folder():
     assert model_folder("untrained:multi30k-m2m") == "untrained-multi30k-m2m"
-    assert model_folder("runs/exp 1/best.pt") == "best.pt"
+    assert re.fullmatch(r"best\.pt-[0-9a-f]{8}", model_folder("runs/exp 1/best.pt"))
+    assert model_folder("runs/a/best.pt") != model_folder("runs/b/best.pt")  # two models, two folders
+    assert model_folder("runs/a/best.pt") == model_folder("runs/../runs/a/best.pt")  # one model, one folder
     assert model_folder("::") == "model"
 
 
