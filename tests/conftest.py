@@ -77,5 +77,5 @@ def toy_run(toy_corpus, tmp_path_factory):
     from tests.helpers.toy import toy_config
 
     out = tmp_path_factory.mktemp("toy_run") / "run"
-    state = Trainer(toy_config(toy_corpus, out), show_progress=False).train()
+    state = Trainer.from_config(toy_config(toy_corpus, out), show_progress=False).train()
     return out, state

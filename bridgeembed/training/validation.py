@@ -25,10 +25,9 @@ from bridgeembed.translation.bleu import corpus_bleu
 from bridgeembed.translation.translator import Translator
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.config import TrainConfig
     from bridgeembed.model import BridgeModel
     from bridgeembed.text.parallel import EncodedSplit
-    from bridgeembed.text.tokenization import LanguageTokenizer
+    from bridgeembed.training.data import TrainingData
     from bridgeembed.translation.directions import Direction
 
 
@@ -155,21 +154,22 @@ def dev_retrieval(model: BridgeModel, encoded: EncodedSplit, raw: dict, language
     return result
 
 
-def validate(model: BridgeModel, tokenizers: dict[str, LanguageTokenizer], encoded: EncodedSplit, raw: dict,
-             directions: Sequence[Direction], trained: set, cfg_train: TrainConfig, max_len: int) -> ValidationResult:
-    """`encoded`: the dev EncodedSplit; `raw`: {lang: dev lines}; `trained`: the training directions."""
+def validate(model: BridgeModel, data: TrainingData, directions: Sequence[Direction], trained: Sequence[Direction],
+             sentences: int = 0, beam: int = 1) -> ValidationResult:
+    """Dev loss, BLEU and retrieval of `directions` on `data.valid`; `trained`: the training directions
+    (those choose mean_bleu); `sentences`: dev pairs per direction (0: all); `beam`: 1 is greedy."""
     model.eval()
     device = next(model.parameters()).device
-    translator = Translator(model, tokenizers, max_len)
+    translator = Translator(model, data.tokenizers, data.tokenizer_config.max_len)
+    encoded, raw = data.valid, data.raw_valid
     result = ValidationResult()
     for d in directions:
         lines = encoded.pairs(d.src, d.tgt)
-        if cfg_train.valid_sentences:
-            lines = lines[: cfg_train.valid_sentences]
+        if sentences:
+            lines = lines[:sentences]
         name = str(d)
         result.loss[name], result.penalty[name] = dev_loss(model, encoded, lines, d.src, d.tgt, device)
-        hyps = translator.translate([raw[d.src][i] for i in lines], d.src, d.tgt, beam=cfg_train.valid_beam,
-                                    batch_size=100)
+        hyps = translator.translate([raw[d.src][i] for i in lines], d.src, d.tgt, beam=beam, batch_size=100)
         result.bleu[name] = corpus_bleu(hyps, [raw[d.tgt][i] for i in lines])
     selecting = [str(d) for d in trained if d.src != d.tgt] or [str(d) for d in trained]
     result.mean_bleu = float(np.mean([result.bleu[n] for n in selecting if n in result.bleu]))
