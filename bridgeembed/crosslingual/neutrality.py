@@ -36,12 +36,11 @@ import numpy as np
 from bridgeembed.crosslingual.margin import LABELS, ScoringLike, nearest, parse_scoring, protocol, scoring_stem
 from bridgeembed.crosslingual.report import MatrixTable, heatmap, model_name, to_markdown
 from bridgeembed.crosslingual.retrieval import accuracy, encode_parallel, normalize
-from bridgeembed.encoders.protocol import SentenceEncoder
+from bridgeembed.encoders.protocol import Heads, HeadSpec, SentenceEncoder
 from bridgeembed.errors import ConfigError
 from bridgeembed.evaluation import writer
 from bridgeembed.evaluation.encoding import EncodingCache
 from bridgeembed.evaluation.evaluator import Evaluator
-from bridgeembed.evaluation.heads import HeadsLike, HeadSpec
 from bridgeembed.evaluation.writer import view_stem
 
 logger = logging.getLogger(__name__)
@@ -184,7 +183,7 @@ class NeutralityEvaluator(Evaluator):
     name = "neutrality"
     primary_metric = "pair_accuracy_mean"
 
-    def __init__(self, lines: Dict[str, List[str]], *, files: Optional[dict] = None, heads: HeadsLike = "mean",
+    def __init__(self, lines: Dict[str, List[str]], *, files: Optional[dict] = None, heads: Heads = "mean",
                  batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
                  show_progress: Optional[bool] = None, scoring: ScoringLike = "cosine") -> None:
         self.lines, self.files, self.heads = lines, {k: str(v) for k, v in (files or {}).items()}, HeadSpec.parse(heads)
@@ -220,7 +219,7 @@ class NeutralityEvaluator(Evaluator):
 
 
 def neutrality(encoder: SentenceEncoder, lines: Dict[str, List[str]], *, files: Optional[dict] = None,
-               heads: HeadsLike = "mean", batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
+               heads: Heads = "mean", batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
                show_progress: Optional[bool] = None, scoring: str = "cosine") -> NeutralityResult:
     """One view's figures (`heads` "mean" or one head) by one scoring ("cosine" or "margin"):
     `NeutralityEvaluator(...)(encoder)[0]`."""

@@ -15,7 +15,7 @@ import logging
 import os
 import sys
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -26,12 +26,12 @@ from tqdm.auto import tqdm
 from bridgeembed.checkpoint import load_model, make_payload, save_atomic
 from bridgeembed.devices import resolve_device
 from bridgeembed.encoders.pretrained import DEFAULT_MODEL, list_pretrained, resolve
+from bridgeembed.encoders.protocol import Heads, HeadSpec
 from bridgeembed.errors import UnknownLanguageError
 from bridgeembed.text.parallel import check_sentences, pad, with_eos
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.config import Config
-    from bridgeembed.evaluation.heads import HeadsLike
 
 logger = logging.getLogger(__name__)
 
@@ -118,19 +118,20 @@ class BridgeEncoder:
                 f"dim={self.dim}, encoder={m.encoder}x{m.enc_layers}, max_len={self.max_len}, device={self.device})")
 
     # --- encoding -----------------------------------------------------------------------------
-    def encode(self, sentences: Sequence[str], lang: str, heads: HeadsLike = "mean", batch_size: int = 64,
+    def encode(self, sentences: Sequence[str], lang: str, heads: Heads = "mean", batch_size: int = 64,
                normalize: bool = False,
                show_progress_bar: bool | None = None, device: str | torch.device | None = None) -> np.ndarray:
         """float32 vectors: (N, d) for heads="mean" or one head, (N, k, d) for "each", (N, len, d) for a list.
 
         A single string gives one vector ((d,) or (k, d)). `lang` is one code or one per sentence.
-        `normalize` scales every returned vector to unit L2 norm. Every argument is checked before any
-        work, so a bad one is a TypeError or ValueError naming it, never a silently wrong array.
+        `normalize` scales every returned vector to unit L2 norm. `heads` takes the forms of `HeadSpec` (a bad one
+        is a ConfigError, a ValueError). Every argument is checked before any work, so a bad one is a TypeError
+        or ValueError naming it, never a silently wrong array.
         """
         single = isinstance(sentences, str)
         sentences = self._check_sentences([sentences] if single else sentences)
         langs = self._check_langs(lang, len(sentences))
-        select, row_shape = self._head_selector(heads)
+        spec = HeadSpec.parse(heads).resolve(self)  # a ConfigError naming the value and what it may be
         _check_batch_size(batch_size)
         if not isinstance(normalize, (bool, np.bool_)):
             raise TypeError(f"normalize must be True or False, got {normalize!r}")
@@ -139,9 +140,10 @@ class BridgeEncoder:
         if show_progress_bar is None:  # as sentence-transformers: by log level; never into a log file
             show_progress_bar = (logger.getEffectiveLevel() <= logging.INFO and len(sentences) > batch_size
                                  and sys.stderr.isatty())
-        out = np.zeros((len(sentences), *row_shape), dtype=np.float32)  # the result, and all that grows with N
+        # the result, and all that grows with N
+        out = np.zeros((len(sentences), *spec.shape(self.dim)), dtype=np.float32)
         for rows, memory in self._batches(sentences, langs, batch_size, show_progress_bar):  # memory: (B, k, d)
-            vectors = select(memory).float()  # (B, d) or (B, len, d): reduced before it leaves the batch
+            vectors = spec.select(memory).float()  # (B, d) or (B, len, d): reduced before it leaves the batch
             if normalize:
                 vectors = vectors / vectors.norm(dim=-1, keepdim=True).clamp_min(1e-12)
             out[rows] = vectors.cpu().numpy()
@@ -210,31 +212,6 @@ class BridgeEncoder:
             if code not in self.tokenizers:
                 raise UnknownLanguageError(code, self.tokenizers, "the model")
         return langs
-
-    def _head_selector(self, heads: HeadsLike) -> tuple[Callable, tuple]:
-        """heads -> (a function M (B, k, d) -> the requested part, the shape of one sentence's part)."""
-        k, d = self.num_heads, self.dim
-        expected = f"'mean', 'each', a head index 0..{k - 1} or a non-empty list of them"
-        if isinstance(heads, str):
-            if heads == "mean":
-                return (lambda m: m.mean(dim=1)), (d,)  # (B, d)
-            if heads == "each":
-                return (lambda m: m), (k, d)  # (B, k, d)
-            raise ValueError(f"heads must be {expected}, got {heads!r}")
-        if isinstance(heads, (bool, np.bool_)) or not isinstance(heads, (int, np.integer, list, tuple, np.ndarray)):
-            raise TypeError(f"heads must be {expected}, got {heads!r}")
-        index = [heads] if isinstance(heads, (int, np.integer)) else list(heads)
-        if not index:
-            raise ValueError(f"heads={heads!r} selects no head; heads must be {expected}")
-        for h in index:
-            if not isinstance(h, (int, np.integer)) or isinstance(h, (bool, np.bool_)):
-                raise TypeError(f"head index {h!r} is not an int")
-            if not -k <= h < k:
-                raise IndexError(f"head {h} out of range: the model has k = {k} heads (0..{k - 1})")
-        if isinstance(heads, (int, np.integer)):
-            return (lambda m: m[:, int(heads)]), (d,)  # (B, d)
-        index = [int(h) for h in index]
-        return (lambda m: m[:, index]), (len(index), d)  # (B, len, d)
 
 
 def _check_batch_size(batch_size: int) -> None:

@@ -148,7 +148,8 @@ def alignment_loss(output: ModelOutput, rows: torch.Tensor | list, kind: str = "
     if output.partner is None or sum(r.numel() for r in rows) == 0:
         return output.bridge.memory.new_zeros(())
 
-    def views(bridge: BridgeOutput) -> torch.Tensor:  # (h, n, d_h): the k head columns, or h = 1: their mean
+    def views(bridge: BridgeOutput) -> torch.Tensor:
+        """(h, n, d_h): the k columns of M, or h = 1: their mean."""
         return bridge.memory.float().transpose(0, 1) if per_head else sentence_vectors(bridge)[None]
 
     source = views(output.bridge)  # (h, B, d_h)
