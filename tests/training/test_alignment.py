@@ -170,8 +170,8 @@ def test_init_from_starts_from_the_checkpoint(toy_run, toy_corpus, tmp_path):
 @pytest.mark.parametrize("override, message", [
     ({"align_weight": 1.0, "_languages": ["x"]}, "at least two"),
     ({"align_loss": "cosine"}, "infonce or mse"),
-    ({"align_weight": -1.0}, "align_weight must be >= 0"),
-    ({"align_temperature": 0.0}, "align_temperature > 0"),
+    ({"align_weight": -1.0}, r"train.align_weight must be 0 \(off\) or positive, got -1.0"),
+    ({"align_temperature": 0.0}, "train.align_temperature must be a positive number, got 0.0"),
     ({"precision": "fp16"}, "auto, fp32 or bf16"),
 ])
 def test_alignment_config_errors(toy_corpus, tmp_path, override, message):
