@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from bridgeembed.cli.checks import output_file, positive_int, read_sentences, set_threads
-from bridgeembed.cli.registry import guarded, setup_logging
+from bridgeembed.cli.registry import run_main
 from bridgeembed.encoders.protocol import FORMS, HeadSpec
 from bridgeembed.errors import BridgeembedError
 
@@ -87,14 +87,16 @@ def run_shards(args: argparse.Namespace, heads: HeadSpec) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bridgeembed-encode", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
     parser.add_argument("-v", "--verbose", action="store_true")
-    args = parser.parse_args(argv)
-    setup_logging(args.verbose)
-    return guarded(run, args)
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_main(parse_args, run, argv)
 
 
 if __name__ == "__main__":

@@ -87,11 +87,13 @@ class BridgeEncoder:
         save_atomic(make_payload(self.model, self.tokenizers, self.config, kind="encoder", half=half), path)
 
     def reinitialized(self, seed: int = 0) -> "BridgeEncoder":
-        """The same architecture and tokenizers with fresh random weights: a control for benchmarks."""
+        """The same architecture and tokenizers with fresh random weights (by `seed`): a control for benchmarks.
+        The caller's random state is left as it was."""
         from bridgeembed.model import BridgeModel
 
-        torch.manual_seed(seed)
-        model = BridgeModel(self.config.model, {lang: t.vocab_size for lang, t in self.tokenizers.items()}, [])
+        with torch.random.fork_rng(devices=[]):  # the weights are drawn on the CPU
+            torch.manual_seed(seed)
+            model = BridgeModel(self.config.model, {lang: t.vocab_size for lang, t in self.tokenizers.items()}, [])
         return BridgeEncoder.from_model(model, self.tokenizers, self.config, self.device,
                                         source=f"untrained:{self.source}")
 
