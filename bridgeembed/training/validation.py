@@ -22,6 +22,7 @@ from bridgeembed.errors import DataError
 from bridgeembed.model.nmt import translation_loss
 from bridgeembed.text.parallel import make_batch, pad
 from bridgeembed.translation.bleu import corpus_bleu
+from bridgeembed.translation.matching import pool_hits
 from bridgeembed.translation.translator import Translator
 
 if TYPE_CHECKING:  # for annotations only
@@ -138,19 +139,12 @@ def dev_retrieval(model: BridgeModel, encoded: EncodedSplit, raw: dict, language
     heads = next(iter(memory.values())).size(1)
     result.heads = [float(np.mean([100 * _nearest_is_translation(memory[a][:, h], memory[b][:, h], texts[b])
                                    for a, b in pairs])) for h in range(heads)]
-    # mixed pool: all N x L sentences; the nearest other one must be a translation (same row, or same text)
-    n, L = len(rows), len(languages)
+    # mixed pool: all N x L sentences; the nearest other one must be a translation (translation/matching.py)
     pool = torch.cat([means[lang] for lang in languages])  # (L * N, d)
     sims = pool @ pool.T  # (L * N, L * N)
     sims.fill_diagonal_(float("-inf"))
-    best = sims.argmax(dim=1).numpy()  # (L * N,)
-    own = np.repeat(np.arange(L), n)  # language of each pool row
-    row = np.tile(np.arange(n), L)
-    pool_texts = np.concatenate([texts[lang] for lang in languages])
-    translation_text = np.array([texts[languages[own[b]]][row[i]] for i, b in enumerate(best)], dtype=object)
-    other = own[best] != own
-    correct = other & ((row[best] == row) | (pool_texts[best] == translation_text))
-    result.mixed, result.same_language = 100 * float(correct.mean()), 100 * float((~other).mean())
+    hit, same = pool_hits(sims.argmax(dim=1).numpy(), [texts[lang] for lang in languages])
+    result.mixed, result.same_language = 100 * float(hit.mean()), 100 * float(same.mean())
     return result
 
 
