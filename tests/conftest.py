@@ -1,6 +1,12 @@
 """Shared fixtures. Real-data tests use $BRIDGEEMBED_DATA, else ../shared/data beside the checkout,
 and are skipped (not failed) where neither exists, or where the data set a test needs is not in it
-(`real_data("xnli/xtreme")`): an existing but empty folder skips them too."""
+(`real_data("xnli/xtreme")`): an existing but empty folder skips them too. Tests of the shipped model
+ask for the `shipped_model` fixture, and skip where it is not installed.
+
+Markers follow from the fixtures: a test that uses `real_data` or `shared_data` is marked `real_data`,
+one that uses `shipped_model` is marked `shipped_model` (`pytest -m "not real_data and not shipped_model"`
+runs what needs neither).
+"""
 
 import atexit
 import os
@@ -44,6 +50,25 @@ def real_data(shared_data):
         return shared_data
 
     return need
+
+
+@pytest.fixture(scope="session")
+def shipped_model() -> Path:
+    """The shipped model's file (pretrained/multi30k-m2m/model.pt), or a skip where it is not installed."""
+    from bridgeembed.encoders.pretrained import DEFAULT_MODEL, list_pretrained, resolve
+
+    if DEFAULT_MODEL not in list_pretrained():
+        pytest.skip("shipped model not present")
+    return Path(resolve(DEFAULT_MODEL))
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if names & {"real_data", "shared_data"}:
+            item.add_marker(pytest.mark.real_data)
+        if "shipped_model" in names:
+            item.add_marker(pytest.mark.shipped_model)
 
 
 def _set_threads():

@@ -338,7 +338,7 @@ def test_prepare_command_reports_bad_files_in_one_line(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_multi30k_gives_the_shipped_models_tokenizers_and_the_in_memory_ids(real_data, tmp_path):
+def test_multi30k_gives_the_shipped_models_tokenizers_and_the_in_memory_ids(real_data, shipped_model, tmp_path):
     from bridgeembed.checkpoint import build_from_payload, load_checkpoint
     from bridgeembed.config import Config
     from bridgeembed.training.data import prepare_training_data, tokenizer_settings
@@ -347,7 +347,7 @@ def test_multi30k_gives_the_shipped_models_tokenizers_and_the_in_memory_ids(real
     config.train.cache_dir = str(tmp_path)
     folder = real_data("multi30k") / "multi30k"
     tokenizers, got = prepare_training_data(config, folder, progress=False)
-    shipped = build_from_payload(load_checkpoint(REPO / "pretrained" / "multi30k-m2m" / "model.pt"), "model.pt")[1]
+    shipped = build_from_payload(load_checkpoint(shipped_model), "model.pt")[1]
     for lang in config.data.languages:
         assert tokenizers[lang].spm_model == shipped[lang].spm_model, lang
     files = {"cs": folder / "train.cs.gz"}
