@@ -34,12 +34,13 @@ import numpy as np
 import torch
 
 from bridgeembed.config import Config, ModelConfig
+from bridgeembed.devices import pick_precision
 from bridgeembed.model import BridgeModel
 from bridgeembed.model.nmt import translation_loss
 from bridgeembed.text.packed import PackedSplit
 from bridgeembed.text.parallel import EncodedSplit
 from bridgeembed.text.tokenization import BOS, EOS, PAD
-from bridgeembed.training.trainer import make_optimizer, pick_precision
+from bridgeembed.training.trainer import make_optimizer
 
 REPO = Path(__file__).resolve().parents[1]
 LANGS = ["en", "de", "fr", "cs"]

@@ -171,15 +171,10 @@ def _section(kind: type, values: dict, where: str) -> object:
         raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; "
                           f"valid keys: {', '.join(sorted(names))}")
     section = kind(**copy.deepcopy(values))
-    for f in dataclasses.fields(kind):
-        default = getattr(kind(), f.name)
+    for f in dataclasses.fields(kind):  # ints are fine where floats are expected (lr: 1)
         value = getattr(section, f.name)
-        # ints are fine where floats are expected (lr: 1); everything else must match the default's type
-        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+        if f.type == "float" and isinstance(value, int) and not isinstance(value, bool):
             setattr(section, f.name, float(value))
-        elif (isinstance(default, (bool, int, float, str)) and not isinstance(value, type(default))
-              and f.name != "directions"):
-            raise ConfigError(f"{where}.{f.name}: expected {type(default).__name__}, got {value!r}")
     return section
 
 
@@ -200,28 +195,11 @@ def apply_overrides(raw: dict, overrides: Sequence[str]) -> dict:
 
 
 def validate(config: Config, source: str = "config") -> None:
-    """Checks that need more than one field."""
+    """Every field by its type and its rule in FIELDS, then the rules that need more than one field."""
     m, t, d = config.model, config.train, config.data
-
-    _check_ranges(config, source)
+    _check_fields(config, source)
     if m.tie_embeddings and m.dec_hidden != m.emb_dim:
         raise ConfigError(f"{source}: model.tie_embeddings needs dec_hidden == emb_dim ({m.dec_hidden} != {m.emb_dim})")
-    if t.optimizer not in ("adam", "sgd"):
-        raise ConfigError(f"{source}: train.optimizer must be adam or sgd, got {t.optimizer!r}")
-    if not d.languages or len(set(d.languages)) != len(d.languages):
-        raise ConfigError(f"{source}: data.languages must list distinct language codes, got {d.languages!r}")
-    for lang in d.languages:
-        if not isinstance(lang, str) or not lang.replace("_", "").isalnum():
-            raise ConfigError(f"{source}: language code {lang!r} must be letters, digits or '_' "
-                              "('-' separates directions)")
-    for name in ("heads", "batch_size", "valid_every", "save_every", "log_every"):
-        value = getattr(m if name == "heads" else t, name)
-        if value < 1:
-            raise ConfigError(f"{source}: {name} must be at least 1, got {value}")
-    if t.precision not in ("auto", "fp32", "bf16"):
-        raise ConfigError(f"{source}: train.precision must be auto, fp32 or bf16, got {t.precision!r}")
-    if t.select_by not in ("bleu", "retrieval", "both"):
-        raise ConfigError(f"{source}: train.select_by must be bleu, retrieval or both, got {t.select_by!r}")
     if t.select_by != "bleu" and len(d.languages) < 2:
         raise ConfigError(f"{source}: train.select_by={t.select_by} needs dev retrieval between two data.languages "
                           f"or more; got {d.languages!r}")
@@ -230,17 +208,10 @@ def validate(config: Config, source: str = "config") -> None:
                           "train.align_per_head above 0")
     if t.align_multiway and t.align_loss != "infonce":
         raise ConfigError(f"{source}: train.align_multiway is a contrastive loss; it needs train.align_loss=infonce")
-    if t.align_loss not in ("infonce", "mse"):
-        raise ConfigError(f"{source}: train.align_loss must be infonce or mse, got {t.align_loss!r}")
-    if t.align_weight < 0 or t.align_temperature <= 0:
-        raise ConfigError(f"{source}: train.align_weight must be >= 0 and train.align_temperature > 0, "
-                          f"got {t.align_weight} and {t.align_temperature}")
     for name in ("align_weight", "align_per_head"):
         if getattr(t, name) > 0 and len(d.languages) < 2:
             raise ConfigError(f"{source}: train.{name} > 0 aligns translations, which needs at least two "
                               f"data.languages; got {d.languages!r} (set train.{name}=0)")
-    if config.tokenizer.max_len < 2:
-        raise ConfigError(f"{source}: tokenizer.max_len must be at least 2, got {config.tokenizer.max_len}")
 
 
 # train keys that change what the loss is: a resumed run must keep them (train.init_from starts anew with others)
@@ -264,38 +235,62 @@ def _non_negative(v: float) -> bool:
     return v >= 0
 
 
-# section.key -> (test, what the test expects); NaN fails every test
-RANGES = {
+def _one_of(*choices: str) -> tuple:
+    return (lambda v: v in choices), " or ".join([", ".join(choices[:-1]), choices[-1]] if len(choices) > 2
+                                                else choices)
+
+
+def _language_codes(codes: list) -> bool:
+    """Distinct codes of letters, digits or '_': '-' separates the two languages of a direction."""
+    return (bool(codes) and len(set(map(str, codes))) == len(codes)
+            and all(isinstance(c, str) and c.replace("_", "").isalnum() for c in codes))
+
+
+# section.key -> (test, what the test expects): every rule that reads one field; NaN fails every test.
+# Before its rule, each field must have its annotated type (bool is no int; an int is a float).
+FIELDS = {
     **{f"model.{k}": (_positive, "at least 1") for k in ("emb_dim", "enc_hidden", "enc_layers", "dec_hidden",
-                                                          "dec_layers", "bridge_dim", "transformer_heads",
+                                                          "dec_layers", "heads", "bridge_dim", "transformer_heads",
                                                           "transformer_ff")},
     "model.dropout": (lambda v: 0 <= v < 1, "in [0, 1)"),
     "tokenizer.vocab_size": (lambda v: v > 4, "larger than the 4 special pieces (pad, unk, bos, eos)"),
+    "tokenizer.max_len": (lambda v: v >= 2, "at least 2"),
+    "data.languages": (_language_codes, "distinct language codes of letters, digits or '_' ('-' separates "
+                                        "directions)"),
+    "data.directions": (lambda v: isinstance(v, (str, list)), "a preset name (many-to-many, many-to-one, "
+                                                              "one-to-many, bilingual) or a list like [en-de, de-en]"),
+    "train.optimizer": _one_of("adam", "sgd"),
     "train.lr": (lambda v: 0 < v < float("inf"), "a positive number"),
-    "train.max_steps": (_positive, "at least 1"),
+    **{f"train.{k}": (_positive, "at least 1") for k in ("batch_size", "max_steps", "valid_every", "valid_beam",
+                                                          "save_every", "log_every")},
     "train.lr_batch": (_non_negative, "0 (lr as given) or the batch size lr was tuned for"),
-    "train.align_per_head": (_non_negative, "0 (off) or positive"),
     "train.max_epochs": (_non_negative, "0 (off) or positive"),
     "train.clip_norm": (_non_negative, "0 (off) or positive"),
     "train.penalty_weight": (_non_negative, "0 or positive"),
     "train.label_smoothing": (lambda v: 0 <= v < 1, "in [0, 1)"),
     "train.lr_decay": (lambda v: 0 < v <= 1, "in (0, 1]"),
     "train.valid_sentences": (_non_negative, "0 (all) or positive"),
-    "train.valid_beam": (_positive, "at least 1"),
     "train.patience": (_non_negative, "0 (never stop early) or positive"),
+    "train.select_by": _one_of("bleu", "retrieval", "both"),
     "train.threads": (_non_negative, "0 (torch's default) or positive"),
+    "train.precision": _one_of("auto", "fp32", "bf16"),
+    "train.align_weight": (_non_negative, "0 (off) or positive"),
+    "train.align_loss": _one_of("infonce", "mse"),
+    "train.align_temperature": (lambda v: 0 < v < float("inf"), "a positive number"),
+    "train.align_per_head": (_non_negative, "0 (off) or positive"),
 }
+TYPES = {"bool": bool, "int": int, "float": (int, float), "str": str, "list": list, "object": object}
 
 
-def _check_ranges(config: Config, source: str) -> None:
+def _check_fields(config: Config, source: str) -> None:
     """Values torch or sentencepiece would reject with a traceback much later, or worse, accept:
     `batch_size: true` is an int to Python and trained with batch 1; `max_steps: -5` saved an untrained model."""
     for name, kind in SECTIONS.items():
-        section, defaults = getattr(config, name), kind()
+        section = getattr(config, name)
         for f in dataclasses.fields(kind):
-            value, default = getattr(section, f.name), getattr(defaults, f.name)
-            if isinstance(value, bool) and not isinstance(default, bool) and isinstance(default, (int, float)):
-                raise ConfigError(f"{source}: {name}.{f.name}: expected {type(default).__name__}, got {value!r}")
-            test, expected = RANGES.get(f"{name}.{f.name}", (None, ""))
+            key, value = f"{name}.{f.name}", getattr(section, f.name)
+            if not isinstance(value, TYPES[f.type]) or (isinstance(value, bool) and f.type != "bool"):
+                raise ConfigError(f"{source}: {key}: expected {f.type}, got {value!r}")
+            test, expected = FIELDS.get(key, (None, ""))
             if test and not test(value):
-                raise ConfigError(f"{source}: {name}.{f.name} must be {expected}, got {value!r}")
+                raise ConfigError(f"{source}: {key} must be {expected}, got {value!r}")

@@ -1,10 +1,15 @@
-"""Torch devices named by the user (`device=`, `--device`, `train.device`), checked in one place.
+"""Torch devices named by the user (`device=`, `--device`, `train.device`), checked in one place, and
+the precision a device computes natively (`train.precision`).
 
 torch accepts `torch.device("cuda")` on a machine without CUDA and fails later, deep inside the
 first `.to()`, with an AssertionError; here that is a `ConfigError` naming the device, before any work.
 """
 
+from __future__ import annotations
+
 import os
+import re
+from pathlib import Path
 
 import torch
 
@@ -13,10 +18,13 @@ from bridgeembed.errors import ConfigError
 EXPECTED = "expected auto, cpu, cuda, cuda:N or mps"
 
 
-def resolve_device(name: str | None = None) -> torch.device:
-    """None or "auto" -> cuda if available, else cpu; anything else must name a device that exists here."""
+def resolve_device(name: str | None = None, local_rank: int | None = None) -> torch.device:
+    """None or "auto" -> cuda if available (`cuda:local_rank` for one of several training processes), else
+    cpu; anything else must name a device that exists here."""
     if name is None or name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        if not torch.cuda.is_available():
+            return torch.device("cpu")
+        return torch.device("cuda" if local_rank is None else f"cuda:{local_rank}")
     if not isinstance(name, (str, torch.device)):
         raise ConfigError(f"device must be a string like 'cpu' or 'cuda', got {name!r}")
     try:
@@ -33,6 +41,27 @@ def resolve_device(name: str | None = None) -> torch.device:
     if device.type == "mps" and not torch.backends.mps.is_available():
         raise ConfigError(f"device {str(name)!r}: MPS is not available here; use 'cpu' or 'auto'")
     return device
+
+
+def native_bf16(device: torch.device) -> bool:
+    """Does this device compute bf16 matrix products in hardware (CUDA Ampere+; a CPU with AVX512-BF16 or AMX)?
+
+    On the CPU this reads the Linux flags (torch has no public query); elsewhere it answers no, so
+    `precision: auto` stays fp32 wherever bf16 would only be emulated (and slower)."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    try:
+        flags = Path("/proc/cpuinfo").read_text(errors="ignore")
+    except OSError:
+        return False
+    return bool(re.search(r"\b(avx512_bf16|amx_bf16)\b", flags))
+
+
+def pick_precision(name: str, device: torch.device) -> torch.dtype | None:
+    """train.precision (fp32 | bf16 | auto) -> the autocast dtype (None: fp32)."""
+    if name == "bf16" or (name == "auto" and native_bf16(device)):
+        return torch.bfloat16
+    return None
 
 
 def available_cores() -> int:

@@ -1,6 +1,12 @@
 """Shared fixtures. Real-data tests use $BRIDGEEMBED_DATA, else ../shared/data beside the checkout,
 and are skipped (not failed) where neither exists, or where the data set a test needs is not in it
-(`real_data("xnli/xtreme")`): an existing but empty folder skips them too."""
+(`real_data("xnli/xtreme")`): an existing but empty folder skips them too. Tests of the shipped model
+ask for the `shipped_model` fixture, and skip where it is not installed.
+
+Markers follow from the fixtures: a test that uses `real_data` or `shared_data` is marked `real_data`,
+one that uses `shipped_model` is marked `shipped_model` (`pytest -m "not real_data and not shipped_model"`
+runs what needs neither).
+"""
 
 import atexit
 import os
@@ -46,6 +52,25 @@ def real_data(shared_data):
     return need
 
 
+@pytest.fixture(scope="session")
+def shipped_model() -> Path:
+    """The shipped model's folder (pretrained/multi30k-m2m), or a skip where it is not installed."""
+    from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained, resolve
+
+    if DEFAULT_MODEL not in list_pretrained():
+        pytest.skip("shipped model not present")
+    return Path(resolve(DEFAULT_MODEL))
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if names & {"real_data", "shared_data"}:
+            item.add_marker(pytest.mark.real_data)
+        if "shipped_model" in names:
+            item.add_marker(pytest.mark.shipped_model)
+
+
 def _set_threads():
     # Tests are small; more threads than cores only adds noise on the 2-core CI machine.
     # $BRIDGEEMBED_TEST_THREADS=1 helps on a busy machine, where two threads wait on each other.
@@ -77,5 +102,5 @@ def toy_run(toy_corpus, tmp_path_factory):
     from tests.helpers.toy import toy_config
 
     out = tmp_path_factory.mktemp("toy_run") / "run"
-    state = Trainer(toy_config(toy_corpus, out), show_progress=False).train()
+    state = Trainer.from_config(toy_config(toy_corpus, out), show_progress=False).train()
     return out, state

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained, resolve
+from bridgeembed.pretrained import DEFAULT_MODEL, resolve
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "bad_input.md"
-pytestmark = pytest.mark.skipif(DEFAULT_MODEL not in list_pretrained(), reason="shipped model not present")
+pytestmark = pytest.mark.usefixtures("shipped_model")
 
 
 def rows(columns: int = 2) -> list:

@@ -14,13 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained
+from bridgeembed.pretrained import DEFAULT_MODEL
 
 REPO = Path(__file__).resolve().parents[1]
 README, CARD = REPO / "README.md", REPO / "pretrained" / DEFAULT_MODEL / "README.md"
 DOCS = [README, CARD, *sorted((REPO / "docs").glob("*.md"))]
 NOT_RUN = "<!-- not run by tests/test_docs.py"
-shipped = pytest.mark.skipif(DEFAULT_MODEL not in list_pretrained(), reason="shipped model not present")
+shipped = pytest.mark.usefixtures("shipped_model")
 
 
 def blocks(path: Path, language: str) -> list:

@@ -19,3 +19,19 @@ def test_an_empty_data_folder_skips_the_real_data_tests(tmp_path):
     summary = run.stdout.strip().splitlines()[-1]
     assert run.returncode == 0 and "5 skipped" in summary and "failed" not in summary, run.stdout[-3000:]
     assert f"real data not found: {empty}" in run.stdout
+
+
+def test_markers_follow_the_fixtures():
+    """`real_data` and `shipped_model` marks come from the fixtures a test uses (tests/conftest.py)."""
+    from tests.conftest import pytest_collection_modifyitems
+
+    class Item:
+        def __init__(self, *names):
+            self.fixturenames, self.marks = names, []
+
+        def add_marker(self, mark):
+            self.marks.append(mark.name)
+
+    items = [Item("real_data", "tmp_path"), Item("shared_data"), Item("shipped_model", "real_data"), Item("tmp_path")]
+    pytest_collection_modifyitems(None, items)
+    assert [item.marks for item in items] == [["real_data"], ["real_data"], ["real_data", "shipped_model"], []]

@@ -12,9 +12,9 @@ import sys
 from collections.abc import Sequence
 
 from bridgeembed.cli.checks import output_file, positive_int, read_sentences, set_threads
-from bridgeembed.cli.registry import guarded, setup_logging
+from bridgeembed.cli.registry import run_main
+from bridgeembed.encoders.protocol import FORMS, HeadSpec
 from bridgeembed.errors import BridgeembedError
-from bridgeembed.evaluation.heads import FORMS, HeadSpec
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,12 +52,8 @@ def run(args: argparse.Namespace) -> int:
         raise BridgeembedError(f"no sentences to encode: {source} is empty; give sentences as arguments, "
                                f"with --in FILE, or one per line on stdin")
     encoder = BridgeEncoder(args.model, device=args.device)
-    heads = heads.resolve(encoder, what="--heads")
-    try:
-        vectors = encoder.encode(sentences, args.lang, heads=heads.encoder_heads, batch_size=args.batch_size,
-                                 normalize=args.normalize)
-    except (TypeError, ValueError, IndexError) as err:
-        raise BridgeembedError(str(err)) from None
+    vectors = encoder.encode(sentences, args.lang, heads=heads.resolve(encoder, what="--heads"),
+                             batch_size=args.batch_size, normalize=args.normalize)
     if out:
         np.save(out, vectors)
         print(f"wrote {out}: {vectors.shape[0]} sentences, array shape {vectors.shape}", file=sys.stderr)
@@ -83,23 +79,24 @@ def run_shards(args: argparse.Namespace, heads: HeadSpec) -> int:
     check_text_file(args.input)
     set_threads(args.threads)
     encoder = BridgeEncoder(args.model, device=args.device)
-    heads = heads.resolve(encoder, what="--heads")
     shards = encode_to_shards(encoder, args.input, args.lang, args.shards, model=args.model, shard_size=shard_size,
-                              heads=heads.encoder_heads, half=args.half, normalize=args.normalize,
+                              heads=heads.resolve(encoder, what="--heads"), half=args.half, normalize=args.normalize,
                               batch_size=args.batch_size)
     print(f"wrote {shards.folder}: {len(shards)} sentences, {-(-len(shards) // shard_size)} shards of "
           f"{shards.dtype} vectors ({shards.dim},)", file=sys.stderr)
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bridgeembed-encode", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
     parser.add_argument("-v", "--verbose", action="store_true")
-    args = parser.parse_args(argv)
-    setup_logging(args.verbose)
-    return guarded(run, args)
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_main(parse_args, run, argv)
 
 
 if __name__ == "__main__":

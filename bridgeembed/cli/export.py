@@ -12,7 +12,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from bridgeembed.cli.registry import guarded, setup_logging
+from bridgeembed.cli.registry import run_main
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,15 +28,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bridgeembed-export", description=__doc__)
     parser.add_argument("checkpoint", help="a trainer checkpoint (best.pt / last.pt), a model folder or a shipped name")
     parser.add_argument("out", help="where to write the export: a model folder, or one file if it ends in .pt")
     parser.add_argument("--no-decoders", action="store_true", help="keep only what encoding needs")
     parser.add_argument("--half", action="store_true", help="store weights as float16 (half the size)")
-    args = parser.parse_args(argv)
-    setup_logging()
-    return guarded(run, args)
+    parser.add_argument("-v", "--verbose", action="store_true")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_main(parse_args, run, argv)
 
 
 if __name__ == "__main__":

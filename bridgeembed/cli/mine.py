@@ -25,8 +25,8 @@ import numpy as np
 
 from bridgeembed.cli.checks import output_file, positive_int, set_threads
 from bridgeembed.cli.registry import run_main
+from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError, UnknownLanguageError
-from bridgeembed.evaluation.heads import HeadSpec
 from bridgeembed.paths import atomic_file
 
 logger = logging.getLogger("bridgeembed.mine")

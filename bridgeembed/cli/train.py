@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from bridgeembed.training.trainer import Trainer
 
     config = Config.from_yaml(args.config, args.overrides)
-    trainer = Trainer(config, data=args.data)
+    trainer = Trainer.from_config(config, data_root=args.data)
     state = trainer.train()
     logging.getLogger("bridgeembed").info(
         "stopped at step %d; best mean dev BLEU %.2f at step %d; checkpoints in %s",

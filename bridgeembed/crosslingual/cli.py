@@ -24,8 +24,8 @@ from bridgeembed.crosslingual.report import retrieval_table, to_markdown, transf
 from bridgeembed.crosslingual.retrieval import RetrievalEvaluator
 from bridgeembed.crosslingual.sources import NliTemplates, TsvTemplates, XlmtTweets, XnliXtreme, multi30k_test
 from bridgeembed.crosslingual.transfer import TransferEvaluator, parse_langs, parse_train_sets
+from bridgeembed.encoders.protocol import FORMS, HeadSpec
 from bridgeembed.errors import ConfigError, DataError
-from bridgeembed.evaluation.heads import FORMS, HeadSpec
 from bridgeembed.paths import data_root, default_out
 
 if TYPE_CHECKING:  # for annotations only

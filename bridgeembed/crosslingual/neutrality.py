@@ -36,13 +36,13 @@ import numpy as np
 from bridgeembed.crosslingual.margin import LABELS, ScoringLike, nearest, parse_scoring, protocol, scoring_stem
 from bridgeembed.crosslingual.report import MatrixTable, heatmap, model_name, to_markdown
 from bridgeembed.crosslingual.retrieval import accuracy, encode_parallel, normalize
-from bridgeembed.encoders.protocol import SentenceEncoder
+from bridgeembed.encoders.protocol import Heads, HeadSpec, SentenceEncoder
 from bridgeembed.errors import ConfigError
 from bridgeembed.evaluation import writer
 from bridgeembed.evaluation.encoding import EncodingCache
 from bridgeembed.evaluation.evaluator import Evaluator
-from bridgeembed.evaluation.heads import HeadsLike, HeadSpec
 from bridgeembed.evaluation.writer import view_stem
+from bridgeembed.translation.matching import pool_hits
 
 logger = logging.getLogger(__name__)
 
@@ -110,19 +110,11 @@ def mixed_pool(vectors: Dict[str, np.ndarray], texts: Dict[str, List[str]],
     langs = list(vectors)
     n = len(next(iter(vectors.values())))
     pool = normalize(np.concatenate([vectors[lang] for lang in langs]))  # (L * N, d)
-    pool_lang = np.repeat(np.arange(len(langs)), n)  # (L * N,)
-    pool_row = np.tile(np.arange(n), len(langs))  # (L * N,)
-    pool_text = np.concatenate([np.asarray(texts[lang], dtype=object) for lang in langs])
     nearest_in_pool = nearest(pool, pool, scoring, skip_self=True)  # (L * N,): never itself
+    hit, in_own = pool_hits(nearest_in_pool, [np.asarray(texts[lang], dtype=object) for lang in langs])
     hits, same = {}, {}
     for li, lang in enumerate(langs):
-        best = nearest_in_pool[li * n:(li + 1) * n]  # (N,)
-        other = pool_lang[best] != li
-        # the retrieved sentence is a translation: same row, or the same text as that row's sentence in its language
-        correct = other & ((pool_row[best] == np.arange(n))
-                           | (pool_text[best] == np.asarray([texts[langs[pool_lang[b]]][i] for i, b in enumerate(best)],
-                                                            dtype=object)))
-        hits[lang], same[lang] = float(correct.mean()), float((~other).mean())
+        hits[lang], same[lang] = float(hit[li * n:(li + 1) * n].mean()), float(in_own[li * n:(li + 1) * n].mean())
     hits["all"], same["all"] = float(np.mean(list(hits.values()))), float(np.mean(list(same.values())))
     return hits, same
 
@@ -184,7 +176,7 @@ class NeutralityEvaluator(Evaluator):
     name = "neutrality"
     primary_metric = "pair_accuracy_mean"
 
-    def __init__(self, lines: Dict[str, List[str]], *, files: Optional[dict] = None, heads: HeadsLike = "mean",
+    def __init__(self, lines: Dict[str, List[str]], *, files: Optional[dict] = None, heads: Heads = "mean",
                  batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
                  show_progress: Optional[bool] = None, scoring: ScoringLike = "cosine") -> None:
         self.lines, self.files, self.heads = lines, {k: str(v) for k, v in (files or {}).items()}, HeadSpec.parse(heads)
@@ -220,7 +212,7 @@ class NeutralityEvaluator(Evaluator):
 
 
 def neutrality(encoder: SentenceEncoder, lines: Dict[str, List[str]], *, files: Optional[dict] = None,
-               heads: HeadsLike = "mean", batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
+               heads: Heads = "mean", batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
                show_progress: Optional[bool] = None, scoring: str = "cosine") -> NeutralityResult:
     """One view's figures (`heads` "mean" or one head) by one scoring ("cosine" or "margin"):
     `NeutralityEvaluator(...)(encoder)[0]`."""

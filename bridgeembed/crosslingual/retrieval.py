@@ -20,10 +20,10 @@ from tqdm.auto import tqdm
 from bridgeembed.crosslingual.margin import ScoringLike, nearest, parse_scoring, protocol, scoring_stem
 from bridgeembed.crosslingual.report import write_retrieval
 from bridgeembed.crosslingual.results import RetrievalResult
+from bridgeembed.encoders.protocol import Heads, HeadSpec
 from bridgeembed.errors import ConfigError, DataError, UnknownLanguageError
 from bridgeembed.evaluation.encoding import EncodingCache
 from bridgeembed.evaluation.evaluator import Evaluator
-from bridgeembed.evaluation.heads import HeadsLike, HeadSpec
 from bridgeembed.evaluation.writer import view_stem
 
 if TYPE_CHECKING:  # for annotations only
@@ -70,7 +70,7 @@ class RetrievalEvaluator(Evaluator):
     name = "retrieval"
     primary_metric = "accuracy"
 
-    def __init__(self, lines: Dict[str, List[str]], *, files: Optional[dict] = None, heads: HeadsLike = "mean",
+    def __init__(self, lines: Dict[str, List[str]], *, files: Optional[dict] = None, heads: Heads = "mean",
                  batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
                  show_progress: bool | None = None, scoring: ScoringLike = "cosine") -> None:
         self.lines, self.files, self.heads = lines, {k: str(v) for k, v in (files or {}).items()}, HeadSpec.parse(heads)
@@ -102,7 +102,7 @@ class RetrievalEvaluator(Evaluator):
 
 
 def retrieval_matrix(encoder: SentenceEncoder, lines: Dict[str, List[str]], *, files: Optional[dict] = None,
-                     heads: HeadsLike = "mean",
+                     heads: Heads = "mean",
                      batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
                      show_progress: bool | None = None, scoring: str = "cosine") -> RetrievalResult:
     """One view's retrieval matrix (`heads` "mean" or one head) by one scoring ("cosine" or "margin"):

@@ -22,10 +22,10 @@ from bridgeembed.crosslingual.encoding import EmbeddedSet, LanguageSkipped, embe
 from bridgeembed.crosslingual.readers import LabelledText, MissingFile
 from bridgeembed.crosslingual.report import write_transfer
 from bridgeembed.crosslingual.results import TransferResult
+from bridgeembed.encoders.protocol import Heads, HeadSpec
 from bridgeembed.errors import ConfigError, DataError, UnknownLanguageError
 from bridgeembed.evaluation.encoding import EncodingCache
 from bridgeembed.evaluation.evaluator import Evaluator
-from bridgeembed.evaluation.heads import HeadsLike, HeadSpec
 from bridgeembed.evaluation.languages import check_language
 from bridgeembed.evaluation.writer import view_stem
 
@@ -99,7 +99,7 @@ class _Sets:
                 raise LanguageSkipped(str(err)) from None
         data: LabelledText = self.source.load(role, lang)
         if self.limit:
-            data = _head(data, self.limit)
+            data = _first(data, self.limit)
         if not len(data):
             raise DataError(f"{data.source}: no examples")
         logger.info("%s %s: %d examples from %s", role, lang, len(data), data.source)
@@ -112,7 +112,7 @@ class _Sets:
         return embed(self.cache, data, lang, what=f"{role} {lang}")
 
 
-def _head(data: LabelledText, n: int) -> LabelledText:
+def _first(data: LabelledText, n: int) -> LabelledText:
     return LabelledText(data.texts[:n], data.labels[:n], data.label_names, data.source,
                         None if data.texts2 is None else data.texts2[:n])
 
@@ -125,7 +125,7 @@ class TransferEvaluator(Evaluator):
     primary_metric = "accuracy"
 
     def __init__(self, source: Source, train_sets: Sequence[TrainSet], test_langs: Sequence[str], *,
-                 classifier: str = "logreg", config: ClassifierConfig = ClassifierConfig(), heads: HeadsLike = "mean",
+                 classifier: str = "logreg", config: ClassifierConfig = ClassifierConfig(), heads: Heads = "mean",
                  batch_size: int = 64, limit: Optional[int] = None, task: str = "transfer", model: str = "?",
                  show_progress: bool | None = None) -> None:
         self.source, self.train_sets, self.test_langs = source, list(train_sets), list(test_langs)
@@ -169,7 +169,7 @@ class TransferEvaluator(Evaluator):
 def transfer_matrix(encoder: SentenceEncoder, source: Source, train_sets: Sequence[TrainSet],
                     test_langs: Sequence[str], *,
                     classifier: str = "logreg", config: ClassifierConfig = ClassifierConfig(),
-                    heads: HeadsLike = "mean", batch_size: int = 64, limit: Optional[int] = None,
+                    heads: Heads = "mean", batch_size: int = 64, limit: Optional[int] = None,
                     task: str = "transfer",
                     model: str = "?", show_progress: Optional[bool] = None) -> TransferResult:
     """One view's transfer matrix (`heads` "mean" or one head): `TransferEvaluator(...)(encoder)[0]`."""

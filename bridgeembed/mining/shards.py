@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError, DataError
 from bridgeembed.paths import atomic_file, remove_stale_temporaries
 from bridgeembed.text.streaming import iter_lines
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.encoders.protocol import SentenceEncoder
+    from bridgeembed.encoders.protocol import Heads, SentenceEncoder
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +107,7 @@ def probe_dim(encoder: SentenceEncoder, lang: str, heads: str | int) -> int:
 
 # --- writing -----------------------------------------------------------------------------------------------
 def encode_to_shards(encoder: SentenceEncoder, path: str | Path, lang: str, folder: str | Path, model: str = "",
-                     shard_size: int = SHARD_SIZE, heads: str | int = "mean", half: bool = False,
+                     shard_size: int = SHARD_SIZE, heads: Heads = "mean", half: bool = False,
                      normalize: bool = False, batch_size: int = 64) -> Shards:
     """Encode the lines of `path` (UTF-8, gzipped or not) into `folder`, resuming what is already there.
 
@@ -114,8 +115,10 @@ def encode_to_shards(encoder: SentenceEncoder, path: str | Path, lang: str, fold
     `half` stores float16. A folder that holds shards of another input, model or setting is refused."""
     if not isinstance(shard_size, int) or shard_size < 1:
         raise BridgeembedError(f"shard_size must be a positive integer, got {shard_size!r}")
-    if heads != "mean" and (isinstance(heads, bool) or not isinstance(heads, int)):
+    spec = HeadSpec.parse(heads)
+    if not (spec.is_mean or spec.single):
         raise BridgeembedError(f"heads {heads!r}: shards hold one vector per sentence; use mean or one head index")
+    heads = spec.encoder_heads  # "mean" or one index: what the manifest records and `encode` takes
     folder = Path(folder)
     dim = probe_dim(encoder, lang, heads)
     manifest = {"format": FORMAT, "version": VERSION, "model": str(model or getattr(encoder, "source", "")),

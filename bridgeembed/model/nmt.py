@@ -73,10 +73,15 @@ class BridgeModel(nn.Module):
     def dim(self) -> int:
         return self.bridge.w1.in_features
 
-    def _module(self, table: nn.ModuleDict, lang: str, what: str) -> nn.Module:
+    @staticmethod
+    def _module(table: nn.ModuleDict, lang: str, what: str) -> nn.Module:
         if lang not in table:
             raise UnknownLanguageError(lang, table.keys(), f"the model's {what}")
         return table[lang]
+
+    def decoder(self, lang: str) -> LSTMDecoder:
+        """The decoder of `lang` (an UnknownLanguageError naming the decoders there are)."""
+        return self._module(self.decoders, lang, "decoders")
 
     def encode(self, src: torch.Tensor, lengths: torch.Tensor, lang: str) -> BridgeOutput:
         """src: (B, T) ids with EOS, padded with PAD; lengths: (B,) >= 1, best on the host (packing
@@ -90,7 +95,7 @@ class BridgeModel(nn.Module):
         """tgt_in: (B, T_tgt) = BOS + target tokens (teacher forcing). `keep` (B, T_tgt): logits only
         there (the real target tokens). `partner`: also encode those rows in another language (or in
         several: a list); inside forward, so that DistributedDataParallel sees every parameter the loss uses."""
-        decoder = self._module(self.decoders, tgt_lang, "decoders")
+        decoder = self.decoder(tgt_lang)
         bridge = self.encode(src, lengths, src_lang)
         if isinstance(partner, list):  # (a Partner is a tuple too)
             other = [self.encode(p.src, p.lengths, p.lang) for p in partner]
@@ -148,7 +153,8 @@ def alignment_loss(output: ModelOutput, rows: torch.Tensor | list, kind: str = "
     if output.partner is None or sum(r.numel() for r in rows) == 0:
         return output.bridge.memory.new_zeros(())
 
-    def views(bridge: BridgeOutput) -> torch.Tensor:  # (h, n, d_h): the k head columns, or h = 1: their mean
+    def views(bridge: BridgeOutput) -> torch.Tensor:
+        """(h, n, d_h): the k columns of M, or h = 1: their mean."""
         return bridge.memory.float().transpose(0, 1) if per_head else sentence_vectors(bridge)[None]
 
     source = views(output.bridge)  # (h, B, d_h)

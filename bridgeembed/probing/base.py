@@ -5,7 +5,7 @@ class plus one line there.
 """
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from bridgeembed.probing.names import ABBREVIATIONS, FILES
@@ -22,6 +22,15 @@ class BuildContext:
     fractions: tuple  # (tr, va, te)
     seed: int
     parses: Optional[Sequence] = None  # parse.Parsed per sentence (None: not one sentence), aligned with `sentences`
+
+
+@dataclass
+class BuildReport:
+    """What a build made: the tasks built, those skipped and why (the writer's and the README's input)."""
+
+    built: dict = field(default_factory=dict)  # task name -> TaskData
+    skipped: dict = field(default_factory=dict)  # task name -> reason
+    tasks: dict = field(default_factory=dict)  # task name -> the task object (for file names, approximations)
 
 
 class ProbingTask:

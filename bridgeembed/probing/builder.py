@@ -2,13 +2,12 @@
 `build_folder`, raw text in -> a SentEval-format probing folder out (what `bridgeembed-data probing` runs)."""
 
 import logging
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
 from bridgeembed.errors import DataError
 from bridgeembed.probing import names
-from bridgeembed.probing.base import BuildContext
+from bridgeembed.probing.base import BuildContext, BuildReport
 from bridgeembed.probing.corpus import read_corpus
 from bridgeembed.probing.rewrite import CoordinationInversion, OddManOut
 from bridgeembed.probing.sampling import TooSmall
@@ -21,13 +20,6 @@ logger = logging.getLogger(__name__)
 _CLASSES = (Length, WordContent, Depth, TopConstituents, BigramShift, Tense, SubjNumber, ObjNumber, OddManOut,
             CoordinationInversion)
 TASKS = {name: next(c for c in _CLASSES if c.name == name) for name in names.TASKS}  # in SentEval's order
-
-
-@dataclass
-class BuildReport:
-    built: dict = field(default_factory=dict)  # task name -> TaskData
-    skipped: dict = field(default_factory=dict)  # task name -> reason
-    tasks: dict = field(default_factory=dict)  # task name -> the task object (for file names, approximations)
 
 
 def build_tasks(ctx: BuildContext, names: Sequence[str] | None = None, overrides: Optional[dict] = None) -> BuildReport:

@@ -13,7 +13,7 @@ from bridgeembed.paths import atomic_file
 from bridgeembed.probing.sampling import SPLITS
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.probing.builder import BuildReport
+    from bridgeembed.probing.base import BuildReport
     from bridgeembed.probing.corpus import Corpus
     from bridgeembed.probing.sampling import Example
 

@@ -10,7 +10,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from bridgeembed.evaluation.heads import FORMS, HeadSpec
+from bridgeembed.encoders.protocol import FORMS, HeadSpec
 from bridgeembed.paths import default_out
 
 log = logging.getLogger(__name__)

@@ -21,10 +21,10 @@ import torch
 from tqdm.auto import tqdm
 
 from bridgeembed.devices import resolve_device
+from bridgeembed.encoders.protocol import Heads
 from bridgeembed.errors import ConfigError
 from bridgeembed.evaluation.encoding import EncodingCache
 from bridgeembed.evaluation.evaluator import Evaluator
-from bridgeembed.evaluation.heads import HeadsLike
 from bridgeembed.evaluation.languages import check_language
 from bridgeembed.evaluation.results import SKIPPED, ResultTable, TaskResult, ViewScores
 from bridgeembed.senteval.config import BASE_SEED, EvalConfig, get_config
@@ -85,7 +85,7 @@ class SentEvalEvaluator(Evaluator):
     primary_metric = "acc"  # accuracy for classification, NLI and probing; Pearson r for similarity tasks
 
     def __init__(self, tasks: str = "all", config: EvalConfig | None = None, seeds: Sequence[int] = (BASE_SEED,),
-                 heads: HeadsLike = "mean", dirs: Dirs | None = None, lang: str = "en", batch_size: int = 64,
+                 heads: Heads = "mean", dirs: Dirs | None = None, lang: str = "en", batch_size: int = 64,
                  device: str | torch.device | None = None, progress: bool = True, model_name: str = "",
                  plots: bool = True) -> None:
         self.selected = select_tasks(tasks)
@@ -159,7 +159,7 @@ class SentEvalEvaluator(Evaluator):
 
 def run_suite(encoder: SentenceEncoder, tasks: str = "all", config: EvalConfig | None = None,
               seed_list: Sequence[int] = (BASE_SEED,),
-              heads: HeadsLike = "mean", dirs: Dirs | None = None, lang: str = "en", batch_size: int = 64,
+              heads: Heads = "mean", dirs: Dirs | None = None, lang: str = "en", batch_size: int = 64,
               device: str | torch.device | None = None,
               progress: bool = True, model_name: str = "") -> ResultTable:
     """Score `encoder` on `tasks` (a `--tasks` string): `SentEvalEvaluator(...)(encoder)` in one call."""

@@ -7,6 +7,7 @@ same files, so the cache must be a folder every node sees.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,9 +19,24 @@ from bridgeembed.text.prepare import TokenizerSettings, prepare
 from bridgeembed.training import distributed
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.config import Config
+    from bridgeembed.config import Config, DataConfig, TokenizerConfig
     from bridgeembed.text.packed import PackedCorpus
+    from bridgeembed.text.parallel import EncodedSplit
+    from bridgeembed.text.tokenization import LanguageTokenizer
     from bridgeembed.training.distributed import World
+
+
+@dataclass
+class TrainingData:
+    """What a run reads, built by `training.prepare.prepare`: the tokenizers, the training split and the dev
+    split, with the data and tokenizer config they were made by (a checkpoint stores both)."""
+
+    tokenizers: dict[str, LanguageTokenizer]
+    train: PackedCorpus  # token ids of the training split, memory-mapped from the cache
+    valid: EncodedSplit  # the dev split, encoded
+    raw_valid: dict  # {lang: dev lines}, the text BLEU and dev retrieval compare against
+    data_config: DataConfig
+    tokenizer_config: TokenizerConfig
 
 
 def training_files(config: Config, folder: Path) -> dict:

@@ -4,21 +4,15 @@
 from __future__ import annotations
 
 import json
-import logging
 import math
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import yaml
-
 from bridgeembed.training import distributed
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.training.distributed import World
-    from bridgeembed.training.trainer import Trainer
-
-logger = logging.getLogger(__name__)
 
 # what train steps report, summed over an interval (and over ranks) before a train record is written
 # (losses arrive as tensors on the training device and are read once per record, not once per step)
@@ -37,41 +31,29 @@ class TrainingLog:
         self.sums = dict.fromkeys(SUMS, 0.0)
         self.clock = time.perf_counter()
 
-    def start(self, trainer: Trainer) -> None:
-        d = trainer.train_data
-        self.event("resume" if trainer.state.step else "start", step=trainer.state.step,
-                   directions=[str(x) for x in trainer.directions], steps_per_epoch=trainer.steps_per_epoch,
-                   max_steps=trainer.max_steps, world_size=self.world.size, empty_lines=d.empty,
-                   truncated=d.truncated, parameters=sum(p.numel() for p in trainer.model.parameters()))
-        if self.world.main and not trainer.state.step:
-            (trainer.out / "config.yaml").write_text(yaml.safe_dump(trainer.cfg.to_dict(), sort_keys=False))
-        if any(d.empty.values()) or any(d.truncated.values()):
-            logger.info("training data: skipped empty lines %s; truncated to max_len %s", d.empty, d.truncated)
+    def start(self, step: int, **facts) -> None:
+        """The first record of a run (step 0) or of a resumed one: what it trains, how long, on how many ranks."""
+        self.event("resume" if step else "start", step=step, **facts)
 
     def add(self, stats: dict) -> None:
         for key, value in stats.items():
             self.sums[key] += value
         self.sums["steps"] += 1
 
-    def flush_train(self, trainer: Trainer) -> dict:
+    def flush_train(self, step: int, epoch: float, lr: float) -> dict:
+        """Write the train record of the steps since the last one (summed over ranks); returns it."""
         nll, penalty, align, heads, tokens, sentences, src_tokens, steps = distributed.sum_all(
             [float(self.sums[key]) for key in SUMS], self.world)
         seconds = time.perf_counter() - self.clock
-        record = {"step": trainer.state.step, "epoch": round(trainer.state.step / trainer.steps_per_epoch, 4),
-                  "lr": trainer.state.lr, "nll": nll / max(tokens, 1), "ppl": math.exp(min(nll / max(tokens, 1), 50)),
+        record = {"step": step, "epoch": round(epoch, 4),
+                  "lr": lr, "nll": nll / max(tokens, 1), "ppl": math.exp(min(nll / max(tokens, 1), 50)),
                   "penalty": penalty / max(sentences, 1), "align": align / max(steps, 1),
                   "align_heads": heads / max(steps, 1),
                   "pairs_per_s": sentences / seconds,
                   "tokens_per_s": (tokens + src_tokens) / seconds}
         self.event("train", **record)
         self._reset()
-        shown = {"nll": f"{record['nll']:.3f}", "pen": f"{record['penalty']:.3f}",
-                 "pairs/s": f"{record['pairs_per_s']:.0f}"}
-        if trainer.cfg.train.align_weight > 0:
-            shown["align"] = f"{record['align']:.3f}"
-        if trainer.cfg.train.align_per_head > 0:
-            shown["heads"] = f"{record['align_heads']:.3f}"
-        return shown
+        return record
 
     def event(self, kind: str, **fields) -> None:
         if not self.world.main:

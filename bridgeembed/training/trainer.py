@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -19,29 +18,28 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
+import yaml
 from tqdm.auto import tqdm
 
-from bridgeembed.checkpoint import build_from_payload, load_checkpoint, make_payload, save_atomic
-from bridgeembed.config import ALIGNMENT_KEYS, scaled_lr
-from bridgeembed.devices import resolve_device
-from bridgeembed.errors import ConfigError
-from bridgeembed.model import BridgeModel
-from bridgeembed.model.encoder import check_encoder_config
+from bridgeembed.checkpoint import make_payload, save_atomic
+from bridgeembed.config import Config, scaled_lr
+from bridgeembed.devices import pick_precision
 from bridgeembed.model.nmt import Partner, alignment_loss, translation_loss
 from bridgeembed.paths import remove_stale_temporaries
-from bridgeembed.pretrained import resolve
 from bridgeembed.text.packed import PackedSplit
-from bridgeembed.text.parallel import DirectionBatches, corpus_dir, encode_split, make_batch, read_split, shard_slice
+from bridgeembed.text.parallel import DirectionBatches, make_batch, shard_slice
 from bridgeembed.training import distributed
-from bridgeembed.training.data import prepare_training_data
 from bridgeembed.training.log import TrainingLog
+from bridgeembed.training.prepare import check_resumable, prepare
 from bridgeembed.training.schedule import RotatingScheduler
-from bridgeembed.training.validation import check_validation_data, validate
+from bridgeembed.training.validation import validate
 from bridgeembed.translation.directions import evaluation_directions, training_directions
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.config import Config
+    from bridgeembed.config import TrainConfig
+    from bridgeembed.model import BridgeModel
     from bridgeembed.text.parallel import Batch
+    from bridgeembed.training.data import TrainingData
     from bridgeembed.training.distributed import World
     from bridgeembed.translation.directions import Direction
 
@@ -56,33 +54,6 @@ class TrainState:
     best_step: int = 0
     bad_validations: int = 0  # validations in a row without a better selection score (train.select_by)
     best_score: float = -1.0  # the train.select_by score of best.pt (its BLEU when selecting by BLEU)
-
-
-def pick_device(name: str, local_rank: int = 0) -> torch.device:
-    if name == "auto":
-        return torch.device(f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu")
-    return resolve_device(name)  # a ConfigError for cuda without CUDA, before any data is read
-
-
-def native_bf16(device: torch.device) -> bool:
-    """Does this device compute bf16 matrix products in hardware (CUDA Ampere+; a CPU with AVX512-BF16 or AMX)?
-
-    On the CPU this reads the Linux flags (torch has no public query); elsewhere it answers no, so
-    `precision: auto` stays fp32 wherever bf16 would only be emulated (and slower)."""
-    if device.type == "cuda":
-        return torch.cuda.is_bf16_supported()
-    try:
-        flags = Path("/proc/cpuinfo").read_text(errors="ignore")
-    except OSError:
-        return False
-    return bool(re.search(r"\b(avx512_bf16|amx_bf16)\b", flags))
-
-
-def pick_precision(name: str, device: torch.device) -> torch.dtype | None:
-    """train.precision -> the autocast dtype (None: fp32)."""
-    if name == "bf16" or (name == "auto" and native_bf16(device)):
-        return torch.bfloat16
-    return None
 
 
 def make_optimizer(params: Any, name: str, lr: float) -> torch.optim.Optimizer:
@@ -117,87 +88,41 @@ def interrupt_guard() -> Iterator[dict]:
 
 
 class Trainer:
-    def __init__(self, config: Config, data: str | Path | None = None, world: World | None = None,
+    """Trains `model` (on its device) on `data` by `train` (the config's train section); `from_config` builds
+    both first (`training.prepare`), `restore` continues from a trainer checkpoint."""
+
+    def __init__(self, model: BridgeModel, data: TrainingData, train: TrainConfig, world: World | None = None,
                  show_progress: bool | None = None) -> None:
-        self.cfg, t = config, config.train
-        check_encoder_config(config.model)  # before any data is read
-        self.world = world or distributed.from_environment()
-        self.device = pick_device(t.device, self.world.local_rank)
-        self.autocast_dtype = pick_precision(t.precision, self.device)
-        self.out = Path(t.out_dir)
-        self.show_progress = show_progress
-        if t.threads:
-            torch.set_num_threads(t.threads)
-        distributed.init(self.world, self.device)
-        resume = load_checkpoint(self.out / "last.pt") if (self.out / "last.pt").exists() else None
-        if resume:
-            self._check_resumable(resume)
-        folder = corpus_dir(config.data.path, data)
-        self.raw_valid = read_split(folder, config.data.valid, config.data.languages)
-        check_validation_data(self.raw_valid, evaluation_directions(config.data), folder, config.data.valid)
-        init = None if resume or not t.init_from else self._load_init(t.init_from)
-        known = (build_from_payload(resume, "last.pt")[1] if resume
-                 else build_from_payload(init, t.init_from)[1] if init else None)
-        # the training split from the cache of prepared corpora (tokenised once, memory-mapped; text/prepare.py)
-        self.tokenizers, self.train_data = prepare_training_data(config, folder, known, self.world, show_progress)
-        self.valid_data = encode_split(self.raw_valid, self.tokenizers, config.tokenizer.max_len)
-        self.packed = PackedSplit(self.train_data, self.device)  # the training ids on the device
-        self.directions = training_directions(config.data)
-        self.eval_directions = evaluation_directions(config.data)
-        self.scheduler = RotatingScheduler(self.directions, t.seed)
-        self.batches = [self._direction_batches(i, d) for i, d in enumerate(self.directions)]
-        torch.manual_seed(t.seed)  # same initial weights on every rank and every run
-        self.model = BridgeModel(config.model, {lang: tok.vocab_size for lang, tok in self.tokenizers.items()})
-        self.model.to(self.device)
-        self.optimizer = self._make_optimizer()
-        self.state = TrainState(lr=scaled_lr(t))
+        self.model, self.data, self.world = model, data, world or distributed.from_environment()
+        # the whole config, as checkpoints and config.yaml store it
+        self.cfg = Config(model.cfg, data.tokenizer_config, data.data_config, train)
+        self.device = next(model.parameters()).device
+        self.autocast_dtype = pick_precision(train.precision, self.device)
+        self.out, self.show_progress = Path(train.out_dir), show_progress
+        self.packed = PackedSplit(data.train, self.device)  # the training ids on the device
+        self.directions = training_directions(data.data_config)
+        self.eval_directions = evaluation_directions(data.data_config)
+        self.scheduler = RotatingScheduler(self.directions, train.seed)
+        self.batches = [DirectionBatches(data.train.pairs(d.src, d.tgt), data.train.lengths[d.src], train.batch_size,
+                                         train.seed, key) for key, d in enumerate(self.directions)]
+        self.optimizer = make_optimizer(model.parameters(), train.optimizer, train.lr)
+        self.state = TrainState(lr=scaled_lr(train))
         self._set_lr(self.state.lr)
         self.stopped_by = 0  # the signal (SIGINT, SIGTERM) that stopped train(), if one did
-        if init:
-            self.model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in init["model"].items()})
-            logger.info("initialised from %s", t.init_from)
-        if resume:
-            self._restore(resume)
         self.ddp = self._wrap()
 
+    @classmethod
+    def from_config(cls, config: Config, data_root: str | Path | None = None, world: World | None = None,
+                    show_progress: bool | None = None) -> Trainer:
+        """prepare(config) -> a Trainer, restored from OUT_DIR/last.pt where one exists (the run resumes)."""
+        world = world or distributed.from_environment()
+        parts = prepare(config, data_root, world, show_progress)
+        trainer = cls(parts.model, parts.data, config.train, world, show_progress)
+        if parts.resume:
+            trainer.restore(parts.resume)
+        return trainer
+
     # --- set-up -----------------------------------------------------------------------------
-    def _check_resumable(self, payload: dict) -> None:
-        saved = payload["config"]
-        for section in ("model", "tokenizer", "data"):
-            if saved.get(section) != asdict(getattr(self.cfg, section)):
-                raise ConfigError(f"{self.out / 'last.pt'} was trained with a different {section} config; "
-                                  f"resume with the same config or choose a new train.out_dir")
-        if payload["kind"] != "trainer" or "trainer" not in payload:
-            raise ConfigError(f"{self.out / 'last.pt'} is not a trainer checkpoint; cannot resume from it")
-        now, defaults = asdict(self.cfg.train), asdict(type(self.cfg.train)())
-        before = {k: saved["train"].get(k, defaults[k]) for k in ALIGNMENT_KEYS}  # older checkpoints: defaults
-        changed = ", ".join(f"train.{k}={before[k]!r}" for k in ALIGNMENT_KEYS if before[k] != now[k])
-        if changed:
-            raise ConfigError(f"{self.out / 'last.pt'} was trained with other alignment settings ({changed}); "
-                              f"resume with them, or start a new train.out_dir with "
-                              f"train.init_from={self.out / 'last.pt'}")
-
-    def _load_init(self, path: str | Path) -> dict:
-        """A checkpoint to start from: it must have this run's model and tokenizer config and every decoder."""
-        payload = load_checkpoint(resolve(path))  # a shipped model's name, a model folder or a checkpoint file
-        for section in ("model", "tokenizer"):
-            if payload["config"].get(section) != asdict(getattr(self.cfg, section)):
-                raise ConfigError(f"train.init_from {path} has a different {section} config than this run; "
-                                  f"copy its {section} section (e.g. from its config.yaml) into your config")
-        have = set(payload["decoder_languages"]) & set(payload["tokenizers"])
-        missing = sorted(set(self.cfg.data.languages) - have)
-        if missing:
-            raise ConfigError(f"train.init_from {path} lacks the encoder or decoder of {', '.join(missing)}")
-        return payload
-
-    def _direction_batches(self, key: int, d: Direction) -> DirectionBatches:
-        pairs = self.train_data.pairs(d.src, d.tgt)
-        return DirectionBatches(pairs, self.train_data.lengths[d.src], self.cfg.train.batch_size, self.cfg.train.seed,
-                                key)
-
-    def _make_optimizer(self) -> torch.optim.Optimizer:
-        return make_optimizer(self.model.parameters(), self.cfg.train.optimizer, self.cfg.train.lr)
-
     def _wrap(self) -> torch.nn.Module:
         if not self.world.distributed:
             return self.model
@@ -221,7 +146,7 @@ class Trainer:
 
     # --- checkpoints ------------------------------------------------------------------------
     def payload(self, with_optimizer: bool = True) -> dict:
-        payload = make_payload(self.model, self.tokenizers, self.cfg, kind="trainer")
+        payload = make_payload(self.model, self.data.tokenizers, self.cfg, kind="trainer")
         payload["trainer"] = {**asdict(self.state), "rng": torch.get_rng_state()}
         if with_optimizer:
             payload["optimizer"] = self.optimizer.state_dict()
@@ -231,7 +156,9 @@ class Trainer:
         if self.world.main:
             save_atomic(self.payload(with_optimizer), self.out / name)
 
-    def _restore(self, payload: dict) -> None:
+    def restore(self, payload: dict) -> None:
+        """Continue from a trainer checkpoint of this run (weights, optimizer, step, lr, RNG state)."""
+        check_resumable(payload, self.cfg, self.out / "last.pt")
         self.model.load_state_dict(payload["model"])
         if "optimizer" in payload:
             self.optimizer.load_state_dict(payload["optimizer"])
@@ -259,7 +186,7 @@ class Trainer:
     def global_batch(self, step: int) -> Batch:
         """The batch every rank agrees on at `step` (each then trains on its slice)."""
         d, rows = self._rows(step)
-        ids = self.train_data.ids
+        ids = self.data.train.ids
         return make_batch([ids[d.src][i] for i in rows], [ids[d.tgt][i] for i in rows], d.src, d.tgt)
 
     def partner_language(self, step: int, d: Direction) -> str:
@@ -337,7 +264,7 @@ class Trainer:
         if self.world.main:
             remove_stale_temporaries(self.out)
         log = TrainingLog(self.out / "log.jsonl", self.world)
-        log.start(self)
+        self._start(log)
         bar = tqdm(total=self.max_steps, initial=self.state.step, desc="train", unit="step",
                    disable=(not self.world.main) or (self.show_progress is False) or None)
         reason = "max_steps"
@@ -352,7 +279,7 @@ class Trainer:
                 log.add(stats)
                 step = self.state.step
                 if step % self.cfg.train.log_every == 0:
-                    bar.set_postfix(log.flush_train(self))
+                    bar.set_postfix(self._shown(log.flush_train(step, step / self.steps_per_epoch, self.state.lr)))
                 if step % self.cfg.train.valid_every == 0:
                     if self.validate_and_save(log):
                         reason = "early_stopping"
@@ -365,13 +292,34 @@ class Trainer:
                   best_bleu=self.state.best_bleu)
         return self.state
 
+    def _start(self, log: TrainingLog) -> None:
+        """The start (or resume) record; a new run also writes its config.yaml."""
+        d = self.data.train
+        log.start(self.state.step, directions=[str(x) for x in self.directions], steps_per_epoch=self.steps_per_epoch,
+                  max_steps=self.max_steps, world_size=self.world.size, empty_lines=d.empty, truncated=d.truncated,
+                  parameters=sum(p.numel() for p in self.model.parameters()))
+        if self.world.main and not self.state.step:
+            (self.out / "config.yaml").write_text(yaml.safe_dump(self.cfg.to_dict(), sort_keys=False))
+        if any(d.empty.values()) or any(d.truncated.values()):
+            logger.info("training data: skipped empty lines %s; truncated to max_len %s", d.empty, d.truncated)
+
+    def _shown(self, record: dict) -> dict:
+        """What the progress bar shows of a train record."""
+        shown = {"nll": f"{record['nll']:.3f}", "pen": f"{record['penalty']:.3f}",
+                 "pairs/s": f"{record['pairs_per_s']:.0f}"}
+        if self.cfg.train.align_weight > 0:
+            shown["align"] = f"{record['align']:.3f}"
+        if self.cfg.train.align_per_head > 0:
+            shown["heads"] = f"{record['align_heads']:.3f}"
+        return shown
+
     def validate_and_save(self, log: TrainingLog) -> bool:
         """Validate on rank 0, keep the best checkpoint by train.select_by, decay the lr, save last.pt; True: stop."""
         t = self.cfg.train
         decision = None
         if self.world.main:
-            result = validate(self.model, self.tokenizers, self.valid_data, self.raw_valid, self.eval_directions,
-                              self.directions, t, self.cfg.tokenizer.max_len)
+            result = validate(self.model, self.data, self.eval_directions, self.directions,
+                              sentences=t.valid_sentences, beam=t.valid_beam)
             score = result.score(t.select_by)
             improved = score > self.state.best_score
             decision = {"improved": improved, "mean_bleu": result.mean_bleu, "score": score}

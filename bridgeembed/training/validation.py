@@ -22,13 +22,13 @@ from bridgeembed.errors import DataError
 from bridgeembed.model.nmt import translation_loss
 from bridgeembed.text.parallel import make_batch, pad
 from bridgeembed.translation.bleu import corpus_bleu
+from bridgeembed.translation.matching import pool_hits
 from bridgeembed.translation.translator import Translator
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.config import TrainConfig
     from bridgeembed.model import BridgeModel
     from bridgeembed.text.parallel import EncodedSplit
-    from bridgeembed.text.tokenization import LanguageTokenizer
+    from bridgeembed.training.data import TrainingData
     from bridgeembed.translation.directions import Direction
 
 
@@ -139,37 +139,31 @@ def dev_retrieval(model: BridgeModel, encoded: EncodedSplit, raw: dict, language
     heads = next(iter(memory.values())).size(1)
     result.heads = [float(np.mean([100 * _nearest_is_translation(memory[a][:, h], memory[b][:, h], texts[b])
                                    for a, b in pairs])) for h in range(heads)]
-    # mixed pool: all N x L sentences; the nearest other one must be a translation (same row, or same text)
-    n, L = len(rows), len(languages)
+    # mixed pool: all N x L sentences; the nearest other one must be a translation (translation/matching.py)
     pool = torch.cat([means[lang] for lang in languages])  # (L * N, d)
     sims = pool @ pool.T  # (L * N, L * N)
     sims.fill_diagonal_(float("-inf"))
-    best = sims.argmax(dim=1).numpy()  # (L * N,)
-    own = np.repeat(np.arange(L), n)  # language of each pool row
-    row = np.tile(np.arange(n), L)
-    pool_texts = np.concatenate([texts[lang] for lang in languages])
-    translation_text = np.array([texts[languages[own[b]]][row[i]] for i, b in enumerate(best)], dtype=object)
-    other = own[best] != own
-    correct = other & ((row[best] == row) | (pool_texts[best] == translation_text))
-    result.mixed, result.same_language = 100 * float(correct.mean()), 100 * float((~other).mean())
+    hit, same = pool_hits(sims.argmax(dim=1).numpy(), [texts[lang] for lang in languages])
+    result.mixed, result.same_language = 100 * float(hit.mean()), 100 * float(same.mean())
     return result
 
 
-def validate(model: BridgeModel, tokenizers: dict[str, LanguageTokenizer], encoded: EncodedSplit, raw: dict,
-             directions: Sequence[Direction], trained: set, cfg_train: TrainConfig, max_len: int) -> ValidationResult:
-    """`encoded`: the dev EncodedSplit; `raw`: {lang: dev lines}; `trained`: the training directions."""
+def validate(model: BridgeModel, data: TrainingData, directions: Sequence[Direction], trained: Sequence[Direction],
+             sentences: int = 0, beam: int = 1) -> ValidationResult:
+    """Dev loss, BLEU and retrieval of `directions` on `data.valid`; `trained`: the training directions
+    (those choose mean_bleu); `sentences`: dev pairs per direction (0: all); `beam`: 1 is greedy."""
     model.eval()
     device = next(model.parameters()).device
-    translator = Translator(model, tokenizers, max_len)
+    translator = Translator(model, data.tokenizers, data.tokenizer_config.max_len)
+    encoded, raw = data.valid, data.raw_valid
     result = ValidationResult()
     for d in directions:
         lines = encoded.pairs(d.src, d.tgt)
-        if cfg_train.valid_sentences:
-            lines = lines[: cfg_train.valid_sentences]
+        if sentences:
+            lines = lines[:sentences]
         name = str(d)
         result.loss[name], result.penalty[name] = dev_loss(model, encoded, lines, d.src, d.tgt, device)
-        hyps = translator.translate([raw[d.src][i] for i in lines], d.src, d.tgt, beam=cfg_train.valid_beam,
-                                    batch_size=100)
+        hyps = translator.translate([raw[d.src][i] for i in lines], d.src, d.tgt, beam=beam, batch_size=100)
         result.bleu[name] = corpus_bleu(hyps, [raw[d.tgt][i] for i in lines])
     selecting = [str(d) for d in trained if d.src != d.tgt] or [str(d) for d in trained]
     result.mean_bleu = float(np.mean([result.bleu[n] for n in selecting if n in result.bleu]))

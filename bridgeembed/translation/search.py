@@ -24,7 +24,7 @@ def beam_search(model: BridgeModel, src: torch.Tensor, lengths: torch.Tensor, sr
 
     max_len: most target tokens (EOS included); 0 means 2 x the longest source + 10.
     """
-    decoder = model._module(model.decoders, tgt_lang, "decoders")
+    decoder = model.decoder(tgt_lang)
     bridge = model.encode(src, lengths, src_lang)
     B, K = src.size(0), beam
     max_len = max_len or int(lengths.max()) * 2 + 10

@@ -58,6 +58,12 @@ def _write(folder, text):
     ({"train": {"lr_decay": 0}}, r"train.lr_decay must be in \(0, 1\]"),
     ({"train": {"valid_beam": 0}}, "train.valid_beam must be at least 1"),
     ({"model": {"bridge_dim": 0}}, "model.bridge_dim must be at least 1"),
+    ({"model": {"heads": 0}}, "model.heads must be at least 1, got 0"),
+    ({"train": {"log_every": 0}}, "train.log_every must be at least 1, got 0"),
+    ({"tokenizer": {"max_len": 1}}, "tokenizer.max_len must be at least 2, got 1"),
+    ({"data": {"languages": "en"}}, "data.languages: expected list, got 'en'"),
+    ({"data": {"directions": 5}}, "data.directions must be a preset name"),
+    ({"train": {"precision": "fp16"}}, "train.precision must be auto, fp32 or bf16, got 'fp16'"),
 ])
 def test_out_of_range_values_are_refused_at_config_time(raw, message):
     with pytest.raises(ConfigError, match=message):
@@ -96,3 +102,17 @@ def test_the_model_checks_its_encoder_type_itself(raw, message):
 
     with pytest.raises(ConfigError, match=message):
         check_encoder_config(Config.from_dict({"model": raw}).model)
+
+
+def test_every_single_field_rule_is_in_the_table():
+    """One table for the rules of one field (config.FIELDS); validate() keeps only the rules across fields."""
+    import dataclasses
+    import inspect
+
+    from bridgeembed import config
+
+    keys = {f"{name}.{f.name}" for name, kind in config.SECTIONS.items() for f in dataclasses.fields(kind)}
+    assert set(config.FIELDS) <= keys
+    assert {f.type for kind in config.SECTIONS.values() for f in dataclasses.fields(kind)} <= set(config.TYPES)
+    cross = inspect.getsource(config.validate)
+    assert "must be" not in cross and "at least 1" not in cross

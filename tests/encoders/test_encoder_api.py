@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bridgeembed import BridgeEncoder
-from bridgeembed.errors import CheckpointError, UnknownLanguageError
+from bridgeembed.errors import CheckpointError, ConfigError, UnknownLanguageError
 from tests.helpers import one_line_error
 
 SENTENCES = ["apple banana cherry", "dog eagle fish grape horse", "kite", "lemon mango nut olive pear queen rose"]
@@ -85,10 +85,12 @@ def test_bad_input(encoder):
         encoder.encode(None, "x")
     with pytest.raises(ValueError, match="2 language codes for 4 sentences"):
         encoder.encode(SENTENCES, ["x", "y"])
-    with pytest.raises(IndexError, match="k = 8"):
+    with pytest.raises(ConfigError, match="k = 8"):
         encoder.encode(SENTENCES, "x", heads=8)
-    with pytest.raises(IndexError, match="k = 8"):
+    with pytest.raises(ConfigError, match="k = 8"):
         encoder.encode(SENTENCES, "x", heads=[0, 9])
+    with pytest.raises(ConfigError, match="negative indices are not accepted"):
+        encoder.encode(SENTENCES, "x", heads=-1)
     with pytest.raises(ValueError, match="heads"):
         encoder.encode(SENTENCES, "x", heads="max")
     with pytest.raises(CheckpointError, match="no model"):
@@ -150,11 +152,12 @@ def test_batch_size_must_be_a_positive_int(encoder, batch_size):
 @pytest.mark.parametrize("kwargs, error, message", [
     ({"normalize": "no"}, TypeError, "normalize must be True or False, got 'no'"),
     ({"normalize": 1}, TypeError, "normalize must be True or False"),
-    ({"heads": []}, ValueError, r"heads=\[\] selects no head"),
-    ({"heads": 1.0}, TypeError, "heads must be 'mean', 'each', a head index 0..7 .*got 1.0"),
-    ({"heads": None}, TypeError, "heads must be .*got None"),
-    ({"heads": True}, TypeError, "heads must be .*got True"),
-    ({"heads": [0, 1.0]}, TypeError, "head index 1.0 is not an int"),
+    ({"heads": []}, ConfigError, r"heads \[\]: expected mean, each, or head indices"),
+    ({"heads": 1.0}, ConfigError, "heads 1.0: expected mean, each, or head indices like 0 or 0,5,9"),
+    ({"heads": None}, ConfigError, "heads None: expected mean"),
+    ({"heads": True}, ConfigError, "heads True: expected mean"),
+    ({"heads": [0, 1.0]}, ConfigError, r"heads \[0, 1.0\]: expected mean"),
+    ({"heads": [1, -2]}, ConfigError, r"heads \[1, -2\]: head indices count from 0"),
     ({"lang": 5}, TypeError, "lang must be a language code .*got int"),
     ({"lang": {"x": 1}}, TypeError, "lang must be a language code .*got dict"),
     ({"lang": [5, 5, 5, 5]}, TypeError, r"lang\[0\] is int 5"),

@@ -118,7 +118,7 @@ def test_init_from_takes_a_model_folder(encoder, toy_corpus, tmp_path):
 
     encoder.save_pretrained(tmp_path / "start")  # encoders only: init_from needs the decoders too
     with pytest.raises(ConfigError, match="lacks the encoder or decoder of x, y"):
-        Trainer(toy_config(toy_corpus, tmp_path / "run", max_steps=2, init_from=str(tmp_path / "start")),
+        Trainer.from_config(toy_config(toy_corpus, tmp_path / "run", max_steps=2, init_from=str(tmp_path / "start")),
                 show_progress=False)
 
 

@@ -5,9 +5,9 @@ import itertools
 import numpy as np
 import pytest
 
-from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained
+from bridgeembed.pretrained import DEFAULT_MODEL
 
-pytestmark = pytest.mark.skipif(DEFAULT_MODEL not in list_pretrained(), reason="shipped model not present")
+pytestmark = pytest.mark.usefixtures("shipped_model")
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,18 @@ def test_checkpoint_and_its_untrained_control(toy_run):
     assert control.source.startswith("untrained:")
 
 
+def test_the_untrained_control_leaves_the_callers_random_state_alone(toy_run):
+    import torch
+
+    trained = models.load_encoder(str(toy_run[0] / "last.pt"), device="cpu")
+    torch.manual_seed(123)
+    before = torch.get_rng_state()
+    one, two = trained.reinitialized(seed=5), trained.reinitialized(seed=5)
+    assert torch.equal(torch.get_rng_state(), before)
+    for (name, a), b in zip(one.model.state_dict().items(), two.model.state_dict().values()):
+        assert torch.equal(a, b), name  # the seed alone decides the weights
+
+
 def test_model_folder():
     assert model_folder("untrained:multi30k-m2m") == "untrained-multi30k-m2m"
     assert re.fullmatch(r"best\.pt-[0-9a-f]{8}", model_folder("runs/exp 1/best.pt"))

@@ -6,9 +6,7 @@ import sys
 
 import pytest
 
-from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained
-
-pytestmark = pytest.mark.skipif(DEFAULT_MODEL not in list_pretrained(), reason="shipped model not present")
+pytestmark = pytest.mark.usefixtures("shipped_model")
 
 from bridgeembed.cli import encode, mine  # noqa: E402
 

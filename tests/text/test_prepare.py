@@ -92,7 +92,7 @@ def test_training_takes_the_same_steps_as_on_the_in_memory_path(toy_corpus, tmp_
     def trainer(out):
         config = toy_config(toy_corpus, out, max_steps=10)
         config.tokenizer.moses, config.model.dropout = True, 0.2
-        return Trainer(config, show_progress=False)
+        return Trainer.from_config(config, show_progress=False)
 
     new = trainer(tmp_path / "new")
     new_losses = [new.train_step(step)["nll"].item() for step in range(10)]
@@ -100,7 +100,7 @@ def test_training_takes_the_same_steps_as_on_the_in_memory_path(toy_corpus, tmp_
     files = {lang: toy_corpus / f"train.{lang}.gz" for lang in ("x", "y")}
     t = old.cfg.tokenizer
     tokenizers, encoded = in_memory(files, TokenizerSettings(t.vocab_size, t.lowercase, t.moses, t.max_len, 3))
-    assert all(tokenizers[lang].spm_model == new.tokenizers[lang].spm_model for lang in files)
+    assert all(tokenizers[lang].spm_model == new.data.tokenizers[lang].spm_model for lang in files)
     old.packed = PackedSplit.from_encoded(encoded)
     old.batches = [DirectionBatches(encoded.pairs(d.src, d.tgt),
                                     np.array([0 if s is None else len(s) for s in encoded.ids[d.src]]),
@@ -322,7 +322,7 @@ def test_prepare_command_then_the_trainer_finds_everything(toy_corpus, tmp_path,
     assert "train.x: 300 lines" in out and f"prepared in {tmp_path / 'cache'}" in out
     Spy(monkeypatch, forbid=True)
     config.train.cache_dir = str(tmp_path / "cache")
-    assert Trainer(config, show_progress=False).train().step == 2
+    assert Trainer.from_config(config, show_progress=False).train().step == 2
 
 
 def test_prepare_command_reports_bad_files_in_one_line(tmp_path, capsys):
@@ -338,7 +338,7 @@ def test_prepare_command_reports_bad_files_in_one_line(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_multi30k_gives_the_shipped_models_tokenizers_and_the_in_memory_ids(real_data, tmp_path):
+def test_multi30k_gives_the_shipped_models_tokenizers_and_the_in_memory_ids(real_data, shipped_model, tmp_path):
     from bridgeembed.checkpoint import build_from_payload, load_checkpoint
     from bridgeembed.config import Config
     from bridgeembed.training.data import prepare_training_data, tokenizer_settings
@@ -347,7 +347,7 @@ def test_multi30k_gives_the_shipped_models_tokenizers_and_the_in_memory_ids(real
     config.train.cache_dir = str(tmp_path)
     folder = real_data("multi30k") / "multi30k"
     tokenizers, got = prepare_training_data(config, folder, progress=False)
-    shipped = build_from_payload(load_checkpoint(REPO / "pretrained" / "multi30k-m2m"), "multi30k-m2m")[1]
+    shipped = build_from_payload(load_checkpoint(shipped_model), "multi30k-m2m")[1]
     for lang in config.data.languages:
         assert tokenizers[lang].spm_model == shipped[lang].spm_model, lang
     files = {"cs": folder / "train.cs.gz"}

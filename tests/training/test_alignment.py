@@ -20,7 +20,7 @@ from tests.helpers.toy import toy_config, write_toy_corpus
 
 
 def trainer_for(corpus, out, **train):
-    return Trainer(toy_config(corpus, out, **train), show_progress=False)
+    return Trainer.from_config(toy_config(corpus, out, **train), show_progress=False)
 
 
 def reference_step(trainer, step):
@@ -69,7 +69,7 @@ def test_partner_is_the_target_or_another_language(toy_corpus, tmp_path):
         partner = trainer.partner(step)
         rows = trainer._rows(step)[1]
         assert partner.src.size(0) == len(rows) and partner.lang == lang
-        expected = [list(trainer.train_data.ids[lang][i]) for i in rows]
+        expected = [list(trainer.data.train.ids[lang][i]) for i in rows]
         got = [row[row != PAD].tolist() for row in partner.src]
         assert got == expected
         seen.add((d.src, lang))
@@ -160,18 +160,18 @@ def test_init_from_starts_from_the_checkpoint(toy_run, toy_corpus, tmp_path):
     saved = load_checkpoint(run / "best.pt")["model"]
     for key, value in trainer.model.state_dict().items():
         assert torch.equal(value, saved[key].float()), key
-    assert trainer.tokenizers["x"].encode("apple dog") == BridgeEncoder.from_pretrained(run / "best.pt").tokenizers["x"].encode("apple dog")
+    assert trainer.data.tokenizers["x"].encode("apple dog") == BridgeEncoder.from_pretrained(run / "best.pt").tokenizers["x"].encode("apple dog")
     config = toy_config(toy_corpus, tmp_path / "bad", init_from=str(run / "best.pt"))
     config.model.heads = 4
     with pytest.raises(ConfigError, match="different model config"):
-        Trainer(config, show_progress=False)
+        Trainer.from_config(config, show_progress=False)
 
 
 @pytest.mark.parametrize("override, message", [
     ({"align_weight": 1.0, "_languages": ["x"]}, "at least two"),
     ({"align_loss": "cosine"}, "infonce or mse"),
-    ({"align_weight": -1.0}, "align_weight must be >= 0"),
-    ({"align_temperature": 0.0}, "align_temperature > 0"),
+    ({"align_weight": -1.0}, r"train.align_weight must be 0 \(off\) or positive, got -1.0"),
+    ({"align_temperature": 0.0}, "train.align_temperature must be a positive number, got 0.0"),
     ({"precision": "fp16"}, "auto, fp32 or bf16"),
 ])
 def test_alignment_config_errors(toy_corpus, tmp_path, override, message):

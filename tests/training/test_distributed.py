@@ -32,7 +32,7 @@ def _worker(rank, corpus, out, port):
     from bridgeembed.training.distributed import World
     from bridgeembed.training.trainer import Trainer
 
-    trainer = Trainer(_config(corpus, out), world=World(rank, 2, rank), show_progress=False)
+    trainer = Trainer.from_config(_config(corpus, out), world=World(rank, 2, rank), show_progress=False)
     trainer.train()
     if rank == 0:
         torch.save(trainer.model.state_dict(), Path(out) / "ddp_params.pt")
@@ -44,10 +44,10 @@ def test_two_gloo_processes_match_one(toy_corpus, tmp_path):
 
     ddp_out = tmp_path / "ddp"
     mp.spawn(_worker, args=(str(toy_corpus), str(ddp_out), _free_port()), nprocs=2, join=True)
-    single = Trainer(_config(toy_corpus, tmp_path / "single"), show_progress=False)
+    single = Trainer.from_config(_config(toy_corpus, tmp_path / "single"), show_progress=False)
     single.train()
     ddp_params = torch.load(ddp_out / "ddp_params.pt", weights_only=True)
-    start = Trainer(_config(toy_corpus, tmp_path / "untrained"), show_progress=False).model.state_dict()
+    start = Trainer.from_config(_config(toy_corpus, tmp_path / "untrained"), show_progress=False).model.state_dict()
     # Tolerance: float sums in another order (gloo's all-reduce) differ by ~1e-7, and Adam, which divides
     # by the root of tiny second moments, grows that to at most 5e-5 in 12 steps (measured). 1e-3 is 20x
     # that, yet 5x below what training moves the weights by (asserted), so a rank training on its half

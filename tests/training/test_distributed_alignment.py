@@ -27,7 +27,7 @@ def _worker(rank, corpus, out, port):
 
     config = toy_config(corpus, out, max_steps=8, valid_every=100, save_every=100, batch_size=64, threads=1,
                         align_weight=1.0, log_every=4)
-    trainer = Trainer(config, world=World(rank, 2, rank), show_progress=False)
+    trainer = Trainer.from_config(config, world=World(rank, 2, rank), show_progress=False)
     trainer.train()
     torch.save(trainer.model.state_dict(), Path(out) / f"rank{rank}.pt")
     dist.destroy_process_group()

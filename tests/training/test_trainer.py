@@ -14,6 +14,8 @@ import yaml
 
 from bridgeembed.checkpoint import load_checkpoint
 from bridgeembed.errors import DataError
+from bridgeembed.training.distributed import World
+from bridgeembed.training.prepare import prepare
 from bridgeembed.training.trainer import Trainer
 from tests.helpers import REPO
 from tests.helpers.toy import toy_config
@@ -51,7 +53,7 @@ def assert_same(a: dict, b: dict):
 def run_to(corpus, out, steps, **train):
     config = toy_config(corpus, out, max_steps=steps, **train)
     config.model.dropout = 0.2  # dropout makes the test check that the RNG state is restored too
-    trainer = Trainer(config, show_progress=False)
+    trainer = Trainer.from_config(config, show_progress=False)
     trainer.train()
     return trainer
 
@@ -118,7 +120,7 @@ def test_kill_resumes_from_last_checkpoint_exactly(toy_corpus, tmp_path):
 def test_early_stopping_and_lr_decay(toy_corpus, tmp_path):
     config = toy_config(toy_corpus, tmp_path / "run", max_steps=1000, valid_every=5, valid_sentences=5,
                         patience=2, lr=1e-9, lr_decay=0.5)
-    state = Trainer(config, show_progress=False).train()
+    state = Trainer.from_config(config, show_progress=False).train()
     assert state.step < 1000 and state.bad_validations == 2
     assert records(tmp_path / "run", "end")[0]["reason"] == "early_stopping"
     assert state.lr == 1e-9 * 0.25
@@ -143,7 +145,8 @@ def test_stale_temporaries_are_removed_on_start(toy_corpus, tmp_path):
     live = out / f".best.pt.{os.getppid()}.tmp"  # a live process may be writing it: keep
     for path in (stale, live):
         path.write_bytes(b"half a checkpoint")
-    Trainer(toy_config(toy_corpus, out, max_steps=2, valid_every=100, save_every=100), show_progress=False).train()
+    config = toy_config(toy_corpus, out, max_steps=2, valid_every=100, save_every=100)
+    Trainer.from_config(config, show_progress=False).train()
     assert not stale.exists() and live.exists() and (out / "last.pt").exists()
 
 
@@ -157,7 +160,7 @@ def test_unusable_validation_files_fail_before_step_one(toy_corpus, tmp_path, co
         (corpus / f"val.{lang}").write_text(content)
     with pytest.raises(DataError, match=r"validation split 'val' in .* has no sentence pair with text on both "
                                         r"sides for x-y \(val.x: 0 non-empty of \d+ lines, val.y"):
-        Trainer(toy_config(corpus, tmp_path / "run"), show_progress=False)
+        Trainer.from_config(toy_config(corpus, tmp_path / "run"), show_progress=False)
     assert not (tmp_path / "run").exists()
 
 
@@ -166,7 +169,7 @@ def test_best_pt_copied_over_last_pt_resumes_without_optimizer_state(toy_run, to
     out = tmp_path / "run"
     out.mkdir()
     (out / "last.pt").write_bytes((run / "best.pt").read_bytes())
-    trainer = Trainer(toy_config(toy_corpus, out, max_steps=state.best_step + 3), show_progress=False)
+    trainer = Trainer.from_config(toy_config(toy_corpus, out, max_steps=state.best_step + 3), show_progress=False)
     assert "no optimizer state" in caplog.text and "best.pt" in caplog.text
     assert trainer.state.step == state.best_step
     assert trainer.train().step == state.best_step + 3
@@ -187,6 +190,27 @@ def test_train_command_refuses_bad_values_before_training(toy_corpus, tmp_path, 
 
 
 def test_trainer_trains_with_the_scaled_learning_rate(toy_corpus, tmp_path):
-    trainer = Trainer(toy_config(toy_corpus, tmp_path / "a", lr=0.001, lr_batch=16, batch_size=64), show_progress=False)
+    config = toy_config(toy_corpus, tmp_path / "a", lr=0.001, lr_batch=16, batch_size=64)
+    trainer = Trainer.from_config(config, show_progress=False)
     assert trainer.state.lr == pytest.approx(0.002)  # sqrt(64 / 16) x 0.001 (Adam)
     assert all(group["lr"] == pytest.approx(0.002) for group in trainer.optimizer.param_groups)
+
+
+def test_a_trainer_handed_its_parts_trains_as_from_config(toy_corpus, tmp_path):
+    """prepare + Trainer(model, data, train, world) + restore is what from_config does: the same losses, seed for
+    seed, and the same resumed run."""
+    def losses(run: Path) -> list:
+        return [(r["step"], r["nll"], r["penalty"]) for r in records(run, "train")]
+
+    settings = dict(max_steps=20, valid_every=10, valid_sentences=10, save_every=10, log_every=5)
+    Trainer.from_config(toy_config(toy_corpus, tmp_path / "a", **settings), show_progress=False).train()
+    config = toy_config(toy_corpus, tmp_path / "b", **settings)
+    parts = prepare(config)
+    assert parts.resume is None and next(parts.model.parameters()).device.type == "cpu"
+    Trainer(parts.model, parts.data, config.train, World(), show_progress=False).train()
+    assert losses(tmp_path / "a") == losses(tmp_path / "b") and len(losses(tmp_path / "a")) == 4
+    longer = toy_config(toy_corpus, tmp_path / "b", **{**settings, "max_steps": 25})
+    parts = prepare(longer)
+    trainer = Trainer(parts.model, parts.data, longer.train, World(), show_progress=False)
+    trainer.restore(parts.resume)
+    assert trainer.state.step == 20 and trainer.train().step == 25

@@ -1,0 +1,119 @@
+"""`prepare(config, data_root)`: the parts a `Trainer` is handed (JoeyNMT's `prepare` -> `TrainManager` split).
+
+In order, so that a mistake costs no time: the encoder type, the device, the checkpoint to resume
+(`OUT_DIR/last.pt`, which must match the config) or to start from (`train.init_from`), the dev split,
+and only then the training split (tokenizers trained or reused, ids from the cache; `training.data`)
+and the model, seeded with `train.seed` so that every rank and every run starts from the same weights.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import torch
+
+from bridgeembed.checkpoint import build_from_payload, load_checkpoint
+from bridgeembed.config import ALIGNMENT_KEYS
+from bridgeembed.devices import resolve_device
+from bridgeembed.errors import ConfigError
+from bridgeembed.model import BridgeModel
+from bridgeembed.model.encoder import check_encoder_config
+from bridgeembed.pretrained import resolve
+from bridgeembed.text.parallel import corpus_dir, encode_split, read_split
+from bridgeembed.training import distributed
+from bridgeembed.training.data import TrainingData, prepare_training_data
+from bridgeembed.training.validation import check_validation_data
+from bridgeembed.translation.directions import evaluation_directions
+
+if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.config import Config, ModelConfig, TrainConfig
+    from bridgeembed.training.distributed import World
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Prepared:
+    model: BridgeModel  # on the training device; with train.init_from's weights if given
+    data: TrainingData
+    resume: dict | None  # OUT_DIR/last.pt, checked against the config, for Trainer.restore; None: a new run
+
+
+def prepare(config: Config, data_root: str | Path | None = None, world: World | None = None,
+            show_progress: bool | None = None) -> Prepared:
+    """Tokenizers, data and model of `config`; a relative data.path is looked up under `data_root`."""
+    check_encoder_config(config.model)  # before any data is read
+    t, world = config.train, world or distributed.from_environment()
+    device = start_process(t, world)
+    last = Path(t.out_dir) / "last.pt"
+    resume = load_checkpoint(last) if last.exists() else None
+    if resume:
+        check_resumable(resume, config, last)
+    folder = corpus_dir(config.data.path, data_root)
+    raw_valid = read_split(folder, config.data.valid, config.data.languages)
+    check_validation_data(raw_valid, evaluation_directions(config.data), folder, config.data.valid)
+    init = None if resume or not t.init_from else load_init(t.init_from, config)
+    start = resume or init  # its tokenizers are reused: the ids must mean what they meant to its weights
+    known = build_from_payload(start, str(last if resume else t.init_from))[1] if start else None
+    # the training split from the cache of prepared corpora (tokenised once, memory-mapped; text/prepare.py)
+    tokenizers, train = prepare_training_data(config, folder, known, world, show_progress)
+    data = TrainingData(tokenizers, train, encode_split(raw_valid, tokenizers, config.tokenizer.max_len), raw_valid,
+                        config.data, config.tokenizer)
+    model = build_model(config.model, tokenizers, t.seed, init)
+    if init:
+        logger.info("initialised from %s", t.init_from)
+    return Prepared(model.to(device), data, resume)
+
+
+def start_process(t: TrainConfig, world: World) -> torch.device:
+    """This process's share of the run: CPU threads, its device (a ConfigError for a missing one, before any
+    data is read) and, under torchrun, the process group (the ranks wait for rank 0's data through it)."""
+    device = resolve_device(t.device, world.local_rank)
+    if t.threads:
+        torch.set_num_threads(t.threads)
+    distributed.init(world, device)
+    return device
+
+
+def build_model(cfg: ModelConfig, tokenizers: dict, seed: int, init: dict | None = None) -> BridgeModel:
+    """A new model for these tokenizers, seeded (the same initial weights on every rank and in every run);
+    with `init`'s weights (a checkpoint payload) if given."""
+    torch.manual_seed(seed)
+    model = BridgeModel(cfg, {lang: tok.vocab_size for lang, tok in tokenizers.items()})
+    if init:
+        model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in init["model"].items()})
+    return model
+
+
+def check_resumable(payload: dict, config: Config, path: Path) -> None:
+    """`path` (a last.pt) continues this run only with the same model, tokenizer, data and alignment settings."""
+    saved = payload["config"]
+    for section in ("model", "tokenizer", "data"):
+        if saved.get(section) != asdict(getattr(config, section)):
+            raise ConfigError(f"{path} was trained with a different {section} config; "
+                              f"resume with the same config or choose a new train.out_dir")
+    if payload["kind"] != "trainer" or "trainer" not in payload:
+        raise ConfigError(f"{path} is not a trainer checkpoint; cannot resume from it")
+    now, defaults = asdict(config.train), asdict(type(config.train)())
+    before = {k: saved["train"].get(k, defaults[k]) for k in ALIGNMENT_KEYS}  # older checkpoints: defaults
+    changed = ", ".join(f"train.{k}={before[k]!r}" for k in ALIGNMENT_KEYS if before[k] != now[k])
+    if changed:
+        raise ConfigError(f"{path} was trained with other alignment settings ({changed}); resume with them, "
+                          f"or start a new train.out_dir with train.init_from={path}")
+
+
+def load_init(path: str | Path, config: Config) -> dict:
+    """A checkpoint to start from: it must have this run's model and tokenizer config and every decoder."""
+    payload = load_checkpoint(resolve(path))  # a shipped model's name, a model folder or a checkpoint file
+    for section in ("model", "tokenizer"):
+        if payload["config"].get(section) != asdict(getattr(config, section)):
+            raise ConfigError(f"train.init_from {path} has a different {section} config than this run; "
+                              f"copy its {section} section (e.g. from its config.yaml) into your config")
+    have = set(payload["decoder_languages"]) & set(payload["tokenizers"])
+    missing = sorted(set(config.data.languages) - have)
+    if missing:
+        raise ConfigError(f"train.init_from {path} lacks the encoder or decoder of {', '.join(missing)}")
+    return payload
