@@ -325,6 +325,9 @@ class Trainer:
             decision = {"improved": improved, "mean_bleu": result.mean_bleu, "score": score}
             log.event("valid", step=self.state.step, best=improved, lr=self.state.lr, select_by=t.select_by,
                       score=score, **result.record())
+            # a line per validation whether or not a terminal shows the bar (logs of nohup and batch jobs)
+            logger.info("step %d: %s%s", self.state.step, result.summary(),
+                        "; new best.pt" if improved else f"; best stays step {self.state.best_step}")
         decision = distributed.from_main(decision, self.world)
         if decision["improved"]:
             self.state.best_bleu, self.state.best_step, self.state.bad_validations = \

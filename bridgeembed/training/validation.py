@@ -70,6 +70,16 @@ class ValidationResult:
         retrieval = self.retrieval.mean if self.retrieval else 0.0
         return {"bleu": self.mean_bleu, "retrieval": retrieval, "both": self.mean_bleu + retrieval}[select_by]
 
+    def summary(self) -> str:
+        """One line for the console: dev loss, BLEU and (with two languages or more) retrieval."""
+        loss = float(np.mean(list(self.loss.values()))) if self.loss else float("nan")
+        line = f"dev loss {loss:.3f}, BLEU {self.mean_bleu:.2f}"
+        if self.retrieval:
+            r = self.retrieval
+            line += (f", retrieval {r.mean:.1f}% (worst pair {r.worst:.1f}%, mixed pool {r.mixed:.1f}%, "
+                     f"single heads {float(np.mean(r.heads)) if r.heads else 0.0:.1f}%)")
+        return line
+
     def record(self) -> dict:
         record = {"mean_bleu": self.mean_bleu, "bleu": self.bleu, "loss": self.loss, "penalty": self.penalty}
         if self.retrieval:

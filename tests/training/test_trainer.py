@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -214,3 +215,18 @@ def test_a_trainer_handed_its_parts_trains_as_from_config(toy_corpus, tmp_path):
     trainer = Trainer(parts.model, parts.data, longer.train, World(), show_progress=False)
     trainer.restore(parts.resume)
     assert trainer.state.step == 20 and trainer.train().step == 25
+
+
+def test_each_validation_prints_a_line_without_a_terminal(toy_corpus, tmp_path):
+    """nohup and batch jobs have no progress bar: each validation still says loss, BLEU and retrieval."""
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(toy_config(toy_corpus, tmp_path / "run", max_steps=20, valid_every=10,
+                                              valid_sentences=10, threads=1).to_dict()))
+    run = subprocess.run([sys.executable, "-m", "bridgeembed.cli.train", str(path)], capture_output=True, text=True,
+                         stdin=subprocess.DEVNULL)
+    assert run.returncode == 0, run.stderr
+    lines = [line for line in run.stderr.splitlines() if re.search(r"step \d+: dev loss", line)]
+    assert [re.search(r"step (\d+):", line).group(1) for line in lines] == ["10", "20"], run.stderr
+    assert all(re.search(r"dev loss \d+\.\d{3}, BLEU \d+\.\d\d, retrieval \d+\.\d% \(worst pair", line)
+               for line in lines), lines
+    assert "new best.pt" in lines[0]
