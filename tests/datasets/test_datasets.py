@@ -289,3 +289,19 @@ def test_download_and_benchmark_agree_on_the_data_folder(server, tmp_path, monke
         assert (senteval_dir(str(given)) / "downstream/MRPC/msr_paraphrase_train.txt").is_file()
     monkeypatch.setenv("BRIDGEEMBED_DATA", str(root))
     assert senteval_dir() == root / "senteval"
+
+
+def test_senteval_keeps_files_it_did_not_create_in_downloads(server, tmp_path, monkeypatch):
+    """Issue 19: `--dest D` used to delete D/downloads/ whole, the user's own files with it."""
+    senteval_mirror(server)
+    monkeypatch.setattr(senteval, "SHA256", {})
+    mine = tmp_path / "downloads" / "thesis.tex"
+    mine.parent.mkdir()
+    mine.write_text("three years of work")
+    (tmp_path / "downloads" / "snli_1.0.zip.d").mkdir()  # a folder named like ours, not made by this run
+    (tmp_path / "downloads" / "snli_1.0.zip.d" / "notes.txt").write_text("mine too")
+    assert data_main(["senteval", "--dest", str(tmp_path), "--mirror", f"{server.url}/m", "--tasks", "MRPC,SST"]) == 0
+    assert mine.read_text() == "three years of work"
+    assert (tmp_path / "downloads" / "snli_1.0.zip.d" / "notes.txt").read_text() == "mine too"
+    assert sorted(p.name for p in (tmp_path / "downloads").iterdir()) == ["snli_1.0.zip.d", "thesis.tex"]
+    assert (tmp_path / "downstream/MRPC/msr_paraphrase_test.txt").exists()
