@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Optional
 
 from bridgeembed.errors import DataError
+from bridgeembed.text.parallel import split_lines
 
 DOWNLOAD = "bridgeembed-data senteval --data DIR"  # DIR: the data root; the files land in DIR/senteval
 
@@ -59,10 +60,10 @@ def require(*paths: Path) -> None:
 
 
 def read_lines(path: Path, encoding: str = "utf-8") -> list:
-    """Lines without their endings (\\n, \\r\\n); a decoding error names the line."""
+    """Lines without their endings (\\n, \\r\\n), split at \\n only; a decoding error names the line."""
     raw = Path(path).read_bytes()
     try:
-        return raw.decode(encoding).splitlines()
+        return split_lines(raw.decode(encoding))
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
         raise DataError(f"{path}:{line}: not valid {encoding}: {err.reason}") from None
