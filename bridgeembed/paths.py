@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
+from bridgeembed.errors import WriteError
+
 ENV_VAR = "BRIDGEEMBED_DATA"
 DEFAULT_ROOT = Path("~/.cache/bridgeembed/data")
 CACHE_ENV_VAR = "BRIDGEEMBED_CACHE"
@@ -78,8 +80,34 @@ def atomic_file(path: str | Path, mode: str = "wb", **open_args: object) -> Iter
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except WriteError:
+        raise
+    except OSError as err:  # disk full, read-only, no permission: one line that says nothing was lost
+        kept = "the previous file is unchanged" if path.exists() else "nothing was written"
+        raise WriteError(f"cannot write {path}: {err.strerror or err}; {kept}", err.errno) from err
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def write_text_atomic(path: str | Path, text: str, encoding: str = "utf-8", newline: str | None = None) -> None:
+    """A text file (JSON, Markdown, CSV, TSV, translations), written whole or not at all."""
+    with atomic_file(path, "w", encoding=encoding, newline=newline) as handle:
+        handle.write(text)
+
+
+def save_array_atomic(path: str | Path, array: object) -> None:
+    """An .npy file through `atomic_file` (np.save to a handle appends no suffix: `path` is the name)."""
+    import numpy as np
+
+    with atomic_file(path) as handle:
+        np.save(handle, array)
+
+
+def save_figure_atomic(fig: object, path: str | Path, **savefig_args: object) -> None:
+    """A matplotlib figure in the format its suffix names (png when there is none)."""
+    path = Path(path)
+    with atomic_file(path) as handle:
+        fig.savefig(handle, format=path.suffix[1:].lower() or "png", **savefig_args)
 
 
 def remove_stale_temporaries(folder: str | Path) -> list:

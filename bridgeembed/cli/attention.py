@@ -20,6 +20,8 @@ def plot_attention(result: SentenceAttention, path: str | Path, title: str = "")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from bridgeembed.paths import save_figure_atomic
+
     k, n = result.attention.shape
     fig, ax = plt.subplots(figsize=(max(4.0, 0.45 * n + 1.5), max(2.5, 0.32 * k + 1.2)))
     image = ax.imshow(result.attention, aspect="auto", cmap="viridis", vmin=0.0)
@@ -29,7 +31,7 @@ def plot_attention(result: SentenceAttention, path: str | Path, title: str = "")
     fig.colorbar(image, ax=ax, fraction=0.03)
     fig.tight_layout()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    save_figure_atomic(fig, path, dpi=120)
     plt.close(fig)
 
 

@@ -37,9 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from bridgeembed.encoders.bridge import BridgeEncoder
+    from bridgeembed.paths import save_array_atomic
 
     positive_int(args.batch_size, "--batch-size")  # every option is checked before the model loads
     heads = HeadSpec.parse(args.heads, what="--heads")
@@ -59,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     except (TypeError, ValueError, IndexError) as err:
         raise BridgeembedError(str(err)) from None
     if out:
-        np.save(out, vectors)
+        save_array_atomic(out, vectors)
         print(f"wrote {out}: {vectors.shape[0]} sentences, array shape {vectors.shape}", file=sys.stderr)
     else:
         for row in vectors.reshape(len(sentences), -1):

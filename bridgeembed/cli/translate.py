@@ -42,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from bridgeembed.devices import resolve_device
     from bridgeembed.encoders.pretrained import resolve
     from bridgeembed.errors import ConfigError
+    from bridgeembed.paths import write_text_atomic
     from bridgeembed.text.parallel import corpus_dir
     from bridgeembed.translation.directions import Direction
     from bridgeembed.translation.scoring import evaluate, markdown_table
@@ -71,8 +72,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(str(err)) from None
     text = "".join(h + "\n" for h in hyps)
     if output:
-        with open(output, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        write_text_atomic(output, text)
     else:
         sys.stdout.write(text)
     return 0

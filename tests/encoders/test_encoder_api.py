@@ -246,3 +246,32 @@ def test_encode_command_says_where_it_wrote_and_reads_stdin(toy_run, tmp_path, m
     if not __import__("torch").cuda.is_available():
         assert main([*model, "--device", "cuda", "kite"]) == 2
         assert "CUDA is not available here" in one_line_error(capsys)
+
+
+def test_a_full_disk_never_replaces_a_good_vector_file(toy_run, tmp_path, monkeypatch, capsys):
+    """Issue 19: `--out v.npy` on a full disk left a truncated v.npy where a good one was."""
+    import errno
+    import io
+
+    from bridgeembed.cli.encode import main
+
+    model = ["--model", str(toy_run[0] / "last.pt"), "--lang", "x", "--threads", "1"]
+    out = tmp_path / "v.npy"
+    assert main([*model, "--out", str(out), "kite", "apple"]) == 0
+    good = out.read_bytes()
+    capsys.readouterr()
+
+    def full_disk(file, array, *args, **kwargs):  # writes half of the array, then the disk is full
+        buffer = io.BytesIO()
+        np.lib.format.write_array(buffer, np.asanyarray(array))
+        handle = open(file, "wb") if isinstance(file, (str, type(out))) else file
+        handle.write(buffer.getvalue()[: len(buffer.getvalue()) // 2])
+        handle.flush()
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(np, "save", full_disk)
+    assert main([*model, "--out", str(out), "lemon mango", "kite", "apple"]) == 2
+    message = one_line_error(capsys)
+    assert f"cannot write {out}: No space left on device; the previous file is unchanged" in message
+    assert out.read_bytes() == good
+    assert [p.name for p in tmp_path.iterdir()] == ["v.npy"]  # no temporary left behind
