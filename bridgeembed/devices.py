@@ -21,6 +21,8 @@ def resolve_device(name: str | None = None) -> torch.device:
         device = torch.device(name)
     except (RuntimeError, ValueError):
         raise ConfigError(f"device {name!r} is not a torch device; {EXPECTED}") from None
+    if device.type not in ("cpu", "cuda", "mps"):  # meta, xla, ...: weights moved there cannot come back
+        raise ConfigError(f"device {str(name)!r} cannot hold a model's weights; {EXPECTED}")
     if device.type == "cuda":
         if not torch.cuda.is_available():
             why = "this torch is built without CUDA" if torch.version.cuda is None else "no GPU is visible"

@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 from bridgeembed.checkpoint import load_model, make_payload, save_atomic
 from bridgeembed.devices import resolve_device
 from bridgeembed.encoders.pretrained import DEFAULT_MODEL, list_pretrained, resolve
-from bridgeembed.errors import UnknownLanguageError
+from bridgeembed.errors import ConfigError, UnknownLanguageError
 from bridgeembed.text.parallel import check_sentences, pad, with_eos
 
 if TYPE_CHECKING:  # for annotations only
@@ -63,7 +63,17 @@ class BridgeEncoder:
         self.model, self.tokenizers, self.config, self.source = model.eval(), tokenizers, config, source
         self.max_len = config.tokenizer.max_len
         if device is not None:
-            self.model.to(resolve_device(device))
+            self._move_to(resolve_device(device))
+
+    def _move_to(self, device: torch.device) -> None:
+        """All weights onto `device`, or (on any failure) all of them back where they were: never half-moved."""
+        before = next(self.model.parameters()).device
+        try:
+            self.model.to(device)
+        except (RuntimeError, AssertionError) as err:
+            self.model.to(before)
+            raise ConfigError(f"device {str(device)!r}: cannot move the model there ({err}); it stays on "
+                              f"{before}") from None
 
     # --- loading and saving -------------------------------------------------------------------
     @classmethod
@@ -135,7 +145,7 @@ class BridgeEncoder:
         if not isinstance(normalize, (bool, np.bool_)):
             raise TypeError(f"normalize must be True or False, got {normalize!r}")
         if device is not None:
-            self.model.to(resolve_device(device))
+            self._move_to(resolve_device(device))  # checked before anything moves
         if show_progress_bar is None:  # as sentence-transformers: by log level; never into a log file
             show_progress_bar = (logger.getEffectiveLevel() <= logging.INFO and len(sentences) > batch_size
                                  and sys.stderr.isatty())

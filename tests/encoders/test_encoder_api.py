@@ -275,3 +275,15 @@ def test_a_full_disk_never_replaces_a_good_vector_file(toy_run, tmp_path, monkey
     assert f"cannot write {out}: No space left on device; the previous file is unchanged" in message
     assert out.read_bytes() == good
     assert [p.name for p in tmp_path.iterdir()] == ["v.npy"]  # no temporary left behind
+
+
+@pytest.mark.parametrize("device", ["meta", "cpu:0x", "xla"])
+def test_a_device_the_weights_cannot_use_leaves_the_encoder_whole(encoder, device):
+    """Issue 19: encode(device="meta") moved every weight to the meta device, and the encoder was dead."""
+    from bridgeembed.errors import ConfigError
+
+    before = encoder.encode(SENTENCES, "x")
+    with pytest.raises(ConfigError, match=f"device '{device}'"):
+        encoder.encode(SENTENCES, "x", device=device)
+    assert encoder.device.type == "cpu"
+    np.testing.assert_array_equal(encoder.encode(SENTENCES, "x"), before)
