@@ -11,6 +11,21 @@ from bridgeembed.errors import ConfigError
 EXPECTED = "expected auto, cpu, cuda, cuda:N or mps"
 
 
+def set_threads(threads: int | None, option: str = "--threads") -> None:
+    """torch's CPU threads: a positive number no larger than the machine's CPUs (None: torch's default).
+    torch.set_num_threads(100000) crashes the process (segmentation fault); here it is a ConfigError."""
+    if threads is None:
+        return
+    import os
+
+    most = os.cpu_count() or 1
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ConfigError(f"{option} must be a positive integer, got {threads}")
+    if threads > most:
+        raise ConfigError(f"{option} {threads}: this machine has {most} CPUs; give at most {most}")
+    torch.set_num_threads(threads)
+
+
 def resolve_device(name: str | None = None) -> torch.device:
     """None or "auto" -> cuda if available, else cpu; anything else must name a device that exists here."""
     if name is None or name == "auto":

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from bridgeembed.errors import WriteError
+from bridgeembed.errors import ConfigError, WriteError
 
 ENV_VAR = "BRIDGEEMBED_DATA"
 DEFAULT_ROOT = Path("~/.cache/bridgeembed/data")
@@ -65,6 +65,53 @@ def cache_root(explicit: str | Path | None = None) -> Path:
     if os.environ.get(CACHE_ENV_VAR):
         return Path(os.environ[CACHE_ENV_VAR]).expanduser()
     return DEFAULT_CACHE.expanduser()
+
+
+def check_output(path: str | Path, option: str, kind: str = "file", suffix: str = "",
+                 suffixes: tuple = ()) -> Path:
+    """An output path checked before any work: -> the path that will be written.
+
+    kind "file": a file name (with `suffix` appended when it lacks it, as np.save does; or one of `suffixes`),
+    in a folder that exists and is writable, not a folder, not a symbolic link (a write would replace the link,
+    or go where it points), and not an existing file that is read-only. kind "folder": a folder that exists
+    or can be made (its nearest existing parent is a writable folder), not a file. Every problem is a
+    ConfigError naming `option` and the path."""
+    path = Path(path).expanduser()
+    if path.is_symlink():
+        raise ConfigError(f"{option} {path} is a symbolic link (to {os.readlink(path)}); give the real path")
+    if kind == "folder":
+        if path.exists() and not path.is_dir():
+            raise ConfigError(f"{option} {path} is a file, not a folder; give a folder's name")
+        existing = path
+        while not existing.exists() and not existing.is_symlink() and existing != existing.parent:
+            existing = existing.parent
+        if existing.is_symlink() and not existing.exists():
+            raise ConfigError(f"{option} {path}: {existing} is a dangling symbolic link")
+        if not existing.is_dir():
+            raise ConfigError(f"{option} {path}: {existing} is a file, not a folder")
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise ConfigError(f"{option} {path}: folder {existing} is not writable")
+        return path
+    if path.is_dir() or str(path).endswith(("/", os.sep)):
+        raise ConfigError(f"{option} {path} is a folder; give a file name")
+    if suffixes and path.suffix.lower() not in suffixes:
+        raise ConfigError(f"{option} {path}: expected a file name ending in {', '.join(suffixes)}")
+    if suffix and path.suffix != suffix:
+        path = path.with_name(path.name + suffix)
+        if path.is_symlink():
+            raise ConfigError(f"{option} {path} is a symbolic link (to {os.readlink(path)}); give the real path")
+        if path.is_dir():
+            raise ConfigError(f"{option} {path} is a folder; give a file name")
+    folder = path.parent
+    if not folder.exists():
+        raise ConfigError(f"{option} {path}: folder {folder} does not exist (create it first)")
+    if not folder.is_dir():
+        raise ConfigError(f"{option} {path}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ConfigError(f"{option} {path}: folder {folder} is not writable")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise ConfigError(f"{option} {path}: the file is read-only")
+    return path
 
 
 @contextmanager

@@ -35,12 +35,21 @@ def pattern(expected: str) -> re.Pattern:
     return re.compile(".*".join(re.escape(part) for part in text.split("…")), re.DOTALL)
 
 
+PROGRAMS = ("bridgeembed-encode", "bridgeembed-translate", "bridgeembed-train", "bridgeembed-bench",
+            "bridgeembed-data", "bridgeembed-mine", "bridgeembed-export", "python")
+
+
 def programs() -> dict:
-    from bridgeembed.cli import bench, encode, fetch, mine, train, translate
+    from bridgeembed import __main__ as module_main
+    from bridgeembed.cli import bench, encode, export, fetch, mine, train, translate
+
+    def python(argv: list) -> int:  # `python -m bridgeembed COMMAND ...`
+        assert argv[:2] == ["-m", "bridgeembed"], argv
+        return module_main.main(argv[2:])
 
     return {"bridgeembed-encode": encode.main, "bridgeembed-translate": translate.main,
             "bridgeembed-train": train.main, "bridgeembed-bench": bench.main, "bridgeembed-data": fetch.main,
-            "bridgeembed-mine": mine.main}
+            "bridgeembed-mine": mine.main, "bridgeembed-export": export.main, "python": python}
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +67,8 @@ def scratch(tmp_path_factory) -> Path:
     (folder / "configs").mkdir()
     shutil.copy(REPO / "configs" / "tiny.yaml", folder / "configs" / "tiny.yaml")
     (folder / "empty").mkdir()
+    (folder / "dangling.npy").symlink_to("nowhere/v.npy")
+    (folder / "dangling-dir").symlink_to("nowhere")
     (folder / "empty-val").mkdir()
     for lang in ("en", "de"):
         (folder / "empty-val" / f"train.{lang}").write_text("a dog runs\n" * 20)
@@ -84,9 +95,7 @@ def _skip_if_cuda(note: str) -> None:
         pytest.skip("CUDA is available here")
 
 
-COMMAND_ROWS = [r for r in rows() if r[0].split()[0] in ("bridgeembed-encode", "bridgeembed-translate",
-                                                          "bridgeembed-train", "bridgeembed-bench",
-                                                          "bridgeembed-data", "bridgeembed-mine")]
+COMMAND_ROWS = [r for r in rows() if r[0].split()[0] in PROGRAMS]
 PYTHON_ROWS = [r for r in rows() if r not in COMMAND_ROWS]
 
 

@@ -9,19 +9,20 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from bridgeembed.cli.registry import guarded, setup_logging
 
 
 def run(args: argparse.Namespace) -> int:
     from bridgeembed.checkpoint import build_from_payload, load_checkpoint, make_payload, save_atomic
+    from bridgeembed.paths import check_output
 
+    out = check_output(args.out, "OUT")  # a folder, a read-only place or a link: refused before the work
     payload = load_checkpoint(args.checkpoint)
     model, tokenizers, config = build_from_payload(payload, args.checkpoint, with_decoders=not args.no_decoders)
-    save_atomic(make_payload(model, tokenizers, config, kind="encoder", half=args.half), args.out)
-    size = Path(args.out).stat().st_size / 2**20
-    print(f"wrote {args.out} ({size:.1f} MiB; decoders: {', '.join(model.decoders) or 'none'})")
+    save_atomic(make_payload(model, tokenizers, config, kind="encoder", half=args.half), out)
+    size = out.stat().st_size / 2**20
+    print(f"wrote {out} ({size:.1f} MiB; decoders: {', '.join(model.decoders) or 'none'})")
     return 0
 
 

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from bridgeembed.devices import resolve_device
     from bridgeembed.encoders.pretrained import resolve
     from bridgeembed.errors import ConfigError
-    from bridgeembed.paths import write_text_atomic
+    from bridgeembed.paths import check_output, write_text_atomic
     from bridgeembed.text.parallel import corpus_dir
     from bridgeembed.translation.directions import Direction
     from bridgeembed.translation.scoring import evaluate, markdown_table
@@ -53,6 +53,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.evaluate and not (args.src and args.tgt):
         raise ConfigError("--src and --tgt are required to translate (or use --evaluate)")
     output = output_file(args.output, "--output")
+    if args.out and not args.evaluate:
+        raise ConfigError("--out FOLDER goes with --evaluate (translations go to --output FILE or stdout)")
+    evaluate_out = check_output(args.out, "--out", "folder") if args.out else None
     set_threads(args.threads)
     device = resolve_device(args.device)
     model, tokenizers, config = load_model(resolve(args.model))
@@ -61,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         folder = corpus_dir(args.corpus or config.data.path, args.data)
         directions = None if args.directions == "all" else [Direction.parse(d) for d in args.directions.split(",")]
         results = evaluate(model, tokenizers, config, folder, args.split or config.data.test, directions,
-                           args.beam, args.batch_size, args.out)
+                           args.beam, args.batch_size, evaluate_out)
         print(markdown_table(results), end="")
         return 0
     sentences, _ = read_sentences(args.input)

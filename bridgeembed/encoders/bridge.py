@@ -27,6 +27,7 @@ from bridgeembed.checkpoint import load_model, make_payload, save_atomic
 from bridgeembed.devices import resolve_device
 from bridgeembed.encoders.pretrained import DEFAULT_MODEL, list_pretrained, resolve
 from bridgeembed.errors import ConfigError, UnknownLanguageError
+from bridgeembed.paths import check_output
 from bridgeembed.text.parallel import check_sentences, pad, with_eos
 
 if TYPE_CHECKING:  # for annotations only
@@ -94,6 +95,9 @@ class BridgeEncoder:
 
     def save(self, path: str | Path, half: bool = False) -> None:
         """An encoder-only export that `from_pretrained(path)` loads back (float16 weights with `half`)."""
+        if not isinstance(half, (bool, np.bool_)):
+            raise TypeError(f"half must be True or False, got {half!r}")
+        path = check_output(path, "path")  # a folder, a link or a read-only place: refused before any work
         save_atomic(make_payload(self.model, self.tokenizers, self.config, kind="encoder", half=half), path)
 
     def reinitialized(self, seed: int = 0) -> "BridgeEncoder":

@@ -3,7 +3,8 @@
 A name is looked up in `$BRIDGEEMBED_PRETRAINED`, then in the `pretrained/` folder of a source
 checkout (editable installs), then in `<prefix>/share/bridgeembed/pretrained` (wheel installs).
 A bare name (no `/`) that a shipped model has is always that model, even where the working
-directory holds a folder of the same name (pass `./NAME` for the folder). Anything else is taken as a path to a checkpoint file (or a folder holding `model.pt`).
+directory holds a folder of the same name (pass `./NAME` for the folder). Anything else is taken as
+a path to a checkpoint file (or a folder holding `model.pt`).
 """
 
 import os

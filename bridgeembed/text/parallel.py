@@ -87,6 +87,9 @@ def check_sentences(sentences: Sequence[str]) -> list:
     """A list of str that sentencepiece can take, or a TypeError/ValueError naming the first bad sentence."""
     if sentences is None or isinstance(sentences, (bytes, dict)) or not hasattr(sentences, "__iter__"):
         raise TypeError(f"sentences must be a string or a list of strings, got {type(sentences).__name__}")
+    if isinstance(sentences, (set, frozenset)) or type(sentences).__name__ in ("dict_keys", "dict_values"):
+        raise TypeError(f"sentences must be an ordered sequence (a list or tuple), got {type(sentences).__name__}: "
+                        f"its order is arbitrary, so row i of the result would match no known sentence")
     sentences = list(sentences)
     for i, text in enumerate(sentences):
         if not isinstance(text, str):
