@@ -87,6 +87,18 @@ def scratch(tmp_path_factory) -> Path:
     payload["model"]["bridge.w1.weight"] = payload["model"]["bridge.w1.weight"].float().clone()
     payload["model"]["bridge.w1.weight"][0, 0] = float("nan")
     torch.save(payload, folder / "nan.pt")
+    crafted = {"int.pt": lambda p: p["model"].update({"bridge.w1.weight": p["model"]["bridge.w1.weight"].long()}),
+               "swapped.pt": lambda p: p["tokenizers"].update(de=p["tokenizers"]["en"]),
+               "no-tokenizers.pt": lambda p: p.update(tokenizers={}),
+               "decoders-str.pt": lambda p: p.update(decoder_languages="en"),
+               "decoders-xx.pt": lambda p: p.update(decoder_languages=["en", "xx"])}
+    for name, edit in crafted.items():
+        payload = load_checkpoint(resolve(DEFAULT_MODEL))
+        edit(payload)
+        torch.save(payload, folder / name)
+    data = bytearray(resolve(DEFAULT_MODEL).read_bytes())
+    data[len(data) // 2] ^= 0x01  # one bit inside a tensor
+    (folder / "flipped.pt").write_bytes(bytes(data))
     return folder
 
 
