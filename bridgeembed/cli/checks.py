@@ -28,6 +28,12 @@ def output_file(path: str | Path, option: str, suffix: str = "") -> Path | None:
     return check_output(path, option, "file", suffix)
 
 
+def stdout_open(hint: str) -> None:
+    """A command about to write its result to stdout: a closed stdout (`>&-`) is an error, not a silent loss."""
+    if sys.stdout is None or getattr(sys.stdout, "closed", False):
+        raise BridgeembedError(f"stdout is closed: nowhere to write the result; {hint}")
+
+
 def read_sentences(input_path: str | Path | None = None, given: object = ()) -> tuple:
     """-> (sentences, where they came from): --in/--input FILE, else the arguments, else stdin (UTF-8)."""
     from bridgeembed.text.parallel import decode_lines, read_lines
@@ -38,6 +44,8 @@ def read_sentences(input_path: str | Path | None = None, given: object = ()) -> 
         return read_lines(Path(input_path)), str(input_path)  # a DataError naming the file and line
     if given:
         return list(given), "the arguments"
+    if sys.stdin is None or getattr(sys.stdin, "closed", False):
+        raise BridgeembedError("stdin is closed: give sentences as arguments or with --in FILE")
     stdin = getattr(sys.stdin, "buffer", None)  # bytes, so that a binary stdin is an error naming the line
     raw = stdin.read() if stdin is not None else sys.stdin.read().encode("utf-8", "surrogateescape")
     return decode_lines(raw, "stdin"), "stdin"

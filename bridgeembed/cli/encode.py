@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from bridgeembed.cli.checks import output_file, positive_int, read_sentences, set_threads
+from bridgeembed.cli.checks import output_file, positive_int, read_sentences, set_threads, stdout_open
 from bridgeembed.cli.registry import guarded, setup_logging
 from bridgeembed.errors import BridgeembedError
 from bridgeembed.evaluation.heads import FORMS, HeadSpec
@@ -45,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
     if args.shards or args.shard_size is not None or args.half:
         return run_shards(args, heads)
     out = output_file(args.out, "--out", suffix=".npy")  # np.save appends .npy: say where it really goes
+    if not out:
+        stdout_open("give --out FILE.npy")
     set_threads(args.threads)
     sentences, source = read_sentences(args.input, args.sentences)
     if not sentences:

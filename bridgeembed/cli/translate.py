@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from bridgeembed.cli.checks import output_file, positive_int, read_sentences, set_threads
+from bridgeembed.cli.checks import output_file, positive_int, read_sentences, set_threads, stdout_open
 from bridgeembed.cli.registry import run_main
 
 
@@ -53,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.evaluate and not (args.src and args.tgt):
         raise ConfigError("--src and --tgt are required to translate (or use --evaluate)")
     output = output_file(args.output, "--output")
+    if not output and not args.evaluate:
+        stdout_open("give --output FILE")
     if args.out and not args.evaluate:
         raise ConfigError("--out FOLDER goes with --evaluate (translations go to --output FILE or stdout)")
     evaluate_out = check_output(args.out, "--out", "folder") if args.out else None

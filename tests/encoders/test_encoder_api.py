@@ -287,3 +287,29 @@ def test_a_device_the_weights_cannot_use_leaves_the_encoder_whole(encoder, devic
         encoder.encode(SENTENCES, "x", device=device)
     assert encoder.device.type == "cpu"
     np.testing.assert_array_equal(encoder.encode(SENTENCES, "x"), before)
+
+
+def test_closed_and_broken_streams(toy_run, tmp_path):
+    """Issue 19: stdin or stdout closed, or `| head -1`, ended in tracebacks (or, stdout closed, in nothing)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    command = [sys.executable, "-m", "bridgeembed.cli.encode", "--model", str(toy_run[0] / "last.pt"), "--lang", "x"]
+    (tmp_path / "many.txt").write_text("apple banana\n" * 2000)
+
+    def sh(script):
+        done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=300)
+        assert "Traceback" not in done.stderr, done.stderr
+        return done
+
+    quoted = " ".join(f"'{c}'" for c in command)
+    done = sh(f"{quoted} kite >&-")
+    assert done.returncode == 2 and "error: stdout is closed: nowhere to write the result; give --out FILE.npy" in done.stderr
+    done = sh(f"{quoted} <&-")
+    assert done.returncode == 2 and "error: stdin is closed: give sentences as arguments or with --in FILE" in done.stderr
+    done = sh(f"{quoted} --in {tmp_path / 'many.txt'} | head -1; exit ${{PIPESTATUS[0]}}")
+    assert done.returncode == 141 and len(done.stdout.splitlines()) == 1 and done.stderr == "", done.stderr
