@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger("bridgeembed").info(
         "stopped at step %d; best mean dev BLEU %.2f at step %d; checkpoints in %s",
         state.step, state.best_bleu, state.best_step, config.train.out_dir)
-    if trainer.stopped_by:  # saved, but not finished: 130 (SIGINT) or 143 (SIGTERM), so that scripts can tell
+    if trainer.stopped_by:  # saved, but not finished: 130 (SIGINT), 143 (SIGTERM) or 129 (SIGHUP: the terminal closed)
         logging.getLogger("bridgeembed").info("interrupted by %s; last.pt is saved; run the same command to resume",
                                               signal.Signals(trainer.stopped_by).name)
         return 128 + trainer.stopped_by

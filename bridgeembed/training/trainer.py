@@ -107,7 +107,7 @@ def interrupt_guard() -> Iterator[dict]:
     def handler(signum: int, frame: object) -> None:
         flag["stop"] = signum
 
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
         yield flag
     finally:

@@ -136,6 +136,19 @@ def test_sigterm_saves_and_exits_143(toy_corpus, tmp_path):
     assert end["reason"] == "interrupted" and load_checkpoint(out / "last.pt")["trainer"]["step"] == end["step"]
 
 
+def test_sighup_saves_and_exits_129(toy_corpus, tmp_path):
+    """Issue 19: closing the terminal (SIGHUP) ended training without the save SIGINT and SIGTERM get."""
+    out = tmp_path / "run"
+    proc = _launch(toy_corpus, out)
+    _wait_for_step(out, 12, proc)
+    proc.send_signal(signal.SIGHUP)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 129, err.decode()
+    assert "interrupted by SIGHUP" in err.decode() and "Traceback" not in err.decode()
+    end = records(out, "end")[0]
+    assert end["reason"] == "interrupted" and load_checkpoint(out / "last.pt")["trainer"]["step"] == end["step"]
+
+
 def test_stale_temporaries_are_removed_on_start(toy_corpus, tmp_path):
     out = tmp_path / "run"
     out.mkdir()
