@@ -66,6 +66,8 @@ def scratch(tmp_path_factory) -> Path:
     (folder / "random.pt").write_bytes(bytes(range(256)) * 16)
     (folder / "configs").mkdir()
     shutil.copy(REPO / "configs" / "tiny.yaml", folder / "configs" / "tiny.yaml")
+    (folder / "mine").mkdir()
+    shutil.copy(REPO / "configs" / "tiny.yaml", folder / "mine" / "config.yaml")
     (folder / "empty").mkdir()
     mr = folder / "cut-mr" / "senteval" / "downstream" / "MR"
     mr.mkdir(parents=True)
@@ -96,8 +98,9 @@ def scratch(tmp_path_factory) -> Path:
                "no-tokenizers.pt": lambda p: p.update(tokenizers={}),
                "decoders-str.pt": lambda p: p.update(decoder_languages="en"),
                "decoders-xx.pt": lambda p: p.update(decoder_languages=["en", "xx"])}
+    shipped = load_checkpoint(resolve(DEFAULT_MODEL))
     for name, edit in crafted.items():
-        payload = load_checkpoint(resolve(DEFAULT_MODEL))
+        payload = {**shipped, "model": dict(shipped["model"]), "tokenizers": dict(shipped["tokenizers"])}
         edit(payload)
         torch.save(payload, folder / name)
     data = bytearray(resolve(DEFAULT_MODEL).read_bytes())

@@ -11,6 +11,7 @@ import logging
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from bridgeembed.cli.registry import run_main
 
@@ -31,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from bridgeembed.training.trainer import Trainer
 
     config = Config.from_yaml(args.config, args.overrides)
+    check_out_dir(Path(args.config), config.train.out_dir)
     trainer = Trainer(config, data=args.data)
     state = trainer.train()
     logging.getLogger("bridgeembed").info(
@@ -41,6 +43,20 @@ def run(args: argparse.Namespace) -> int:
                                               signal.Signals(trainer.stopped_by).name)
         return 128 + trainer.stopped_by
     return 0
+
+
+def check_out_dir(config_file: Path, out_dir: str) -> None:
+    """Before any work: train.out_dir must be a folder we can write, and a fresh run writes its resolved
+    config to OUT_DIR/config.yaml, so that must not be the user's config file the run was started with."""
+    from bridgeembed.errors import ConfigError
+    from bridgeembed.paths import check_output
+
+    out = check_output(out_dir, "train.out_dir", "folder")
+    written = out / "config.yaml"
+    if not (out / "last.pt").exists() and written.is_file() and written.samefile(config_file):
+        raise ConfigError(f"train.out_dir {out_dir} holds {config_file}, the config this run starts from: a new "
+                          f"run writes its resolved config to {written}, which would overwrite it; choose another "
+                          f"train.out_dir or move the config out of it")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -149,6 +149,24 @@ def test_sighup_saves_and_exits_129(toy_corpus, tmp_path):
     assert end["reason"] == "interrupted" and load_checkpoint(out / "last.pt")["trainer"]["step"] == end["step"]
 
 
+def test_a_config_inside_out_dir_is_never_overwritten(toy_corpus, tmp_path, capsys):
+    """Issue 19: `bridgeembed-train D/config.yaml train.out_dir=D` replaced the user's config.yaml (and its
+    comments) with the resolved one."""
+    from bridgeembed.cli.train import main
+
+    out = tmp_path / "run"
+    out.mkdir()
+    mine = out / "config.yaml"
+    text = "# my notes: lr tuned by hand\n" + yaml.safe_dump(toy_config(toy_corpus, out, max_steps=2).to_dict())
+    mine.write_text(text)
+    assert main([str(mine)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and f"error: train.out_dir {out} holds {mine}, the config this run starts from" in err
+    assert mine.read_text() == text and not (out / "last.pt").exists()
+    assert main([str(mine), f"train.out_dir={tmp_path / 'elsewhere'}"]) == 0  # another out_dir: trains
+    assert mine.read_text() == text
+
+
 def test_stale_temporaries_are_removed_on_start(toy_corpus, tmp_path):
     out = tmp_path / "run"
     out.mkdir()
