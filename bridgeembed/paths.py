@@ -157,6 +157,34 @@ def save_figure_atomic(fig: object, path: str | Path, **savefig_args: object) ->
         fig.savefig(handle, format=path.suffix[1:].lower() or "png", **savefig_args)
 
 
+class FolderLock:
+    """An exclusive lock on `folder/.lock` (flock: released by the kernel when the process dies, kill -9
+    included, so a crashed run never blocks the next). A second holder is refused with a ConfigError."""
+
+    def __init__(self, folder: str | Path, what: str = "train.out_dir") -> None:
+        import fcntl
+
+        self.path = Path(folder) / ".lock"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.handle = open(self.path, "a+", encoding="utf-8")
+        try:
+            fcntl.flock(self.handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.handle.seek(0)
+            owner = self.handle.read().strip() or "another process"
+            self.handle.close()
+            raise ConfigError(f"{what} {folder} is in use by {owner}: two runs in one folder would overwrite each "
+                              f"other's checkpoints; wait for it to end or choose another {what}") from None
+        self.handle.seek(0)
+        self.handle.truncate()
+        self.handle.write(f"process {os.getpid()}\n")
+        self.handle.flush()
+
+    def release(self) -> None:
+        if not self.handle.closed:
+            self.handle.close()  # closing drops the flock
+
+
 def remove_stale_temporaries(folder: str | Path) -> list:
     """Delete the `.NAME.PID.tmp` files of `atomic_file` writes whose process was killed (not a live one's)."""
     removed = []

@@ -28,7 +28,7 @@ from bridgeembed.errors import ConfigError
 from bridgeembed.model import BridgeModel
 from bridgeembed.model.encoder import check_encoder_config
 from bridgeembed.model.nmt import Partner, alignment_loss, translation_loss
-from bridgeembed.paths import remove_stale_temporaries
+from bridgeembed.paths import FolderLock, remove_stale_temporaries
 from bridgeembed.text.packed import PackedSplit
 from bridgeembed.text.parallel import DirectionBatches, corpus_dir, encode_split, make_batch, read_split, shard_slice
 from bridgeembed.training import distributed
@@ -331,7 +331,16 @@ class Trainer:
                 "align": _detached(align), "align_heads": _detached(heads)}
 
     def train(self) -> TrainState:
-        """Train until max_steps / max_epochs, early stopping, or an interrupt; returns the final state."""
+        """Train until max_steps / max_epochs, early stopping, or an interrupt; returns the final state.
+        One run per out_dir: a second one is refused (OUT_DIR/.lock, held while training)."""
+        lock = FolderLock(self.out) if self.world.main else None
+        try:
+            return self._train()
+        finally:
+            if lock:
+                lock.release()
+
+    def _train(self) -> TrainState:
         self.out.mkdir(parents=True, exist_ok=True)
         if self.world.main:
             remove_stale_temporaries(self.out)

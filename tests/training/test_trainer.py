@@ -167,6 +167,29 @@ def test_a_config_inside_out_dir_is_never_overwritten(toy_corpus, tmp_path, caps
     assert mine.read_text() == text
 
 
+def test_a_second_trainer_on_the_same_out_dir_is_refused(toy_corpus, tmp_path):
+    """Issue 19: two trainers on one out_dir overwrote each other's checkpoints; the second is now refused."""
+    from bridgeembed.errors import ConfigError
+
+    out = tmp_path / "run"
+    proc = _launch(toy_corpus, out)
+    try:
+        _wait_for_step(out, 5, proc)
+        config = toy_config(toy_corpus, out, max_steps=100000, valid_every=100000, save_every=10, log_every=5,
+                            threads=1)
+        config.model.dropout = 0.2  # as _launch's: a resumable config, whether last.pt is there yet or not
+        second = Trainer(config, show_progress=False)
+        with pytest.raises(ConfigError, match=f"train.out_dir {out} is in use by process {proc.pid}: two runs in "
+                                              f"one folder would overwrite each other's checkpoints"):
+            second.train()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+    assert proc.returncode == 143
+    run_to(toy_corpus, out, load_checkpoint(out / "last.pt")["trainer"]["step"] + 2, valid_every=100000,
+           save_every=10, log_every=5, threads=1)  # the lock went with the process
+
+
 def test_stale_temporaries_are_removed_on_start(toy_corpus, tmp_path):
     out = tmp_path / "run"
     out.mkdir()
