@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
+from bridgeembed.paths import write_text_atomic
 from bridgeembed.training import distributed
 
 if TYPE_CHECKING:  # for annotations only
@@ -39,6 +40,8 @@ class TrainingLog:
 
     def start(self, trainer: Trainer) -> None:
         d = trainer.train_data
+        if self.world.main and trainer.state.step:
+            drop_records_after(self.path, trainer.state.step)
         self.event("resume" if trainer.state.step else "start", step=trainer.state.step,
                    directions=[str(x) for x in trainer.directions], steps_per_epoch=trainer.steps_per_epoch,
                    max_steps=trainer.max_steps, world_size=self.world.size, empty_lines=d.empty,
@@ -78,3 +81,23 @@ class TrainingLog:
             return
         with open(self.path, "a", encoding="utf-8") as handle:
             handle.write(json.dumps({"event": kind, "time": time.time(), **fields}) + "\n")
+
+
+def drop_records_after(path: Path, step: int) -> None:
+    """At a resume from `step`: the records a killed run wrote after its last save (steps the resumed run
+    trains again), and a line cut by the kill, are dropped, so the log's steps never repeat or go back."""
+    if not path.exists():
+        return
+    kept, dropped = [], 0
+    for line in path.read_text(encoding="utf-8").split("\n"):
+        try:
+            record = json.loads(line) if line.strip() else None
+        except ValueError:
+            record = None
+        if isinstance(record, dict) and not (isinstance(record.get("step"), (int, float)) and record["step"] > step):
+            kept.append(line)
+        elif line.strip():
+            dropped += 1
+    if dropped:
+        write_text_atomic(path, "".join(line + "\n" for line in kept))
+        logger.info("%s: dropped %d record(s) past step %d, where training resumes", path, dropped, step)

@@ -190,6 +190,22 @@ def test_a_second_trainer_on_the_same_out_dir_is_refused(toy_corpus, tmp_path):
            save_every=10, log_every=5, threads=1)  # the lock went with the process
 
 
+def test_log_after_a_kill_and_resume_has_each_step_once_in_order(toy_corpus, tmp_path):
+    """Issue 19: kill -9 after a log record but before the next save, then resume: log.jsonl had the
+    steps between the save and the kill twice, out of order."""
+    out = tmp_path / "run"
+    settings = dict(valid_every=100000, save_every=10, log_every=5, threads=1)
+    run_to(toy_corpus, out, 20, **settings)
+    with open(out / "log.jsonl", "a", encoding="utf-8") as log:  # what the killed run wrote after its save
+        log.write(json.dumps({"event": "train", "time": 0, "step": 25, "nll": 1.0}) + "\n")
+        log.write('{"event": "train", "time": 0, "st')  # cut by the kill
+    run_to(toy_corpus, out, 30, **settings)
+    lines = (out / "log.jsonl").read_text().splitlines()
+    steps = [r["step"] for r in map(json.loads, lines) if r["event"] == "train"]
+    assert steps == [5, 10, 15, 20, 25, 30]
+    assert [r["event"] for r in map(json.loads, lines)].count("resume") == 1
+
+
 def test_stale_temporaries_are_removed_on_start(toy_corpus, tmp_path):
     out = tmp_path / "run"
     out.mkdir()
