@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 from bridgeembed.checkpoint import build_from_payload, load_checkpoint, make_payload, save_atomic
 from bridgeembed.config import ALIGNMENT_KEYS, scaled_lr
 from bridgeembed.devices import resolve_device
-from bridgeembed.errors import ConfigError
+from bridgeembed.errors import BridgeembedError, ConfigError
 from bridgeembed.model import BridgeModel
 from bridgeembed.model.encoder import check_encoder_config
 from bridgeembed.model.nmt import Partner, alignment_loss, translation_loss
@@ -226,7 +226,18 @@ class Trainer:
             payload["optimizer"] = self.optimizer.state_dict()
         return payload
 
+    def check_loss(self) -> None:
+        """A NaN or Inf loss stops training before anything is saved (every rank calls this, at log and save
+        steps): the checkpoints on disk stay the last good ones."""
+        since = getattr(self, "_loss_checked", 0)
+        if distributed.any_rank(not bool(getattr(self, "_loss_ok", True)), self.world):
+            raise BridgeembedError(f"training diverged: the loss became NaN or Inf between steps {since} and "
+                                   f"{self.state.step}; stopped without saving, so {self.out} keeps the last good "
+                                   f"checkpoints; lower train.lr or check the loss weights (e.g. train.penalty_weight)")
+        self._loss_checked = self.state.step
+
     def save(self, name: str = "last.pt", with_optimizer: bool = True) -> None:
+        self.check_loss()
         if self.world.main:
             save_atomic(self.payload(with_optimizer), self.out / name)
 
@@ -321,6 +332,7 @@ class Trainer:
             if partner is not None and t.align_per_head > 0:
                 heads = alignment_loss(output, rows, t.align_loss, t.align_temperature, per_head=True)
                 loss = loss + t.align_per_head * heads
+        self._loss_ok = torch.isfinite(loss.detach()) & getattr(self, "_loss_ok", True)  # read at log and save
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if t.clip_norm > 0:
@@ -334,6 +346,7 @@ class Trainer:
         """Train until max_steps / max_epochs, early stopping, or an interrupt; returns the final state.
         One run per out_dir: a second one is refused (OUT_DIR/.lock, held while training)."""
         lock = FolderLock(self.out) if self.world.main else None
+        self._loss_checked = self.state.step
         try:
             return self._train()
         finally:
@@ -360,6 +373,7 @@ class Trainer:
                 log.add(stats)
                 step = self.state.step
                 if step % self.cfg.train.log_every == 0:
+                    self.check_loss()
                     bar.set_postfix(log.flush_train(self))
                 if step % self.cfg.train.valid_every == 0:
                     if self.validate_and_save(log):

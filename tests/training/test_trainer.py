@@ -206,6 +206,23 @@ def test_log_after_a_kill_and_resume_has_each_step_once_in_order(toy_corpus, tmp
     assert [r["event"] for r in map(json.loads, lines)].count("resume") == 1
 
 
+def test_a_non_finite_loss_stops_and_keeps_the_last_good_checkpoint(toy_corpus, tmp_path):
+    """Issue 19: train.penalty_weight=.inf trained on with NaN weights and saved them over last.pt."""
+    from bridgeembed.errors import BridgeembedError
+
+    out = tmp_path / "run"
+    settings = dict(valid_every=100000, save_every=10, log_every=5, threads=1)
+    run_to(toy_corpus, out, 10, **settings)
+    good = (out / "last.pt").read_bytes()
+    config = toy_config(toy_corpus, out, max_steps=30, penalty_weight=float("inf"), **settings)
+    config.model.dropout = 0.2
+    with pytest.raises(BridgeembedError, match=r"training diverged: the loss became NaN or Inf between steps 10 and "
+                                               r"15; stopped without saving"):
+        Trainer(config, show_progress=False).train()
+    assert (out / "last.pt").read_bytes() == good
+    load_checkpoint(out / "last.pt")  # finite, loadable
+
+
 def test_stale_temporaries_are_removed_on_start(toy_corpus, tmp_path):
     out = tmp_path / "run"
     out.mkdir()
