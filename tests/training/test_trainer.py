@@ -223,6 +223,39 @@ def test_a_non_finite_loss_stops_and_keeps_the_last_good_checkpoint(toy_corpus, 
     load_checkpoint(out / "last.pt")  # finite, loadable
 
 
+def test_a_full_disk_during_a_checkpoint_save_keeps_the_last_good_one(toy_corpus, tmp_path, monkeypatch, capsys):
+    """Issue 19: a full disk while saving, and again on resume: one line each time, last.pt survives."""
+    import errno
+
+    from bridgeembed import checkpoint
+    from bridgeembed.cli.train import main
+
+    out = tmp_path / "run"
+    settings = dict(valid_every=100000, save_every=10, log_every=5, threads=1)
+    run_to(toy_corpus, out, 10, **settings)
+    good = (out / "last.pt").read_bytes()
+    real_save = torch.save
+
+    def full_disk(obj, handle, *args, **kwargs):
+        real_save({"half": torch.zeros(1000)}, handle)  # some bytes land in the temporary, then the disk is full
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(checkpoint.torch, "save", full_disk)
+    config = toy_config(toy_corpus, out, max_steps=20, **settings)
+    config.model.dropout = 0.2
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(config.to_dict()))
+    for _ in range(2):  # the save fails, and again on the next resume
+        assert main([str(path)]) == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err
+        assert f"error: cannot write {out / 'last.pt'}: No space left on device; the previous file is unchanged" in err
+        assert (out / "last.pt").read_bytes() == good
+        assert not list(out.glob(".*.tmp"))
+    monkeypatch.setattr(checkpoint.torch, "save", real_save)
+    assert main([str(path)]) == 0 and load_checkpoint(out / "last.pt")["trainer"]["step"] == 20
+
+
 def test_stale_temporaries_are_removed_on_start(toy_corpus, tmp_path):
     out = tmp_path / "run"
     out.mkdir()
