@@ -151,15 +151,31 @@ class Config:
         if not path.is_file():
             raise ConfigError(f"config file {path} does not exist")
         try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader) or {}
         except yaml.YAMLError as err:
             raise ConfigError(f"{path} is not valid YAML: {' '.join(str(err).split())}") from None
         except UnicodeDecodeError:
             raise ConfigError(f"{path} is not a UTF-8 text file") from None
+        except ConfigError as err:  # a key given twice
+            raise ConfigError(f"{path}: {err}") from None
         if not isinstance(raw, dict):
             raise ConfigError(f"{path}: expected a mapping with sections {', '.join(SECTIONS)}, "
                               f"got a YAML {type(raw).__name__}")
         return cls.from_dict(apply_overrides(raw, overrides), source=str(path))
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """safe_load, but a key given twice in one mapping is an error (YAML keeps the last one silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise ConfigError(f"line {key_node.start_mark.line + 1}: key {key!r} is given twice (YAML would keep "
+                                  f"the last one silently)")
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
 def _section(kind: type, values: dict, where: str) -> object:
@@ -180,6 +196,8 @@ def _section(kind: type, values: dict, where: str) -> object:
         elif (isinstance(default, (bool, int, float, str)) and not isinstance(value, type(default))
               and f.name != "directions"):
             raise ConfigError(f"{where}.{f.name}: expected {type(default).__name__}, got {value!r}")
+        elif isinstance(default, list) and not isinstance(value, list):
+            raise ConfigError(f"{where}.{f.name}: expected a list, got {value!r}")
     return section
 
 
@@ -195,7 +213,13 @@ def apply_overrides(raw: dict, overrides: Sequence[str]) -> dict:
         raw.setdefault(section, {})
         if raw[section] is None:
             raw[section] = {}
-        raw[section][name] = yaml.safe_load(value)
+        if not isinstance(raw[section], dict):
+            raise ConfigError(f"override {item!r}: section {section} is {raw[section]!r}, not a mapping of keys")
+        try:
+            raw[section][name] = yaml.safe_load(value)
+        except yaml.YAMLError as err:
+            why = getattr(err, "problem", None) or " ".join(str(err).split())
+            raise ConfigError(f"override {item!r}: the value is not valid YAML ({why})") from None
     return raw
 
 
@@ -218,6 +242,12 @@ def validate(config: Config, source: str = "config") -> None:
         value = getattr(m if name == "heads" else t, name)
         if value < 1:
             raise ConfigError(f"{source}: {name} must be at least 1, got {value}")
+    if not (isinstance(d.directions, str) or isinstance(d.directions, list)
+            and all(isinstance(x, str) for x in d.directions)) or not all(isinstance(x, str) for x in d.zero_shot):
+        raise ConfigError(f"{source}: data.directions must be a layout name or a list like [en-de, de-en], and "
+                          f"data.zero_shot a list like [de-fr]; got {d.directions!r} and {d.zero_shot!r}")
+    if not 0 <= t.seed < 2**32:
+        raise ConfigError(f"{source}: train.seed must be in [0, 2**32), got {t.seed}")
     if t.precision not in ("auto", "fp32", "bf16"):
         raise ConfigError(f"{source}: train.precision must be auto, fp32 or bf16, got {t.precision!r}")
     if t.select_by not in ("bleu", "retrieval", "both"):
