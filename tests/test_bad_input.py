@@ -63,6 +63,8 @@ def scratch(tmp_path_factory) -> Path:
     (folder / "in.txt").write_text("Ein Hund rennt.\n", encoding="utf-8")
     (folder / "empty.txt").write_text("", encoding="utf-8")
     (folder / "list.yaml").write_text("- model\n- train\n")
+    (folder / "twice.yaml").write_text("train:\n  lr: 0.1\n  batch_size: 8\n  lr: 0.2\n")
+    (folder / "train5.yaml").write_text("train: 5\n")
     (folder / "random.pt").write_bytes(bytes(range(256)) * 16)
     (folder / "configs").mkdir()
     shutil.copy(REPO / "configs" / "tiny.yaml", folder / "configs" / "tiny.yaml")
