@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 
 from bridgeembed.checkpoint import build_from_payload, load_checkpoint, make_payload, save_atomic
 from bridgeembed.config import ALIGNMENT_KEYS, scaled_lr
-from bridgeembed.devices import resolve_device
+from bridgeembed.devices import resolve_device, set_threads
 from bridgeembed.errors import BridgeembedError, ConfigError
 from bridgeembed.model import BridgeModel
 from bridgeembed.model.encoder import check_encoder_config
@@ -126,7 +126,7 @@ class Trainer:
         self.out = Path(t.out_dir)
         self.show_progress = show_progress
         if t.threads:
-            torch.set_num_threads(t.threads)
+            set_threads(t.threads, "train.threads")  # at most the machine's CPUs (torch crashes beyond)
         distributed.init(self.world, self.device)
         resume = load_checkpoint(self.out / "last.pt") if (self.out / "last.pt").exists() else None
         if resume:
