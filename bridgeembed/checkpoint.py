@@ -18,6 +18,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import zipfile
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -181,6 +183,7 @@ def load_checkpoint(path: str | Path) -> dict:
         return _checked(_read_folder(path), path)
     if not path.is_file():
         raise CheckpointError(f"no checkpoint at {path}")
+    _check_archive(path)
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises many types for bad bytes (UnpicklingError, RuntimeError, IndexError...)
@@ -201,6 +204,50 @@ def _checked(payload: object, path: Path) -> dict:
         raise CheckpointError(f"{path} is incomplete: missing {', '.join(missing) or 'a valid kind'}")
     _check_finite(payload["model"], path)
     return payload
+
+
+def _check_archive(path: Path) -> None:
+    """torch.save writes a zip archive whose members carry CRC-32s that torch.load never checks: a flipped
+    bit inside a tensor would load as a silently different weight. Every member is checked here."""
+    if not zipfile.is_zipfile(path):
+        return  # not an archive: torch.load says what it is
+    try:
+        with zipfile.ZipFile(path) as archive:
+            bad = archive.testzip()
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError) as err:
+        raise CheckpointError(f"{path} is not a readable checkpoint (corrupt, truncated, or not a bridgeembed "
+                              f"file): {err}") from None
+    if bad is not None:
+        raise CheckpointError(f"{path} is damaged: {bad} fails its CRC-32 check (bits changed on disk or in a "
+                              f"copy); use another copy or an earlier checkpoint")
+
+
+def _check_structure(payload: dict, source: str) -> None:
+    """What a crafted or damaged file could get wrong that the model would otherwise take silently."""
+    tokenizers, decoders = payload["tokenizers"], payload["decoder_languages"]
+    if not isinstance(tokenizers, dict) or not tokenizers:
+        raise CheckpointError(f"{source} has no tokenizers: expected one per language, got {tokenizers!r:.60}")
+    for lang, state in tokenizers.items():
+        if not isinstance(state, dict) or not state.get("spm_model"):
+            raise CheckpointError(f"{source} has an empty tokenizer for {lang!r}")
+        if state.get("lang") != lang:
+            raise CheckpointError(f"{source}: the tokenizer stored for {lang!r} is the one of {state.get('lang')!r}")
+    if not isinstance(decoders, (list, tuple)) or not all(isinstance(d, str) for d in decoders):
+        raise CheckpointError(f"{source}: decoder_languages must be a list of language codes, got {decoders!r:.60}")
+    unknown = [d for d in decoders if d not in tokenizers]
+    if unknown:
+        raise CheckpointError(f"{source}: decoder_languages names {', '.join(map(repr, unknown))}, which has no "
+                              f"tokenizer (the checkpoint has {', '.join(tokenizers)})")
+
+
+def _check_dtypes(model: Any, state: dict, source: str) -> None:
+    """load_state_dict casts silently: integer weights would load as whole numbers into float parameters."""
+    own = model.state_dict()
+    bad = [name for name, value in state.items() if name in own and isinstance(value, torch.Tensor)
+           and own[name].is_floating_point() and not value.is_floating_point()]
+    if bad:
+        raise CheckpointError(f"{source} has non-float weights ({state[bad[0]].dtype}) in "
+                              f"{', '.join(bad[:3])}{' and more' if len(bad) > 3 else ''}: not a trained model's")
 
 
 def _load_failure(err: Exception) -> str:
@@ -238,6 +285,7 @@ def build_from_payload(payload: dict, source: str = "checkpoint", with_decoders:
     """-> (BridgeModel in eval mode, {lang: LanguageTokenizer}, Config)."""
     from bridgeembed.model import BridgeModel
 
+    _check_structure(payload, source)
     try:
         config = Config.from_dict(payload["config"], source=f"{source} config")
         tokenizers = {lang: LanguageTokenizer.from_state(s) for lang, s in payload["tokenizers"].items()}
@@ -249,6 +297,7 @@ def build_from_payload(payload: dict, source: str = "checkpoint", with_decoders:
     model = BridgeModel(config.model, {lang: t.vocab_size for lang, t in tokenizers.items()}, decoders)
     state = payload["model"] if with_decoders else {k: v for k, v in payload["model"].items()
                                                     if not k.startswith("decoders.")}
+    _check_dtypes(model, state, source)
     try:
         model.load_state_dict(state)
     except RuntimeError as err:

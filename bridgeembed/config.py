@@ -151,15 +151,31 @@ class Config:
         if not path.is_file():
             raise ConfigError(f"config file {path} does not exist")
         try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader) or {}
         except yaml.YAMLError as err:
             raise ConfigError(f"{path} is not valid YAML: {' '.join(str(err).split())}") from None
         except UnicodeDecodeError:
             raise ConfigError(f"{path} is not a UTF-8 text file") from None
+        except ConfigError as err:  # a key given twice
+            raise ConfigError(f"{path}: {err}") from None
         if not isinstance(raw, dict):
             raise ConfigError(f"{path}: expected a mapping with sections {', '.join(SECTIONS)}, "
                               f"got a YAML {type(raw).__name__}")
         return cls.from_dict(apply_overrides(raw, overrides), source=str(path))
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """safe_load, but a key given twice in one mapping is an error (YAML keeps the last one silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise ConfigError(f"line {key_node.start_mark.line + 1}: key {key!r} is given twice (YAML would keep "
+                                  f"the last one silently)")
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
 def _section(kind: type, values: dict, where: str) -> object:
@@ -190,7 +206,13 @@ def apply_overrides(raw: dict, overrides: Sequence[str]) -> dict:
         raw.setdefault(section, {})
         if raw[section] is None:
             raw[section] = {}
-        raw[section][name] = yaml.safe_load(value)
+        if not isinstance(raw[section], dict):
+            raise ConfigError(f"override {item!r}: section {section} is {raw[section]!r}, not a mapping of keys")
+        try:
+            raw[section][name] = yaml.safe_load(value)
+        except yaml.YAMLError as err:
+            why = getattr(err, "problem", None) or " ".join(str(err).split())
+            raise ConfigError(f"override {item!r}: the value is not valid YAML ({why})") from None
     return raw
 
 
@@ -257,8 +279,10 @@ FIELDS = {
     "tokenizer.max_len": (lambda v: v >= 2, "at least 2"),
     "data.languages": (_language_codes, "distinct language codes of letters, digits or '_' ('-' separates "
                                         "directions)"),
-    "data.directions": (lambda v: isinstance(v, (str, list)), "a preset name (many-to-many, many-to-one, "
-                                                              "one-to-many, bilingual) or a list like [en-de, de-en]"),
+    "data.directions": (lambda v: isinstance(v, str) or isinstance(v, list) and all(isinstance(x, str) for x in v),
+                        "a preset name (many-to-many, many-to-one, one-to-many, bilingual) or a list like "
+                        "[en-de, de-en]"),
+    "data.zero_shot": (lambda v: all(isinstance(x, str) for x in v), "a list of directions like [de-fr, fr-de]"),
     "train.optimizer": _one_of("adam", "sgd"),
     "train.lr": (lambda v: 0 < v < float("inf"), "a positive number"),
     **{f"train.{k}": (_positive, "at least 1") for k in ("batch_size", "max_steps", "valid_every", "valid_beam",
@@ -272,6 +296,7 @@ FIELDS = {
     "train.valid_sentences": (_non_negative, "0 (all) or positive"),
     "train.patience": (_non_negative, "0 (never stop early) or positive"),
     "train.select_by": _one_of("bleu", "retrieval", "both"),
+    "train.seed": (lambda v: 0 <= v < 2**32, "in [0, 2**32)"),
     "train.threads": (_non_negative, "0 (torch's default) or positive"),
     "train.precision": _one_of("auto", "fp32", "bf16"),
     "train.align_weight": (_non_negative, "0 (off) or positive"),

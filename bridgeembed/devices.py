@@ -31,6 +31,8 @@ def resolve_device(name: str | None = None, local_rank: int | None = None) -> to
         device = torch.device(name)
     except (RuntimeError, ValueError):
         raise ConfigError(f"device {name!r} is not a torch device; {EXPECTED}") from None
+    if device.type not in ("cpu", "cuda", "mps"):  # meta, xla, ...: weights moved there cannot come back
+        raise ConfigError(f"device {str(name)!r} cannot hold a model's weights; {EXPECTED}")
     if device.type == "cuda":
         if not torch.cuda.is_available():
             why = "this torch is built without CUDA" if torch.version.cuda is None else "no GPU is visible"
@@ -89,10 +91,17 @@ def default_threads(cores: int | None = None, load: float | None = None) -> int:
     return int(min(cores, max(1, cores - round(load))))
 
 
-def use_threads(threads: int | None = None) -> int:
-    """Set torch's CPU threads: `threads`, or `default_threads()` when None. Returns the number set."""
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-        raise ConfigError(f"--threads must be a positive integer, got {threads!r}")
-    threads = default_threads() if threads is None else threads
+def set_threads(threads: int | None = None, option: str = "--threads") -> int:
+    """Set torch's CPU threads: `threads` (a positive number no larger than the machine's CPUs), or
+    `default_threads()` when None. Returns the number set. torch.set_num_threads(100000) crashes the
+    process (segmentation fault); here it is a ConfigError."""
+    if threads is None:
+        threads = default_threads()
+    else:
+        most = os.cpu_count() or 1
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ConfigError(f"{option} must be a positive integer, got {threads!r}")
+        if threads > most:
+            raise ConfigError(f"{option} {threads}: this machine has {most} CPUs; give at most {most}")
     torch.set_num_threads(threads)
     return threads

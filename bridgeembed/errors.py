@@ -25,6 +25,17 @@ class CheckpointError(BridgeembedError):
     """A checkpoint is missing, corrupt, truncated or incompatible."""
 
 
+class WriteError(BridgeembedError, OSError):
+    """A file could not be written (disk full, read-only, no permission): what was there before is unchanged."""
+
+    def __init__(self, message: str, errno: int | None = None) -> None:
+        super().__init__(errno, message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
 class UnknownLanguageError(BridgeembedError, ValueError):
     """A language code the model (or config) does not know."""
 

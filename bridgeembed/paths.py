@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
+from bridgeembed.errors import ConfigError, WriteError
+
 ENV_VAR = "BRIDGEEMBED_DATA"
 DEFAULT_ROOT = Path("~/.cache/bridgeembed/data")
 CACHE_ENV_VAR = "BRIDGEEMBED_CACHE"
@@ -72,6 +74,53 @@ def cache_root(explicit: str | Path | None = None) -> Path:
     return DEFAULT_CACHE.expanduser()
 
 
+def check_output(path: str | Path, option: str, kind: str = "file", suffix: str = "",
+                 suffixes: tuple = ()) -> Path:
+    """An output path checked before any work: -> the path that will be written.
+
+    kind "file": a file name (with `suffix` appended when it lacks it, as np.save does; or one of `suffixes`),
+    in a folder that exists and is writable, not a folder, not a symbolic link (a write would replace the link,
+    or go where it points), and not an existing file that is read-only. kind "folder": a folder that exists
+    or can be made (its nearest existing parent is a writable folder), not a file. Every problem is a
+    ConfigError naming `option` and the path."""
+    path = Path(path).expanduser()
+    if path.is_symlink():
+        raise ConfigError(f"{option} {path} is a symbolic link (to {os.readlink(path)}); give the real path")
+    if kind == "folder":
+        if path.exists() and not path.is_dir():
+            raise ConfigError(f"{option} {path} is a file, not a folder; give a folder's name")
+        existing = path
+        while not existing.exists() and not existing.is_symlink() and existing != existing.parent:
+            existing = existing.parent
+        if existing.is_symlink() and not existing.exists():
+            raise ConfigError(f"{option} {path}: {existing} is a dangling symbolic link")
+        if not existing.is_dir():
+            raise ConfigError(f"{option} {path}: {existing} is a file, not a folder")
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise ConfigError(f"{option} {path}: folder {existing} is not writable")
+        return path
+    if path.is_dir() or str(path).endswith(("/", os.sep)):
+        raise ConfigError(f"{option} {path} is a folder; give a file name")
+    if suffixes and path.suffix.lower() not in suffixes:
+        raise ConfigError(f"{option} {path}: expected a file name ending in {', '.join(suffixes)}")
+    if suffix and path.suffix != suffix:
+        path = path.with_name(path.name + suffix)
+        if path.is_symlink():
+            raise ConfigError(f"{option} {path} is a symbolic link (to {os.readlink(path)}); give the real path")
+        if path.is_dir():
+            raise ConfigError(f"{option} {path} is a folder; give a file name")
+    folder = path.parent
+    if not folder.exists():
+        raise ConfigError(f"{option} {path}: folder {folder} does not exist (create it first)")
+    if not folder.is_dir():
+        raise ConfigError(f"{option} {path}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ConfigError(f"{option} {path}: folder {folder} is not writable")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise ConfigError(f"{option} {path}: the file is read-only")
+    return path
+
+
 @contextmanager
 def atomic_file(path: str | Path, mode: str = "wb", **open_args: object) -> Iterator[IO]:
     """Write `path` through a temporary file in the same folder, renamed over it only once it is whole
@@ -85,8 +134,62 @@ def atomic_file(path: str | Path, mode: str = "wb", **open_args: object) -> Iter
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except WriteError:
+        raise
+    except OSError as err:  # disk full, read-only, no permission: one line that says nothing was lost
+        kept = "the previous file is unchanged" if path.exists() else "nothing was written"
+        raise WriteError(f"cannot write {path}: {err.strerror or err}; {kept}", err.errno) from err
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def write_text_atomic(path: str | Path, text: str, encoding: str = "utf-8", newline: str | None = None) -> None:
+    """A text file (JSON, Markdown, CSV, TSV, translations), written whole or not at all."""
+    with atomic_file(path, "w", encoding=encoding, newline=newline) as handle:
+        handle.write(text)
+
+
+def save_array_atomic(path: str | Path, array: object) -> None:
+    """An .npy file through `atomic_file` (np.save to a handle appends no suffix: `path` is the name)."""
+    import numpy as np
+
+    with atomic_file(path) as handle:
+        np.save(handle, array)
+
+
+def save_figure_atomic(fig: object, path: str | Path, **savefig_args: object) -> None:
+    """A matplotlib figure in the format its suffix names (png when there is none)."""
+    path = Path(path)
+    with atomic_file(path) as handle:
+        fig.savefig(handle, format=path.suffix[1:].lower() or "png", **savefig_args)
+
+
+class FolderLock:
+    """An exclusive lock on `folder/.lock` (flock: released by the kernel when the process dies, kill -9
+    included, so a crashed run never blocks the next). A second holder is refused with a ConfigError."""
+
+    def __init__(self, folder: str | Path, what: str = "train.out_dir") -> None:
+        import fcntl
+
+        self.path = Path(folder) / ".lock"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.handle = open(self.path, "a+", encoding="utf-8")
+        try:
+            fcntl.flock(self.handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.handle.seek(0)
+            owner = self.handle.read().strip() or "another process"
+            self.handle.close()
+            raise ConfigError(f"{what} {folder} is in use by {owner}: two runs in one folder would overwrite each "
+                              f"other's checkpoints; wait for it to end or choose another {what}") from None
+        self.handle.seek(0)
+        self.handle.truncate()
+        self.handle.write(f"process {os.getpid()}\n")
+        self.handle.flush()
+
+    def release(self) -> None:
+        if not self.handle.closed:
+            self.handle.close()  # closing drops the flock
 
 
 def remove_stale_temporaries(folder: str | Path) -> list:

@@ -2,7 +2,9 @@
 
 A name is looked up in `$BRIDGEEMBED_PRETRAINED`, then in the `pretrained/` folder of a source
 checkout (editable installs), then in `<prefix>/share/bridgeembed/pretrained` (wheel installs).
-Anything else is taken as a path: a model folder, a checkpoint file, or a folder holding `model.pt`.
+A bare name (no `/`) that a shipped model has is always that model, even where the working
+directory holds a folder of the same name (pass `./NAME` for the folder). Anything else is taken as
+a path: a model folder, a checkpoint file, or a folder holding `model.pt`.
 """
 
 import os
@@ -45,16 +47,17 @@ def list_pretrained() -> list:
 
 def resolve(name_or_path: str | Path) -> Path:
     """A shipped model's name, a model folder, a checkpoint file, or a folder with model.pt -> what to load."""
+    text = str(name_or_path)
+    if "/" not in text and os.sep not in text:  # a bare name is a shipped model's first: a folder of that
+        for folder in search_path():           # name in the working directory is reached as ./NAME
+            found = _model_in(folder / text)
+            if found:
+                return found
     path = Path(name_or_path).expanduser()
     if path.is_file():
         return path
     if path.is_dir() and _model_in(path):
         return _model_in(path)
-    if "/" not in str(name_or_path) and os.sep not in str(name_or_path):
-        for folder in search_path():
-            found = _model_in(folder / str(name_or_path))
-            if found:
-                return found
     shipped = ", ".join(list_pretrained()) or "none found"
     raise CheckpointError(f"no model {str(name_or_path)!r}: not a model folder, a checkpoint file, a folder with "
                           f"{MODEL_FILE}, or a shipped model (shipped: {shipped})")

@@ -9,8 +9,13 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bridgeembed.errors import BridgeembedError
+
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.encoders.bridge import SentenceAttention
+
+
+FIGURE_SUFFIXES = (".png", ".pdf", ".svg")
 
 
 def plot_attention(result: SentenceAttention, path: str | Path, title: str = "") -> None:
@@ -19,6 +24,8 @@ def plot_attention(result: SentenceAttention, path: str | Path, title: str = "")
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from bridgeembed.paths import save_figure_atomic
 
     k, n = result.attention.shape
     fig, ax = plt.subplots(figsize=(max(4.0, 0.45 * n + 1.5), max(2.5, 0.32 * k + 1.2)))
@@ -29,7 +36,7 @@ def plot_attention(result: SentenceAttention, path: str | Path, title: str = "")
     fig.colorbar(image, ax=ax, fraction=0.03)
     fig.tight_layout()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    save_figure_atomic(fig, path, dpi=120)
     plt.close(fig)
 
 
@@ -43,12 +50,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from bridgeembed.encoders.bridge import BridgeEncoder
+    from bridgeembed.paths import check_output
 
+    out = Path(args.out)
+    paths = [out] if len(args.sentences) == 1 else [out.with_name(f"{out.stem}-{i}{out.suffix or '.png'}")
+                                                    for i in range(1, len(args.sentences) + 1)]
+    if out.is_dir():
+        raise BridgeembedError(f"--out {out} is a folder; give a file name like {out / 'attention.png'}")
+    paths = [check_output(p, "--out", "file", suffixes=FIGURE_SUFFIXES) for p in paths]  # before the model loads
     encoder = BridgeEncoder.from_pretrained(args.model, device="cpu")
     results = encoder.attention(args.sentences, args.lang)
-    out = Path(args.out)
-    for i, (sentence, result) in enumerate(zip(args.sentences, results), start=1):
-        path = out if len(results) == 1 else out.with_name(f"{out.stem}-{i}{out.suffix or '.png'}")
+    for path, sentence, result in zip(paths, args.sentences, results):
         plot_attention(result, path, f"[{args.lang}] {sentence}")
         print(f"wrote {path} ({len(result.tokens)} tokens x {encoder.num_heads} heads)")
     return 0

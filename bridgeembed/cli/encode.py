@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from bridgeembed.cli.checks import output_file, positive_int, read_sentences, set_threads
+from bridgeembed.cli.checks import output_file, positive_int, read_sentences, set_threads, stdout_open
 from bridgeembed.cli.registry import run_main
 from bridgeembed.encoders.protocol import FORMS, HeadSpec
 from bridgeembed.errors import BridgeembedError
@@ -37,15 +37,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from bridgeembed.encoders.bridge import BridgeEncoder
+    from bridgeembed.paths import save_array_atomic
 
     positive_int(args.batch_size, "--batch-size")  # every option is checked before the model loads
     heads = HeadSpec.parse(args.heads, what="--heads")
     if args.shards or args.shard_size is not None or args.half:
         return run_shards(args, heads)
     out = output_file(args.out, "--out", suffix=".npy")  # np.save appends .npy: say where it really goes
+    if not out:
+        stdout_open("give --out FILE.npy")
     set_threads(args.threads)
     sentences, source = read_sentences(args.input, args.sentences)
     if not sentences:
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     vectors = encoder.encode(sentences, args.lang, heads=heads.resolve(encoder, what="--heads"),
                              batch_size=args.batch_size, normalize=args.normalize)
     if out:
-        np.save(out, vectors)
+        save_array_atomic(out, vectors)
         print(f"wrote {out}: {vectors.shape[0]} sentences, array shape {vectors.shape}", file=sys.stderr)
     else:
         for row in vectors.reshape(len(sentences), -1):

@@ -17,14 +17,17 @@ from bridgeembed.cli.registry import run_main
 
 def run(args: argparse.Namespace) -> int:
     from bridgeembed.checkpoint import build_from_payload, load_checkpoint, make_payload, save_model
+    from bridgeembed.paths import check_output
     from bridgeembed.pretrained import resolve
 
+    kind = "file" if str(args.out).endswith(".pt") else "folder"  # a model folder unless OUT names a .pt file
+    out = check_output(args.out, "OUT", kind)  # a read-only place, a link, a file for a folder: refused first
     payload = load_checkpoint(resolve(args.checkpoint))
     model, tokenizers, config = build_from_payload(payload, args.checkpoint, with_decoders=not args.no_decoders)
-    out = save_model(make_payload(model, tokenizers, config, kind="encoder", half=args.half), args.out)
+    out = save_model(make_payload(model, tokenizers, config, kind="encoder", half=args.half), out)
     files = [out] if out.is_file() else [p for p in out.iterdir() if p.is_file()]
     size = sum(p.stat().st_size for p in files) / 2**20
-    print(f"wrote {args.out} ({size:.1f} MiB; decoders: {', '.join(model.decoders) or 'none'})")
+    print(f"wrote {out} ({size:.1f} MiB; decoders: {', '.join(model.decoders) or 'none'})")
     return 0
 
 

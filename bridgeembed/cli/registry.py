@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -24,15 +25,31 @@ def load(target: str) -> object:
 
 
 def guarded(run: Callable[[argparse.Namespace], int | None], args: argparse.Namespace) -> int:
-    """Run a command; a user error becomes one line on stderr and exit status 2."""
+    """Run a command; a user error becomes one line on stderr and exit status 2.
+
+    A reader that goes away (`| head -1`) ends the command quietly with status 141 (128 + SIGPIPE), what
+    a shell reports for a Unix tool killed by SIGPIPE: no traceback, no message."""
     try:
         return int(run(args) or 0)
+    except BrokenPipeError:
+        _silence_stdout()
+        return 141
     except BridgeembedError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _silence_stdout() -> None:
+    """After EPIPE, point stdout at /dev/null: Python's flush at exit would otherwise complain."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (AttributeError, OSError, ValueError):  # no real stdout (captured, or closed)
+        pass
 
 
 def run_main(parse_args: Callable[[Sequence[str] | None], argparse.Namespace],

@@ -11,6 +11,7 @@ import logging
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from bridgeembed.cli.registry import run_main
 
@@ -31,16 +32,31 @@ def run(args: argparse.Namespace) -> int:
     from bridgeembed.training.trainer import Trainer
 
     config = Config.from_yaml(args.config, args.overrides)
+    check_out_dir(Path(args.config), config.train.out_dir)
     trainer = Trainer.from_config(config, data_root=args.data)
     state = trainer.train()
     logging.getLogger("bridgeembed").info(
         "stopped at step %d; best mean dev BLEU %.2f at step %d; checkpoints in %s",
         state.step, state.best_bleu, state.best_step, config.train.out_dir)
-    if trainer.stopped_by:  # saved, but not finished: 130 (SIGINT) or 143 (SIGTERM), so that scripts can tell
+    if trainer.stopped_by:  # saved, but not finished: 130 (SIGINT), 143 (SIGTERM) or 129 (SIGHUP: the terminal closed)
         logging.getLogger("bridgeembed").info("interrupted by %s; last.pt is saved; run the same command to resume",
                                               signal.Signals(trainer.stopped_by).name)
         return 128 + trainer.stopped_by
     return 0
+
+
+def check_out_dir(config_file: Path, out_dir: str) -> None:
+    """Before any work: train.out_dir must be a folder we can write, and a fresh run writes its resolved
+    config to OUT_DIR/config.yaml, so that must not be the user's config file the run was started with."""
+    from bridgeembed.errors import ConfigError
+    from bridgeembed.paths import check_output
+
+    out = check_output(out_dir, "train.out_dir", "folder")
+    written = out / "config.yaml"
+    if not (out / "last.pt").exists() and written.is_file() and written.samefile(config_file):
+        raise ConfigError(f"train.out_dir {out_dir} holds {config_file}, the config this run starts from: a new "
+                          f"run writes its resolved config to {written}, which would overwrite it; choose another "
+                          f"train.out_dir or move the config out of it")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

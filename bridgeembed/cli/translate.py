@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from bridgeembed.cli.checks import output_file, positive_int, read_sentences, set_threads
+from bridgeembed.cli.checks import output_file, positive_int, read_sentences, set_threads, stdout_open
 from bridgeembed.cli.registry import run_main
 
 
@@ -41,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from bridgeembed.checkpoint import load_model
     from bridgeembed.devices import resolve_device
     from bridgeembed.errors import ConfigError
+    from bridgeembed.paths import check_output, write_text_atomic
     from bridgeembed.pretrained import resolve
     from bridgeembed.text.parallel import corpus_dir
     from bridgeembed.translation.directions import Direction
@@ -52,6 +53,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.evaluate and not (args.src and args.tgt):
         raise ConfigError("--src and --tgt are required to translate (or use --evaluate)")
     output = output_file(args.output, "--output")
+    if not output and not args.evaluate:
+        stdout_open("give --output FILE")
+    if args.out and not args.evaluate:
+        raise ConfigError("--out FOLDER goes with --evaluate (translations go to --output FILE or stdout)")
+    evaluate_out = check_output(args.out, "--out", "folder") if args.out else None
     set_threads(args.threads)
     device = resolve_device(args.device)
     model, tokenizers, config = load_model(resolve(args.model))
@@ -60,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         folder = corpus_dir(args.corpus or config.data.path, args.data)
         directions = None if args.directions == "all" else [Direction.parse(d) for d in args.directions.split(",")]
         results = evaluate(model, tokenizers, config, folder, args.split or config.data.test, directions,
-                           args.beam, args.batch_size, args.out)
+                           args.beam, args.batch_size, evaluate_out)
         print(markdown_table(results), end="")
         return 0
     sentences, _ = read_sentences(args.input)
@@ -71,8 +77,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(str(err)) from None
     text = "".join(h + "\n" for h in hyps)
     if output:
-        with open(output, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        write_text_atomic(output, text)
     else:
         sys.stdout.write(text)
     return 0

@@ -26,7 +26,7 @@ from bridgeembed.crosslingual.sources import NliTemplates, TsvTemplates, XlmtTwe
 from bridgeembed.crosslingual.transfer import TransferEvaluator, parse_langs, parse_train_sets
 from bridgeembed.encoders.protocol import FORMS, HeadSpec
 from bridgeembed.errors import ConfigError, DataError
-from bridgeembed.paths import data_root, default_out
+from bridgeembed.paths import check_output, data_root, default_out
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.crosslingual.sources import Source
@@ -65,10 +65,19 @@ def add_classifier(parser: argparse.ArgumentParser, train_default: list[str]) ->
 
 
 def _out(args: argparse.Namespace, task: str) -> Path:
-    return Path(args.out) if args.out else default_out(task, args.model)
+    """The output folder, checked (callers check it before loading anything)."""
+    return check_output(args.out if args.out else default_out(task, args.model), "--out", "folder")
+
+
+def _check_common(args: argparse.Namespace, task: str) -> Path:
+    """What every crosslingual command checks before reading data or loading a model: -> the output folder."""
+    if args.limit is not None and (isinstance(args.limit, bool) or args.limit < 1):
+        raise ConfigError(f"--limit must be a positive integer (the first N examples of every file), got {args.limit}")
+    return _out(args, task)
 
 
 def _transfer(args: argparse.Namespace, task: str, source: Source) -> int:
+    _check_common(args, task)
     heads = HeadSpec.parse(args.heads, what="--heads")
     encoder, classifier = encoder_and_classifier(args.model, args.device)
     config = ClassifierConfig(parse_floats(args.c_grid, "--c-grid"), args.heldout, args.seed)
@@ -162,6 +171,7 @@ def _parallel_bench(args: argparse.Namespace, task: str, evaluator_class: type, 
     """The shared run of retrieval and neutrality: read the files, load the encoder, score every view, write."""
     if args.model == MAJORITY:
         raise ConfigError(f"'majority' is a classifier baseline; {task} needs an encoder")
+    _check_common(args, task)
     heads = HeadSpec.parse(args.heads, what="--heads")
     scoring = parse_scoring(args.scoring, what="--scoring")
     lines, paths, skipped = read_parallel(args)

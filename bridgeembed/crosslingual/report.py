@@ -13,6 +13,7 @@ import numpy as np
 from bridgeembed.crosslingual.margin import LABELS
 from bridgeembed.crosslingual.results import RetrievalResult, TransferResult
 from bridgeembed.evaluation import writer
+from bridgeembed.paths import save_figure_atomic
 
 if TYPE_CHECKING:  # for annotations only
     from matplotlib.figure import Figure
@@ -66,7 +67,7 @@ def heatmap(table: MatrixTable, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig = heatmap_figure(table)
-    fig.savefig(path, dpi=120)
+    save_figure_atomic(fig, path, dpi=120)
     plt.close(fig)
 
 

@@ -128,6 +128,8 @@ class TransferEvaluator(Evaluator):
                  classifier: str = "logreg", config: ClassifierConfig = ClassifierConfig(), heads: Heads = "mean",
                  batch_size: int = 64, limit: Optional[int] = None, task: str = "transfer", model: str = "?",
                  show_progress: bool | None = None) -> None:
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise ConfigError(f"limit must be a positive integer (the first N examples of every file), got {limit!r}")
         self.source, self.train_sets, self.test_langs = source, list(train_sets), list(test_langs)
         self.classifier, self.config, self.heads = classifier, config, HeadSpec.parse(heads)
         self.batch_size, self.limit, self.name, self.model = batch_size, limit, task, model

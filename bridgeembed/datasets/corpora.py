@@ -17,7 +17,8 @@ from typing import Callable, Optional
 from bridgeembed.datasets.checksums import SHA256
 from bridgeembed.datasets.download import fetch
 from bridgeembed.errors import ConfigError
-from bridgeembed.paths import data_root
+from bridgeembed.paths import data_root, write_text_atomic
+from bridgeembed.text.parallel import read_lines
 
 logger = logging.getLogger(__name__)
 
@@ -54,8 +55,8 @@ def _reviews() -> list[tuple[str, str]]:
 def xnli_test_labels(root: Path) -> None:
     """xnli/xtreme/test.labels: XNLI rows are in the same order in every language, so the label column of
     the German XGLUE test set labels row i of every test-{lang}.tsv."""
-    rows = (root / "xnli/xglue-de/test.txt").read_text(encoding="utf-8").splitlines()
-    (root / "xnli/xtreme/test.labels").write_text("".join(r.rsplit("\t", 1)[-1] + "\n" for r in rows), encoding="utf-8")
+    rows = read_lines(root / "xnli/xglue-de/test.txt")
+    write_text_atomic(root / "xnli/xtreme/test.labels", "".join(r.rsplit("\t", 1)[-1] + "\n" for r in rows))
 
 
 @dataclass

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import http.client
+import json
 import logging
 import os
 import shutil
 import tarfile
+import time
 import urllib.error
 import urllib.request
 import zipfile
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from bridgeembed.errors import DataError
+from bridgeembed.paths import write_text_atomic
 
 if TYPE_CHECKING:  # for annotations only
     from http.client import HTTPResponse
@@ -56,19 +59,81 @@ def _verify(path: Path, checksum: Optional[str], url: str, dest: Path) -> None:
                         f"check the source, or use --mirror)")
 
 
-def _open(url: str, offset: int, timeout: float) -> HTTPResponse:
+TIMEOUT_ENV, MIN_RATE_ENV = "BRIDGEEMBED_DOWNLOAD_TIMEOUT", "BRIDGEEMBED_DOWNLOAD_MIN_RATE"
+
+
+def limits(timeout: Optional[float] = None, min_rate: Optional[float] = None) -> tuple:
+    """(timeout, min_rate): the arguments, else `$BRIDGEEMBED_DOWNLOAD_TIMEOUT` (seconds, default 60) and
+    `$BRIDGEEMBED_DOWNLOAD_MIN_RATE` (bytes per second, default 1024). A download stops, its `.part` kept for
+    a resume, when no byte comes for `timeout` seconds or fewer than `min_rate * timeout` bytes come in any
+    `timeout` seconds: a server that trickles a byte every few seconds can no longer hold it forever."""
+    def value(given: Optional[float], env: str, default: float) -> float:
+        raw = given if given is not None else os.environ.get(env, default)
+        try:
+            number = float(raw)
+        except (TypeError, ValueError):
+            number = float("nan")
+        if not number >= 0 or number == float("inf") or (env == TIMEOUT_ENV and number == 0):
+            raise DataError(f"{env}={raw!r}: expected a {'positive' if env == TIMEOUT_ENV else 'non-negative'} "
+                            f"number")
+        return number
+    return value(timeout, TIMEOUT_ENV, 60), value(min_rate, MIN_RATE_ENV, 1024)
+
+
+def _open(url: str, offset: int, timeout: float, validator: Optional[str] = None) -> HTTPResponse:
     headers = {"User-Agent": USER_AGENT}
     if offset:
         headers["Range"] = f"bytes={offset}-"
+        if validator:  # the server sends the whole file (200) if it changed since the part was started
+            headers["If-Range"] = validator
     return urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout)
 
 
-def fetch(url: str, dest: str | Path, sha256: Optional[str] = None, timeout: float = 60, progress: bool = True) -> Path:
+def _range_start(response: HTTPResponse) -> Optional[int]:
+    """The first byte of a 206 response (Content-Range: bytes START-END/TOTAL), None if it does not say."""
+    value = response.headers.get("Content-Range", "")
+    unit, _, rest = value.strip().partition(" ")
+    first = rest.split("-", 1)[0]
+    return int(first) if unit == "bytes" and first.isdigit() else None
+
+
+def _part_record(part: Path) -> Path:
+    return part.with_name(part.name + ".json")
+
+
+def _resumable(part: Path, url: str, checksum: Optional[str]) -> tuple:
+    """(offset, validator) of a `.part` this download may continue: one whose record names the same URL and
+    checksum. A part without a record (another version's) or of another file is discarded."""
+    if not part.exists():
+        _part_record(part).unlink(missing_ok=True)
+        return 0, None
+    try:
+        record = json.loads(_part_record(part).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        record = None
+    if not isinstance(record, dict) or record.get("url") != url or record.get("checksum") != checksum:
+        logger.info("discarding %s: it was started by another download (or another version)", part)
+        part.unlink()
+        _part_record(part).unlink(missing_ok=True)
+        return 0, None
+    return part.stat().st_size, record.get("validator")
+
+
+def _looks_like_html(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        head = handle.read(512).lstrip().lower()
+    return head.startswith((b"<!doctype html", b"<html", b"<head", b"<body"))
+
+
+def fetch(url: str, dest: str | Path, sha256: Optional[str] = None, timeout: Optional[float] = None,
+          progress: bool = True, min_rate: Optional[float] = None) -> Path:
     """Download `url` to `dest` (resuming `dest.part`), check `sha256`, return `dest`.
 
-    An existing `dest` is kept when its checksum matches (or none is given)."""
+    An existing `dest` is kept when its checksum matches (or none is given). `timeout` and `min_rate`: see
+    `limits`."""
     from tqdm.auto import tqdm
 
+    timeout, min_rate = limits(timeout, min_rate)
     dest = Path(dest)
     if dest.exists():
         _verify(dest, sha256, url, dest)
@@ -76,9 +141,9 @@ def fetch(url: str, dest: str | Path, sha256: Optional[str] = None, timeout: flo
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
-    offset = part.stat().st_size if part.exists() else 0
+    offset, validator = _resumable(part, url, sha256)
     try:
-        response = _open(url, offset, timeout)
+        response = _open(url, offset, timeout, validator)
     except urllib.error.HTTPError as err:
         if err.code == 416 and offset:  # the partial file is already complete
             return _finish(part, dest, sha256, url)
@@ -87,8 +152,15 @@ def fetch(url: str, dest: str | Path, sha256: Optional[str] = None, timeout: flo
         raise DataError(f"cannot download {url} -> {dest}: {getattr(err, 'reason', err)}") from err
     with response:
         if offset and response.status != 206:
-            logger.info("%s ignores range requests; downloading from the start", url)
+            logger.info("%s ignores range requests (or the file changed); downloading from the start", url)
             offset = 0
+        elif offset and _range_start(response) != offset:  # bytes from elsewhere would be appended at `offset`
+            logger.info("%s answered a request for byte %d with %r; downloading from the start", url, offset,
+                        response.headers.get("Content-Range"))
+            response.close()
+            part.unlink()
+            _part_record(part).unlink(missing_ok=True)
+            return fetch(url, dest, sha256, timeout, progress, min_rate)
         length = response.headers.get("Content-Length")
         total = offset + int(length) if length else None
         chunked = "chunked" in response.headers.get("Transfer-Encoding", "").lower()
@@ -97,26 +169,46 @@ def fetch(url: str, dest: str | Path, sha256: Optional[str] = None, timeout: flo
                             f"checksum is known, so a connection closed early would look complete; nothing was "
                             f"written (use --mirror with a server that sends Content-Length, or put a checked "
                             f"copy at {dest})")
+        if not offset:
+            strong = response.headers.get("ETag", "")
+            validator = strong if strong and not strong.startswith("W/") else response.headers.get("Last-Modified")
+            write_text_atomic(_part_record(part), json.dumps({"url": url, "checksum": sha256,
+                                                               "validator": validator}))
         written = offset
         try:
             with open(part, "ab" if offset else "wb") as handle, tqdm(
                     total=total, initial=offset, unit="B", unit_scale=True, desc=dest.name,
                     disable=not progress) as bar:
-                for block in iter(lambda: response.read(CHUNK), b""):
+                window_start, window_bytes = time.monotonic(), 0
+                for block in iter(lambda: response.read1(CHUNK), b""):  # what has come, not a full chunk
                     handle.write(block)
                     written += len(block)
+                    window_bytes += len(block)
                     bar.update(len(block))
+                    now = time.monotonic()
+                    if now - window_start >= timeout:
+                        if window_bytes < min_rate * (now - window_start):
+                            raise TimeoutError(f"{window_bytes} bytes in {now - window_start:.0f} s, below the "
+                                               f"minimum of {min_rate:g} bytes/s (${MIN_RATE_ENV}, "
+                                               f"${TIMEOUT_ENV})")
+                        window_start, window_bytes = now, 0
         except (http.client.IncompleteRead, OSError) as err:
             raise DataError(f"download of {url} -> {dest} interrupted after {written} bytes ({err}); "
                             f"run the command again to resume from {part}") from err
     if total is not None and written < total:
         raise DataError(f"download of {url} -> {dest} stopped at {written} of {total} bytes; run again to resume")
+    if not sha256 and dest.suffix.lower() not in (".html", ".htm") and _looks_like_html(part):
+        part.unlink()
+        _part_record(part).unlink(missing_ok=True)
+        raise DataError(f"{url} -> {dest}: the server sent an HTML page (an error or login page?) instead of the "
+                        f"file; nothing was installed (check the URL or use --mirror)")
     return _finish(part, dest, sha256, url)
 
 
 def _finish(part: Path, dest: Path, sha256: Optional[str], url: str) -> Path:
     _verify(part, sha256, url, dest)
     os.replace(part, dest)
+    _part_record(part).unlink(missing_ok=True)
     logger.info("downloaded %s", dest)
     return dest
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from bridgeembed.datasets.download import extract, fetch, move
 from bridgeembed.datasets.text import cat_v, moses, ptb
 from bridgeembed.errors import ConfigError
-from bridgeembed.paths import senteval_dir
+from bridgeembed.paths import atomic_file, senteval_dir
 
 logger = logging.getLogger(__name__)
 
@@ -75,17 +75,38 @@ class Job:
     def __init__(self, dest: Path, mirror: str | None = None, progress: bool = True) -> None:
         self.dest, self.mirror, self.progress = dest, mirror.rstrip("/") if mirror else None, progress
         self.downloads, self.downstream = dest / "downloads", dest / "downstream"
+        self.created: list = []  # what this run put under downloads/: the only things `clean` removes
+        self.owns_downloads = not self.downloads.exists()
 
     def get(self, url: str) -> Path:
         name = url.rsplit("/", 1)[1]
         source = f"{self.mirror}/{name}" if self.mirror else url
-        return fetch(source, self.downloads / name, SHA256.get(name), progress=self.progress)
+        path = self.downloads / name
+        if not path.exists():
+            self.created.append(path)
+        return fetch(source, path, SHA256.get(name), progress=self.progress)
 
     def unpack(self, url: str) -> Path:
         archive = self.get(url)
         into = self.downloads / (archive.name + ".d")
-        shutil.rmtree(into, ignore_errors=True)
-        return extract(archive, into)
+        if into in self.created:  # unpacked earlier in this run: start over
+            shutil.rmtree(into, ignore_errors=True)
+        elif not into.exists():
+            self.created.append(into)
+        return extract(archive, into)  # a folder that was there (a --keep-downloads run's) is unpacked over, kept
+
+    def clean(self) -> None:
+        """Remove the downloads of this run: files that were in downloads/ before it are never touched."""
+        for path in self.created:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+        if self.owns_downloads:
+            try:
+                self.downloads.rmdir()  # only if empty: anything else in it is not ours
+            except OSError:
+                pass
 
 
 def _read(path: Path, encoding: str = "utf-8") -> list:
@@ -97,10 +118,8 @@ def _read(path: Path, encoding: str = "utf-8") -> list:
 
 def _write(path: Path, lines: Iterable[str], encoding: str = "utf-8") -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding=encoding, errors="surrogateescape", newline="") as handle:
+    with atomic_file(path, "w", encoding=encoding, errors="surrogateescape", newline="") as handle:
         handle.writelines(f"{line}\n" for line in lines)
-    tmp.replace(path)
 
 
 def _field(line: str, i: int) -> str:
@@ -142,7 +161,8 @@ def trec(job: Job) -> None:
         data = job.get(TREC.format(split=split)).read_bytes()
         out = job.downstream / "TREC" / f"{split}.label"
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_bytes(data.replace(b"`", b"").replace(b"'", b""))  # latin-1 upstream: bytes stay bytes
+        with atomic_file(out) as handle:
+            handle.write(data.replace(b"`", b"").replace(b"'", b""))  # latin-1 upstream: bytes stay bytes
 
 
 def sick(job: Job) -> None:
@@ -206,6 +226,6 @@ def run(args: argparse.Namespace) -> int:
         logger.info("SentEval %s", name)
         TASKS[name](job)
     if not args.keep_downloads:
-        shutil.rmtree(job.downloads, ignore_errors=True)
+        job.clean()
     logger.info("SentEval data in %s", job.dest)
     return 0

@@ -23,10 +23,11 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from bridgeembed.checkpoint import load_model, make_payload, save_folder, save_model
+from bridgeembed.checkpoint import load_model, make_payload, save_model
 from bridgeembed.devices import resolve_device
 from bridgeembed.encoders.protocol import Heads, HeadSpec
-from bridgeembed.errors import UnknownLanguageError
+from bridgeembed.errors import ConfigError, UnknownLanguageError
+from bridgeembed.paths import check_output
 from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained, resolve
 from bridgeembed.text.parallel import check_sentences, pad, with_eos
 
@@ -63,7 +64,17 @@ class BridgeEncoder:
         self.model, self.tokenizers, self.config, self.source = model.eval(), tokenizers, config, source
         self.max_len = config.tokenizer.max_len
         if device is not None:
-            self.model.to(resolve_device(device))
+            self._move_to(resolve_device(device))
+
+    def _move_to(self, device: torch.device) -> None:
+        """All weights onto `device`, or (on any failure) all of them back where they were: never half-moved."""
+        before = next(self.model.parameters()).device
+        try:
+            self.model.to(device)
+        except (RuntimeError, AssertionError) as err:
+            self.model.to(before)
+            raise ConfigError(f"device {str(device)!r}: cannot move the model there ({err}); it stays on "
+                              f"{before}") from None
 
     # --- loading and saving -------------------------------------------------------------------
     @classmethod
@@ -85,12 +96,20 @@ class BridgeEncoder:
     def save(self, path: str | Path, half: bool = False) -> None:
         """An encoder-only export that `from_pretrained(path)` loads back (float16 weights with `half`):
         a model folder (see `save_pretrained`), or one checkpoint file where `path` ends in `.pt`."""
-        save_model(make_payload(self.model, self.tokenizers, self.config, kind="encoder", half=half), path)
+        if str(path).endswith(".pt"):
+            self._save(check_output(path, "path"), half)  # a folder, a link or a read-only place: refused first
+        else:
+            self.save_pretrained(path, half)
 
     def save_pretrained(self, folder: str | Path, half: bool = False) -> None:
         """A model folder: config.json, model.safetensors, sentencepiece.LANG.model and a README.md card
         (kept if the folder has one), loaded back by `BridgeEncoder(folder)` and every `--model`."""
-        save_folder(make_payload(self.model, self.tokenizers, self.config, kind="encoder", half=half), folder)
+        self._save(check_output(folder, "folder", "folder"), half)
+
+    def _save(self, path: Path, half: bool) -> None:
+        if not isinstance(half, (bool, np.bool_)):
+            raise TypeError(f"half must be True or False, got {half!r}")
+        save_model(make_payload(self.model, self.tokenizers, self.config, kind="encoder", half=half), path)
 
     def reinitialized(self, seed: int = 0) -> "BridgeEncoder":
         """The same architecture and tokenizers with fresh random weights (by `seed`): a control for benchmarks.
@@ -150,7 +169,7 @@ class BridgeEncoder:
             if not isinstance(flag, (bool, np.bool_)):
                 raise TypeError(f"{name} must be True or False, got {flag!r}")
         if device is not None:
-            self.model.to(resolve_device(device))
+            self._move_to(resolve_device(device))  # checked before anything moves
         if show_progress_bar is None:  # as sentence-transformers: by log level; never into a log file
             show_progress_bar = (logger.getEffectiveLevel() <= logging.INFO and len(sentences) > batch_size
                                  and sys.stderr.isatty())

@@ -9,11 +9,14 @@ table renderer of the package.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import logging
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+
+from bridgeembed.paths import write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +49,10 @@ def write(out_dir: str | Path, stem: str, payload: dict, rows: Iterable[Sequence
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {ext: out_dir / f"{stem}.{ext}" for ext in ("json", "csv", "md")}
-    paths["json"].write_text(json.dumps(clean(payload), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    with open(paths["csv"], "w", newline="", encoding="utf-8") as handle:
-        csv.writer(handle).writerows(rows)
-    paths["md"].write_text(markdown, encoding="utf-8")
+    table = io.StringIO()
+    csv.writer(table).writerows(rows)
+    write_text_atomic(paths["json"], json.dumps(clean(payload), indent=2, ensure_ascii=False) + "\n")
+    write_text_atomic(paths["csv"], table.getvalue(), newline="")
+    write_text_atomic(paths["md"], markdown)
     log.debug("wrote %s", ", ".join(str(p) for p in paths.values()))
     return paths

@@ -24,7 +24,7 @@ import numpy as np
 
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError, DataError
-from bridgeembed.paths import atomic_file, remove_stale_temporaries
+from bridgeembed.paths import remove_stale_temporaries, save_array_atomic, write_text_atomic
 from bridgeembed.text.streaming import iter_lines
 
 if TYPE_CHECKING:  # for annotations only
@@ -136,7 +136,7 @@ def encode_to_shards(encoder: SentenceEncoder, path: str | Path, lang: str, fold
         vectors = np.asarray(encoder.encode(lines, lang, heads=heads, batch_size=batch_size), dtype=np.float32)
         if normalize:
             vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        save_npy_atomic(folder / shard_name(index), vectors.astype(DTYPES[manifest["dtype"]]))
+        save_array_atomic(folder / shard_name(index), vectors.astype(DTYPES[manifest["dtype"]]))
         logger.info("%s: %s, %d sentences in %.1f s", folder, shard_name(index), len(lines),
                     time.perf_counter() - start)
     return Shards(folder)
@@ -195,16 +195,6 @@ def _shard_lines(path: str | Path, size: int, wanted: set) -> Iterator[tuple[int
             lines, index = [], index + 1
     if lines:
         yield index, lines
-
-
-def save_npy_atomic(path: Path, array: np.ndarray) -> None:
-    with atomic_file(path) as handle:
-        np.save(handle, array)
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    with atomic_file(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
 
 
 # --- reading -----------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 
 from bridgeembed.errors import ConfigError
+from bridgeembed.paths import check_output
 from bridgeembed.probing import names
 from bridgeembed.probing.builder import TASKS, build_folder
 from bridgeembed.probing.corpus import TOKENIZERS
@@ -64,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
     fractions, tasks = _fractions(args.split), _task_names(args.tasks)
     if args.size < 2:
         raise ConfigError(f"--size must be at least 2, got {args.size}")
+    check_output(args.out, "--out", "folder")
     word_content = WordContent(words=args.wc_words, skip=args.wc_skip, min_per_word=args.wc_min)
     report = build_folder(args.corpus, args.lang, args.out, tasks, args.size, fractions, args.seed, args.spacy_model,
                           args.tokenizer, word_content)

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import argparse
 import logging
-from pathlib import Path
 
 from bridgeembed.encoders.protocol import FORMS, HeadSpec
-from bridgeembed.paths import default_out
+from bridgeembed.paths import check_output, default_out
 
 log = logging.getLogger(__name__)
 
@@ -44,21 +43,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-
-    from bridgeembed.devices import use_threads
+    from bridgeembed.devices import set_threads
     from bridgeembed.evaluation.models import load_encoder
     from bridgeembed.senteval import report
     from bridgeembed.senteval.config import get_config, seeds
     from bridgeembed.senteval.runner import SentEvalEvaluator
     from bridgeembed.senteval.tasks import Dirs
 
-    use_threads(args.threads)  # None: the cores other work leaves idle
+    set_threads(args.threads)  # None: the cores other work leaves idle
+    out = check_output(args.out or default_out("senteval", args.model), "--out", "folder")  # before minutes of work
     evaluator = SentEvalEvaluator(args.tasks, get_config(args.config), seeds(args.seeds),
                                   HeadSpec.parse(args.heads, what="--heads"), Dirs.under(args.data, args.probing_data),
                                   args.lang, args.batch_size, args.device, progress=not args.quiet,
                                   model_name=args.model, plots=not args.no_plots)
     table = evaluator(load_encoder(args.model, device=args.device))
-    paths = evaluator.write(table, Path(args.out or default_out("senteval", args.model)))
+    paths = evaluator.write(table, out)
     print(report.markdown(table))
     log.info("wrote %s", ", ".join(str(p) for p in paths))
     return 0

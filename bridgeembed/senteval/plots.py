@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 
 from bridgeembed.evaluation.results import ResultTable, TaskResult
+from bridgeembed.paths import save_figure_atomic
 
 
 def _ylabel(result: TaskResult) -> str:
@@ -37,7 +38,7 @@ def plot_scores(table: ResultTable, path: Path) -> Path:
     if len(views) > 1:
         ax.legend(fontsize="small", ncol=2)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure_atomic(fig, path, dpi=120)
     plt.close(fig)
     return path
 
@@ -68,7 +69,7 @@ def plot_heads(table: ResultTable, path: Path) -> Path:
     fig.suptitle(f"Score of each attention head: {table.meta.get('model') or 'encoder'}")
     fig.supxlabel("head")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure_atomic(fig, path, dpi=120)
     plt.close(fig)
     return path
 

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Optional
 
 from bridgeembed.errors import DataError
+from bridgeembed.senteval import counts
+from bridgeembed.text.parallel import split_lines
 
 DOWNLOAD = "bridgeembed-data senteval --data DIR"  # DIR: the data root; the files land in DIR/senteval
 
@@ -59,13 +61,28 @@ def require(*paths: Path) -> None:
 
 
 def read_lines(path: Path, encoding: str = "utf-8") -> list:
-    """Lines without their endings (\\n, \\r\\n); a decoding error names the line."""
+    """Lines without their endings (\\n, \\r\\n), split at \\n only; a decoding error names the line."""
     raw = Path(path).read_bytes()
     try:
-        return raw.decode(encoding).splitlines()
+        lines = split_lines(raw.decode(encoding))
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
         raise DataError(f"{path}:{line}: not valid {encoding}: {err.reason}") from None
+    check_line_count(path, len(lines))
+    return lines
+
+
+def check_line_count(path: Path, found: int) -> None:
+    """A SentEval file whose line count differs from the released one's (`counts.EXPECTED_LINES`) is a
+    DataError naming the file, the expected and the found count: a cut file is never scored."""
+    parts = Path(path).parts
+    if "downstream" not in parts:
+        return
+    at = len(parts) - 1 - parts[::-1].index("downstream")
+    expected = counts.EXPECTED_LINES.get("/".join(parts[at + 1:]))
+    if expected is not None and found != expected:
+        raise DataError(f"{path}: expected {expected} lines (SentEval's release), found {found}: the file is "
+                        f"truncated or not the released one; get it again with `bridgeembed-data senteval`")
 
 
 def columns(line: str, path: str | Path, lineno: int, n: int, sep: str = "\t") -> list:

@@ -8,7 +8,6 @@ so that the trainer can log them.
 from __future__ import annotations
 
 import gzip
-import io
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -60,7 +59,23 @@ def decode_lines(raw: bytes, name: str) -> list:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise DataError(not_utf8(name, raw.count(b"\n", 0, err.start) + 1, raw[err.start])) from None
-    return [line.rstrip("\r\n") for line in io.StringIO(text, newline="")]  # splits as text files do
+    return split_lines(text)
+
+
+def split_lines(text: str) -> list:
+    """Lines split at "\\n" only (a "\\r" inside a line is text, never a line end); the "\\r" of a CRLF
+    line end is dropped. Every reader of user text splits this way (`streaming.iter_lines` too)."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [strip_line_end(line) for line in lines]
+
+
+def strip_line_end(line: str) -> str:
+    """A line without its "\\n" and the one "\\r" before it of a CRLF file."""
+    if line.endswith("\n"):
+        line = line[:-1]
+    return line[:-1] if line.endswith("\r") else line
 
 
 def not_utf8(name: str | Path, line: int, byte: int) -> str:
@@ -72,6 +87,9 @@ def check_sentences(sentences: Sequence[str]) -> list:
     """A list of str that sentencepiece can take, or a TypeError/ValueError naming the first bad sentence."""
     if sentences is None or isinstance(sentences, (bytes, dict)) or not hasattr(sentences, "__iter__"):
         raise TypeError(f"sentences must be a string or a list of strings, got {type(sentences).__name__}")
+    if isinstance(sentences, (set, frozenset)) or type(sentences).__name__ in ("dict_keys", "dict_values"):
+        raise TypeError(f"sentences must be an ordered sequence (a list or tuple), got {type(sentences).__name__}: "
+                        f"its order is arbitrary, so row i of the result would match no known sentence")
     sentences = list(sentences)
     for i, text in enumerate(sentences):
         if not isinstance(text, str):

@@ -1,6 +1,6 @@
 """Corpus files read line by line, never whole: what preparing a corpus of any size stands on.
 
-Lines split as `parallel.read_lines` splits them (at \\n, \\r\\n or \\r; the line end dropped), and
+Lines split as `parallel.read_lines` splits them (at \\n only; the line end and a CRLF file's \\r dropped), and
 every problem is a `DataError` naming the file and the line: text that is not UTF-8, a gzip file
 that is truncated or corrupt.
 """
@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from bridgeembed.errors import DataError
-from bridgeembed.text.parallel import not_utf8
+from bridgeembed.text.parallel import not_utf8, strip_line_end
 
 
 def _open(path: Path) -> io.BufferedIOBase:
@@ -25,9 +25,9 @@ def iter_lines(path: Path) -> Iterator[str]:
     """The lines of a UTF-8 text file, gzipped or not, one at a time."""
     done = 0
     try:
-        with _open(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", newline="") as text:
-            for line in text:
-                yield line.rstrip("\r\n")
+        with _open(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", newline="\n") as text:
+            for line in text:  # split at "\n" only: a stray "\r" is part of the line
+                yield strip_line_end(line)
                 done += 1
     except UnicodeDecodeError:
         raise DataError(_utf8_problem(path)) from None

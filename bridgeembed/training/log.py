@@ -4,15 +4,19 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bridgeembed.paths import write_text_atomic
 from bridgeembed.training import distributed
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.training.distributed import World
+
+logger = logging.getLogger(__name__)
 
 # what train steps report, summed over an interval (and over ranks) before a train record is written
 # (losses arrive as tensors on the training device and are read once per record, not once per step)
@@ -32,7 +36,10 @@ class TrainingLog:
         self.clock = time.perf_counter()
 
     def start(self, step: int, **facts) -> None:
-        """The first record of a run (step 0) or of a resumed one: what it trains, how long, on how many ranks."""
+        """The first record of a run (step 0) or of a resumed one: what it trains, how long, on how many ranks.
+        A resumed run first drops the records a killed run wrote after its last save."""
+        if self.world.main and step:
+            drop_records_after(self.path, step)
         self.event("resume" if step else "start", step=step, **facts)
 
     def add(self, stats: dict) -> None:
@@ -60,3 +67,23 @@ class TrainingLog:
             return
         with open(self.path, "a", encoding="utf-8") as handle:
             handle.write(json.dumps({"event": kind, "time": time.time(), **fields}) + "\n")
+
+
+def drop_records_after(path: Path, step: int) -> None:
+    """At a resume from `step`: the records a killed run wrote after its last save (steps the resumed run
+    trains again), and a line cut by the kill, are dropped, so the log's steps never repeat or go back."""
+    if not path.exists():
+        return
+    kept, dropped = [], 0
+    for line in path.read_text(encoding="utf-8").split("\n"):
+        try:
+            record = json.loads(line) if line.strip() else None
+        except ValueError:
+            record = None
+        if isinstance(record, dict) and not (isinstance(record.get("step"), (int, float)) and record["step"] > step):
+            kept.append(line)
+        elif line.strip():
+            dropped += 1
+    if dropped:
+        write_text_atomic(path, "".join(line + "\n" for line in kept))
+        logger.info("%s: dropped %d record(s) past step %d, where training resumes", path, dropped, step)

@@ -17,7 +17,7 @@ import torch
 
 from bridgeembed.checkpoint import build_from_payload, load_checkpoint
 from bridgeembed.config import ALIGNMENT_KEYS
-from bridgeembed.devices import resolve_device
+from bridgeembed.devices import resolve_device, set_threads
 from bridgeembed.errors import ConfigError
 from bridgeembed.model import BridgeModel
 from bridgeembed.model.encoder import check_encoder_config
@@ -73,7 +73,7 @@ def start_process(t: TrainConfig, world: World) -> torch.device:
     data is read) and, under torchrun, the process group (the ranks wait for rank 0's data through it)."""
     device = resolve_device(t.device, world.local_rank)
     if t.threads:
-        torch.set_num_threads(t.threads)
+        set_threads(t.threads, "train.threads")  # at most the machine's CPUs (torch crashes beyond)
     distributed.init(world, device)
     return device
 

@@ -24,8 +24,9 @@ from tqdm.auto import tqdm
 from bridgeembed.checkpoint import make_payload, save_atomic
 from bridgeembed.config import Config, scaled_lr
 from bridgeembed.devices import pick_precision
+from bridgeembed.errors import BridgeembedError
 from bridgeembed.model.nmt import Partner, alignment_loss, translation_loss
-from bridgeembed.paths import remove_stale_temporaries
+from bridgeembed.paths import FolderLock, remove_stale_temporaries, write_text_atomic
 from bridgeembed.text.packed import PackedSplit
 from bridgeembed.text.parallel import DirectionBatches, make_batch, shard_slice
 from bridgeembed.training import distributed
@@ -79,7 +80,7 @@ def interrupt_guard() -> Iterator[dict]:
     def handler(signum: int, frame: object) -> None:
         flag["stop"] = signum
 
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
         yield flag
     finally:
@@ -152,7 +153,18 @@ class Trainer:
             payload["optimizer"] = self.optimizer.state_dict()
         return payload
 
+    def check_loss(self) -> None:
+        """A NaN or Inf loss stops training before anything is saved (every rank calls this, at log and save
+        steps): the checkpoints on disk stay the last good ones."""
+        since = getattr(self, "_loss_checked", 0)
+        if distributed.any_rank(not bool(getattr(self, "_loss_ok", True)), self.world):
+            raise BridgeembedError(f"training diverged: the loss became NaN or Inf between steps {since} and "
+                                   f"{self.state.step}; stopped without saving, so {self.out} keeps the last good "
+                                   f"checkpoints; lower train.lr or check the loss weights (e.g. train.penalty_weight)")
+        self._loss_checked = self.state.step
+
     def save(self, name: str = "last.pt", with_optimizer: bool = True) -> None:
+        self.check_loss()
         if self.world.main:
             save_atomic(self.payload(with_optimizer), self.out / name)
 
@@ -249,6 +261,7 @@ class Trainer:
             if partner is not None and t.align_per_head > 0:
                 heads = alignment_loss(output, rows, t.align_loss, t.align_temperature, per_head=True)
                 loss = loss + t.align_per_head * heads
+        self._loss_ok = torch.isfinite(loss.detach()) & getattr(self, "_loss_ok", True)  # read at log and save
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if t.clip_norm > 0:
@@ -259,7 +272,17 @@ class Trainer:
                 "align": _detached(align), "align_heads": _detached(heads)}
 
     def train(self) -> TrainState:
-        """Train until max_steps / max_epochs, early stopping, or an interrupt; returns the final state."""
+        """Train until max_steps / max_epochs, early stopping, or an interrupt; returns the final state.
+        One run per out_dir: a second one is refused (OUT_DIR/.lock, held while training)."""
+        lock = FolderLock(self.out) if self.world.main else None
+        self._loss_checked = self.state.step
+        try:
+            return self._train()
+        finally:
+            if lock:
+                lock.release()
+
+    def _train(self) -> TrainState:
         self.out.mkdir(parents=True, exist_ok=True)
         if self.world.main:
             remove_stale_temporaries(self.out)
@@ -279,6 +302,7 @@ class Trainer:
                 log.add(stats)
                 step = self.state.step
                 if step % self.cfg.train.log_every == 0:
+                    self.check_loss()
                     bar.set_postfix(self._shown(log.flush_train(step, step / self.steps_per_epoch, self.state.lr)))
                 if step % self.cfg.train.valid_every == 0:
                     if self.validate_and_save(log):
@@ -293,13 +317,14 @@ class Trainer:
         return self.state
 
     def _start(self, log: TrainingLog) -> None:
-        """The start (or resume) record; a new run also writes its config.yaml."""
+        """The start (or resume) record, and config.yaml: the resolved config this run trains with (a resumed
+        run's too, with the lr, max_steps or other train values it was given this time)."""
         d = self.data.train
         log.start(self.state.step, directions=[str(x) for x in self.directions], steps_per_epoch=self.steps_per_epoch,
                   max_steps=self.max_steps, world_size=self.world.size, empty_lines=d.empty, truncated=d.truncated,
                   parameters=sum(p.numel() for p in self.model.parameters()))
-        if self.world.main and not self.state.step:
-            (self.out / "config.yaml").write_text(yaml.safe_dump(self.cfg.to_dict(), sort_keys=False))
+        if self.world.main:
+            write_text_atomic(self.out / "config.yaml", yaml.safe_dump(self.cfg.to_dict(), sort_keys=False))
         if any(d.empty.values()) or any(d.truncated.values()):
             logger.info("training data: skipped empty lines %s; truncated to max_len %s", d.empty, d.truncated)
 

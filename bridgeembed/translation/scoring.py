@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from tqdm.auto import tqdm
 
+from bridgeembed.paths import save_figure_atomic, write_text_atomic
 from bridgeembed.text.parallel import read_split
 from bridgeembed.translation.bleu import bleu_by_length, corpus_bleu, signature
 from bridgeembed.translation.directions import Direction, evaluation_directions, training_directions
@@ -45,7 +46,7 @@ def evaluate(model: BridgeModel, tokenizers: dict[str, LanguageTokenizer], confi
         if out_dir:
             hyp_file = Path(out_dir) / "translations" / f"{split}.{d.src}-{d.tgt}.{d.tgt}"
             hyp_file.parent.mkdir(parents=True, exist_ok=True)
-            hyp_file.write_text("\n".join(hyps) + "\n", encoding="utf-8")
+            write_text_atomic(hyp_file, "\n".join(hyps) + "\n")
     if out_dir:
         write_reports(results, Path(out_dir))
     return results
@@ -90,12 +91,12 @@ def plot_by_length(results: dict, path: Path) -> None:
     ax.set_title(f"BLEU by source length ({results['split']}; dashed: zero-shot)")
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure_atomic(fig, path, dpi=120)
     plt.close(fig)
 
 
 def write_reports(results: dict, out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "bleu.json").write_text(json.dumps(results, indent=2) + "\n")
-    (out_dir / "bleu.md").write_text(markdown_table(results))
+    write_text_atomic(out_dir / "bleu.json", json.dumps(results, indent=2) + "\n")
+    write_text_atomic(out_dir / "bleu.md", markdown_table(results))
     plot_by_length(results, out_dir / "bleu_by_length.png")

@@ -116,3 +116,34 @@ def test_non_finite_weights_are_refused_at_load(checkpoint, tmp_path, bad):
     torch.save(payload, tmp_path / "diverged.pt")
     with pytest.raises(CheckpointError, match=f"NaN or Inf weights in {name}"):
         load_model(tmp_path / "diverged.pt")
+
+
+def test_a_flipped_bit_inside_a_tensor_is_found_at_load(checkpoint, tmp_path):
+    """Issue 19: torch.load never checks the archive's CRC-32s; a bit flip in a weight loaded silently."""
+    import zipfile
+
+    data = bytearray(checkpoint.read_bytes())
+    with zipfile.ZipFile(checkpoint) as archive:
+        member = max(archive.infolist(), key=lambda m: m.file_size)  # the largest tensor
+    start = member.header_offset + 30 + len(member.filename.encode()) + len(member.extra)
+    data[start + member.file_size // 2] ^= 0x10
+    (tmp_path / "flipped.pt").write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match=f"flipped.pt is damaged: {member.filename} fails its CRC-32 check"):
+        load_checkpoint(tmp_path / "flipped.pt")
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda p: p.update(tokenizers={}), "has no tokenizers"),
+    (lambda p: p["tokenizers"]["x"].update(spm_model=None), "an empty tokenizer for 'x'"),
+    (lambda p: p["tokenizers"]["x"].update(lang="y"), "the tokenizer stored for 'x' is the one of 'y'"),
+    (lambda p: p.update(decoder_languages="x"), "decoder_languages must be a list of language codes"),
+    (lambda p: p.update(decoder_languages=["x", "zz"]), "decoder_languages names 'zz', which has no tokenizer"),
+    (lambda p: p["model"].update({k: v.to(torch.int64) for k, v in p["model"].items() if k.startswith("bridge.")}),
+     "has non-float weights (torch.int64) in bridge."),
+])
+def test_crafted_checkpoints_are_refused(checkpoint, tmp_path, edit, message):
+    payload = load_checkpoint(checkpoint)
+    edit(payload)
+    torch.save(payload, tmp_path / "crafted.pt")
+    with pytest.raises(CheckpointError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        load_model(tmp_path / "crafted.pt")

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from bridgeembed.devices import default_threads, use_threads
+from bridgeembed.devices import default_threads, set_threads
 from bridgeembed.errors import ConfigError
 
 
@@ -14,13 +14,13 @@ def test_the_default_leaves_the_busy_cores_alone(cores, load, expected):
     assert default_threads(cores, load) == expected
 
 
-def test_use_threads_sets_torch_and_refuses_nonsense():
+def test_set_threads_sets_torch_and_refuses_nonsense():
     before = torch.get_num_threads()
     try:
-        assert use_threads(1) == 1 and torch.get_num_threads() == 1
-        assert 1 <= use_threads() == torch.get_num_threads()
+        assert set_threads(1) == 1 and torch.get_num_threads() == 1
+        assert 1 <= set_threads() == torch.get_num_threads()
         for bad in (0, -2, 1.5, True, "2"):
             with pytest.raises(ConfigError, match="--threads must be a positive integer"):
-                use_threads(bad)
+                set_threads(bad)
     finally:
         torch.set_num_threads(before)

@@ -6,6 +6,7 @@ import hashlib
 import io
 import tarfile
 import threading
+import time
 import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -23,6 +24,8 @@ class Server:
     def __init__(self):
         self.files, self.requests, self.truncate_once, self.ignore_range = {}, [], set(), False
         self.no_length = False  # no Content-Length: the body ends when the connection closes (HTTP/1.0)
+        self.range_from_zero = False  # answers a Range request with 206 but the bytes from 0 (a broken cache)
+        self.trickle = None  # seconds between single bytes: a server that keeps a download alive forever
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -38,6 +41,7 @@ class Server:
                 start, status = 0, 200
                 if self.headers.get("Range") and not server.ignore_range:
                     start, status = int(self.headers["Range"].split("=")[1].split("-")[0]), 206
+                    start = 0 if server.range_from_zero else start
                     if start >= len(data):
                         self.send_error(416)
                         return
@@ -47,6 +51,16 @@ class Server:
                 if status == 206:
                     self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
                 self.end_headers()
+                if server.trickle:
+                    try:
+                        for i in range(start, min(len(data), start + 100)):
+                            self.wfile.write(data[i:i + 1])
+                            self.wfile.flush()
+                            time.sleep(server.trickle)
+                    except OSError:
+                        pass
+                    self.close_connection = True
+                    return
                 if self.path in server.truncate_once:
                     server.truncate_once.discard(self.path)
                     self.wfile.write(data[start:start + (len(data) - start) // 2])
@@ -289,3 +303,74 @@ def test_download_and_benchmark_agree_on_the_data_folder(server, tmp_path, monke
         assert (senteval_dir(str(given)) / "downstream/MRPC/msr_paraphrase_train.txt").is_file()
     monkeypatch.setenv("BRIDGEEMBED_DATA", str(root))
     assert senteval_dir() == root / "senteval"
+
+
+def test_senteval_keeps_files_it_did_not_create_in_downloads(server, tmp_path, monkeypatch):
+    """Issue 19: `--dest D` used to delete D/downloads/ whole, the user's own files with it."""
+    senteval_mirror(server)
+    monkeypatch.setattr(senteval, "SHA256", {})
+    mine = tmp_path / "downloads" / "thesis.tex"
+    mine.parent.mkdir()
+    mine.write_text("three years of work")
+    (tmp_path / "downloads" / "snli_1.0.zip.d").mkdir()  # a folder named like ours, not made by this run
+    (tmp_path / "downloads" / "snli_1.0.zip.d" / "notes.txt").write_text("mine too")
+    assert data_main(["senteval", "--dest", str(tmp_path), "--mirror", f"{server.url}/m", "--tasks", "MRPC,SST"]) == 0
+    assert mine.read_text() == "three years of work"
+    assert (tmp_path / "downloads" / "snli_1.0.zip.d" / "notes.txt").read_text() == "mine too"
+    assert sorted(p.name for p in (tmp_path / "downloads").iterdir()) == ["snli_1.0.zip.d", "thesis.tex"]
+    assert (tmp_path / "downstream/MRPC/msr_paraphrase_test.txt").exists()
+
+
+def test_a_range_answer_from_another_offset_is_not_appended(server, tmp_path):
+    """Issue 19: a 206 whose Content-Range starts at 0, not at our offset, was appended after the part."""
+    server.files["/f"] = PAYLOAD
+    server.truncate_once.add("/f")
+    url, dest = f"{server.url}/f", tmp_path / "f"
+    with pytest.raises(DataError):
+        fetch(url, dest, progress=False)  # half of it in f.part, with its record
+    server.range_from_zero = True
+    assert fetch(url, dest, progress=False).read_bytes() == PAYLOAD
+    assert not list(tmp_path.glob("*.part*"))
+
+
+def test_a_part_file_of_another_download_is_not_continued(server, tmp_path):
+    """Issue 19: a stale .part (another version of the file, or left by an older bridgeembed) was resumed."""
+    server.files["/f"] = PAYLOAD
+    url, dest = f"{server.url}/f", tmp_path / "f"
+    (tmp_path / "f.part").write_bytes(b"the first bytes of last year's file")
+    assert fetch(url, dest, progress=False).read_bytes() == PAYLOAD
+    assert server.requests[-1] == ("/f", None), "no range request for a part of unknown origin"
+    (tmp_path / "g.part").write_bytes(PAYLOAD[:1000])
+    (tmp_path / "g.part.json").write_text('{"url": "http://elsewhere/g", "checksum": null, "validator": null}')
+    server.files["/g"] = PAYLOAD
+    assert fetch(f"{server.url}/g", tmp_path / "g", sha(PAYLOAD), progress=False).read_bytes() == PAYLOAD
+    assert server.requests[-1] == ("/g", None)
+
+
+def test_an_html_page_is_never_installed_as_data(server, tmp_path, monkeypatch, capsys):
+    """Issue 19: a login page served with 200 was installed as a probing task."""
+    senteval_mirror(server)
+    monkeypatch.setattr(senteval, "SHA256", {})
+    server.files["/m/past_present.txt"] = b"\n<!DOCTYPE html>\n<html><body>Please sign in</body></html>\n"
+    command = ["senteval", "--data", str(tmp_path), "--mirror", f"{server.url}/m", "--tasks", "probing"]
+    assert data_main(command) == 2
+    err = capsys.readouterr().err
+    assert "past_present.txt: the server sent an HTML page (an error or login page?) instead of the file" in err
+    assert not (tmp_path / "senteval/probing/past_present.txt").exists()
+
+
+def test_a_trickling_server_cannot_hold_a_download_forever(server, tmp_path, monkeypatch):
+    """Issue 19: one byte every few seconds never hit the socket timeout; now a minimum rate applies."""
+    server.files["/slow"] = PAYLOAD
+    server.trickle = 0.1
+    monkeypatch.setenv("BRIDGEEMBED_DOWNLOAD_TIMEOUT", "0.5")
+    monkeypatch.setenv("BRIDGEEMBED_DOWNLOAD_MIN_RATE", "1000")
+    began = time.monotonic()
+    with pytest.raises(DataError, match=r"interrupted after \d+ bytes \(\d+ bytes in \d+ s, below the minimum of "
+                                        r"1000 bytes/s"):
+        fetch(f"{server.url}/slow", tmp_path / "slow", progress=False)
+    assert time.monotonic() - began < 5
+    assert (tmp_path / "slow.part").exists()  # kept: a later run resumes it
+    monkeypatch.setenv("BRIDGEEMBED_DOWNLOAD_TIMEOUT", "soon")
+    with pytest.raises(DataError, match="BRIDGEEMBED_DOWNLOAD_TIMEOUT='soon': expected a positive number"):
+        fetch(f"{server.url}/slow", tmp_path / "slow", progress=False)

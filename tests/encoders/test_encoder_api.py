@@ -249,3 +249,70 @@ def test_encode_command_says_where_it_wrote_and_reads_stdin(toy_run, tmp_path, m
     if not __import__("torch").cuda.is_available():
         assert main([*model, "--device", "cuda", "kite"]) == 2
         assert "CUDA is not available here" in one_line_error(capsys)
+
+
+def test_a_full_disk_never_replaces_a_good_vector_file(toy_run, tmp_path, monkeypatch, capsys):
+    """Issue 19: `--out v.npy` on a full disk left a truncated v.npy where a good one was."""
+    import errno
+    import io
+
+    from bridgeembed.cli.encode import main
+
+    model = ["--model", str(toy_run[0] / "last.pt"), "--lang", "x", "--threads", "1"]
+    out = tmp_path / "v.npy"
+    assert main([*model, "--out", str(out), "kite", "apple"]) == 0
+    good = out.read_bytes()
+    capsys.readouterr()
+
+    def full_disk(file, array, *args, **kwargs):  # writes half of the array, then the disk is full
+        buffer = io.BytesIO()
+        np.lib.format.write_array(buffer, np.asanyarray(array))
+        handle = open(file, "wb") if isinstance(file, (str, type(out))) else file
+        handle.write(buffer.getvalue()[: len(buffer.getvalue()) // 2])
+        handle.flush()
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(np, "save", full_disk)
+    assert main([*model, "--out", str(out), "lemon mango", "kite", "apple"]) == 2
+    message = one_line_error(capsys)
+    assert f"cannot write {out}: No space left on device; the previous file is unchanged" in message
+    assert out.read_bytes() == good
+    assert [p.name for p in tmp_path.iterdir()] == ["v.npy"]  # no temporary left behind
+
+
+@pytest.mark.parametrize("device", ["meta", "cpu:0x", "xla"])
+def test_a_device_the_weights_cannot_use_leaves_the_encoder_whole(encoder, device):
+    """Issue 19: encode(device="meta") moved every weight to the meta device, and the encoder was dead."""
+    from bridgeembed.errors import ConfigError
+
+    before = encoder.encode(SENTENCES, "x")
+    with pytest.raises(ConfigError, match=f"device '{device}'"):
+        encoder.encode(SENTENCES, "x", device=device)
+    assert encoder.device.type == "cpu"
+    np.testing.assert_array_equal(encoder.encode(SENTENCES, "x"), before)
+
+
+def test_closed_and_broken_streams(toy_run, tmp_path):
+    """Issue 19: stdin or stdout closed, or `| head -1`, ended in tracebacks (or, stdout closed, in nothing)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    command = [sys.executable, "-m", "bridgeembed.cli.encode", "--model", str(toy_run[0] / "last.pt"), "--lang", "x"]
+    (tmp_path / "many.txt").write_text("apple banana\n" * 2000)
+
+    def sh(script):
+        done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=300)
+        assert "Traceback" not in done.stderr, done.stderr
+        return done
+
+    quoted = " ".join(f"'{c}'" for c in command)
+    done = sh(f"{quoted} kite >&-")
+    assert done.returncode == 2 and "error: stdout is closed: nowhere to write the result; give --out FILE.npy" in done.stderr
+    done = sh(f"{quoted} <&-")
+    assert done.returncode == 2 and "error: stdin is closed: give sentences as arguments or with --in FILE" in done.stderr
+    done = sh(f"{quoted} --in {tmp_path / 'many.txt'} | head -1; exit ${{PIPESTATUS[0]}}")
+    assert done.returncode == 141 and len(done.stdout.splitlines()) == 1 and done.stderr == "", done.stderr

@@ -58,3 +58,18 @@ def test_constructor_loads_by_name_path_or_default(shipped):
         encoder = BridgeEncoder(*args, device="cpu")
         np.testing.assert_array_equal(encoder.encode("Ein Hund rennt.", "de"), expected)
     assert BridgeEncoder().source == DEFAULT_MODEL
+
+
+def test_a_folder_named_like_a_shipped_model_does_not_replace_it(tmp_path, monkeypatch):
+    """Issue 19: `./multi30k-m2m/` in the working directory silently replaced the shipped model."""
+    from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained, resolve
+
+    if DEFAULT_MODEL not in list_pretrained():
+        pytest.skip("shipped model not present")
+    shipped = resolve(DEFAULT_MODEL)
+    (tmp_path / DEFAULT_MODEL).mkdir()
+    (tmp_path / DEFAULT_MODEL / "model.pt").write_bytes(b"someone else's model")
+    monkeypatch.chdir(tmp_path)
+    assert resolve(DEFAULT_MODEL) == shipped
+    assert resolve(f"./{DEFAULT_MODEL}") == tmp_path / DEFAULT_MODEL / "model.pt" or \
+        resolve(f"./{DEFAULT_MODEL}").resolve() == (tmp_path / DEFAULT_MODEL / "model.pt").resolve()

@@ -67,3 +67,20 @@ def test_batcher_joins_tokens_like_senteval():
     assert sentence(["a", "b", "."]) == "a b ."
     assert sentence([]) == "."
     assert sentence([b"caf\xc3\xa9"]) == "caf\xe9"
+
+
+@pytest.mark.released_counts
+def test_a_cut_senteval_file_is_never_scored(tmp_path, real_data):
+    """Issue 19: MR cut to 30 KB was scored (95.4) without a word; the released line counts are checked."""
+    from bridgeembed.senteval import readers
+    from bridgeembed.senteval.counts import EXPECTED_LINES
+
+    source = real_data("senteval/downstream/MR") / "senteval/downstream/MR"
+    assert len(readers.read_lines(source / "rt-polarity.pos", "latin-1")) == EXPECTED_LINES["MR/rt-polarity.pos"]
+    cut = tmp_path / "downstream" / "MR"
+    cut.mkdir(parents=True)
+    (cut / "rt-polarity.pos").write_bytes((source / "rt-polarity.pos").read_bytes()[:30_000])
+    (cut / "rt-polarity.neg").write_bytes((source / "rt-polarity.neg").read_bytes())
+    with pytest.raises(DataError, match=r"rt-polarity.pos: expected 5331 lines \(SentEval's release\), found \d+: "
+                                        r"the file is truncated"):
+        readers.binary(cut / "rt-polarity.pos", cut / "rt-polarity.neg")

@@ -89,3 +89,23 @@ def test_direction_batches_are_the_list_based_ones(n, batch_size):
         want = _list_epoch(batches, epoch)
         got = [batches.batch(epoch * batches.per_epoch + j) for j in range(batches.per_epoch)]
         assert [g.tolist() for g in got] == [w.tolist() for w in want]
+
+
+def test_a_stray_carriage_return_never_splits_a_line(tmp_path):
+    """Issue 19: a "\\r" inside a line split it in two (universal newlines), shifting every later line of a
+    parallel file. Every reader of user text splits at "\\n" only and drops the "\\r" of a CRLF line end."""
+    from bridgeembed.crosslingual.readers import read_lines as crosslingual_lines
+    from bridgeembed.senteval.readers import read_lines as senteval_lines
+    from bridgeembed.text.parallel import decode_lines, read_lines
+    from bridgeembed.text.streaming import iter_lines
+
+    raw = b"a dog\rruns\nCRLF line\r\nlast\r\r\n"
+    expected = ["a dog\rruns", "CRLF line", "last\r"]
+    (tmp_path / "f.txt").write_bytes(raw)
+    (tmp_path / "f.txt.gz").write_bytes(__import__("gzip").compress(raw))
+    assert decode_lines(raw, "stdin") == expected
+    for path in (tmp_path / "f.txt", tmp_path / "f.txt.gz"):
+        assert read_lines(path) == expected
+        assert list(iter_lines(path)) == expected
+        assert crosslingual_lines(path) == expected
+    assert senteval_lines(tmp_path / "f.txt") == expected

@@ -139,6 +139,126 @@ def test_sigterm_saves_and_exits_143(toy_corpus, tmp_path):
     assert end["reason"] == "interrupted" and load_checkpoint(out / "last.pt")["trainer"]["step"] == end["step"]
 
 
+def test_sighup_saves_and_exits_129(toy_corpus, tmp_path):
+    """Issue 19: closing the terminal (SIGHUP) ended training without the save SIGINT and SIGTERM get."""
+    out = tmp_path / "run"
+    proc = _launch(toy_corpus, out)
+    _wait_for_step(out, 12, proc)
+    proc.send_signal(signal.SIGHUP)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 129, err.decode()
+    assert "interrupted by SIGHUP" in err.decode() and "Traceback" not in err.decode()
+    end = records(out, "end")[0]
+    assert end["reason"] == "interrupted" and load_checkpoint(out / "last.pt")["trainer"]["step"] == end["step"]
+
+
+def test_a_config_inside_out_dir_is_never_overwritten(toy_corpus, tmp_path, capsys):
+    """Issue 19: `bridgeembed-train D/config.yaml train.out_dir=D` replaced the user's config.yaml (and its
+    comments) with the resolved one."""
+    from bridgeembed.cli.train import main
+
+    out = tmp_path / "run"
+    out.mkdir()
+    mine = out / "config.yaml"
+    text = "# my notes: lr tuned by hand\n" + yaml.safe_dump(toy_config(toy_corpus, out, max_steps=2).to_dict())
+    mine.write_text(text)
+    assert main([str(mine)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and f"error: train.out_dir {out} holds {mine}, the config this run starts from" in err
+    assert mine.read_text() == text and not (out / "last.pt").exists()
+    assert main([str(mine), f"train.out_dir={tmp_path / 'elsewhere'}"]) == 0  # another out_dir: trains
+    assert mine.read_text() == text
+
+
+def test_a_second_trainer_on_the_same_out_dir_is_refused(toy_corpus, tmp_path):
+    """Issue 19: two trainers on one out_dir overwrote each other's checkpoints; the second is now refused."""
+    from bridgeembed.errors import ConfigError
+
+    out = tmp_path / "run"
+    proc = _launch(toy_corpus, out)
+    try:
+        _wait_for_step(out, 5, proc)
+        config = toy_config(toy_corpus, out, max_steps=100000, valid_every=100000, save_every=10, log_every=5,
+                            threads=1)
+        config.model.dropout = 0.2  # as _launch's: a resumable config, whether last.pt is there yet or not
+        second = Trainer.from_config(config, show_progress=False)
+        with pytest.raises(ConfigError, match=f"train.out_dir {out} is in use by process {proc.pid}: two runs in "
+                                              f"one folder would overwrite each other's checkpoints"):
+            second.train()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+    assert proc.returncode == 143
+    run_to(toy_corpus, out, load_checkpoint(out / "last.pt")["trainer"]["step"] + 2, valid_every=100000,
+           save_every=10, log_every=5, threads=1)  # the lock went with the process
+
+
+def test_log_after_a_kill_and_resume_has_each_step_once_in_order(toy_corpus, tmp_path):
+    """Issue 19: kill -9 after a log record but before the next save, then resume: log.jsonl had the
+    steps between the save and the kill twice, out of order."""
+    out = tmp_path / "run"
+    settings = dict(valid_every=100000, save_every=10, log_every=5, threads=1)
+    run_to(toy_corpus, out, 20, **settings)
+    with open(out / "log.jsonl", "a", encoding="utf-8") as log:  # what the killed run wrote after its save
+        log.write(json.dumps({"event": "train", "time": 0, "step": 25, "nll": 1.0}) + "\n")
+        log.write('{"event": "train", "time": 0, "st')  # cut by the kill
+    run_to(toy_corpus, out, 30, **settings)
+    lines = (out / "log.jsonl").read_text().splitlines()
+    steps = [r["step"] for r in map(json.loads, lines) if r["event"] == "train"]
+    assert steps == [5, 10, 15, 20, 25, 30]
+    assert [r["event"] for r in map(json.loads, lines)].count("resume") == 1
+
+
+def test_a_non_finite_loss_stops_and_keeps_the_last_good_checkpoint(toy_corpus, tmp_path):
+    """Issue 19: train.penalty_weight=.inf trained on with NaN weights and saved them over last.pt."""
+    from bridgeembed.errors import BridgeembedError
+
+    out = tmp_path / "run"
+    settings = dict(valid_every=100000, save_every=10, log_every=5, threads=1)
+    run_to(toy_corpus, out, 10, **settings)
+    good = (out / "last.pt").read_bytes()
+    config = toy_config(toy_corpus, out, max_steps=30, penalty_weight=float("inf"), **settings)
+    config.model.dropout = 0.2
+    with pytest.raises(BridgeembedError, match=r"training diverged: the loss became NaN or Inf between steps 10 and "
+                                               r"15; stopped without saving"):
+        Trainer.from_config(config, show_progress=False).train()
+    assert (out / "last.pt").read_bytes() == good
+    load_checkpoint(out / "last.pt")  # finite, loadable
+
+
+def test_a_full_disk_during_a_checkpoint_save_keeps_the_last_good_one(toy_corpus, tmp_path, monkeypatch, capsys):
+    """Issue 19: a full disk while saving, and again on resume: one line each time, last.pt survives."""
+    import errno
+
+    from bridgeembed import checkpoint
+    from bridgeembed.cli.train import main
+
+    out = tmp_path / "run"
+    settings = dict(valid_every=100000, save_every=10, log_every=5, threads=1)
+    run_to(toy_corpus, out, 10, **settings)
+    good = (out / "last.pt").read_bytes()
+    real_save = torch.save
+
+    def full_disk(obj, handle, *args, **kwargs):
+        real_save({"half": torch.zeros(1000)}, handle)  # some bytes land in the temporary, then the disk is full
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(checkpoint.torch, "save", full_disk)
+    config = toy_config(toy_corpus, out, max_steps=20, **settings)
+    config.model.dropout = 0.2
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(config.to_dict()))
+    for _ in range(2):  # the save fails, and again on the next resume
+        assert main([str(path)]) == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err
+        assert f"error: cannot write {out / 'last.pt'}: No space left on device; the previous file is unchanged" in err
+        assert (out / "last.pt").read_bytes() == good
+        assert not list(out.glob(".*.tmp"))
+    monkeypatch.setattr(checkpoint.torch, "save", real_save)
+    assert main([str(path)]) == 0 and load_checkpoint(out / "last.pt")["trainer"]["step"] == 20
+
+
 def test_stale_temporaries_are_removed_on_start(toy_corpus, tmp_path):
     out = tmp_path / "run"
     out.mkdir()
