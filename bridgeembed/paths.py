@@ -79,7 +79,8 @@ def check_output(path: str | Path, option: str, kind: str = "file", suffix: str 
     """An output path checked before any work: -> the path that will be written.
 
     kind "file": a file name (with `suffix` appended when it lacks it, as np.save does; or one of `suffixes`),
-    in a folder that exists and is writable, not a folder, not a symbolic link (a write would replace the link,
+    in a writable folder (created now if missing, as every command creates its missing output folders),
+    not a folder, not a symbolic link (a write would replace the link,
     or go where it points), and not an existing file that is read-only. kind "folder": a folder that exists
     or can be made (its nearest existing parent is a writable folder), not a file. Every problem is a
     ConfigError naming `option` and the path."""
@@ -110,8 +111,9 @@ def check_output(path: str | Path, option: str, kind: str = "file", suffix: str 
         if path.is_dir():
             raise ConfigError(f"{option} {path} is a folder; give a file name")
     folder = path.parent
-    if not folder.exists():
-        raise ConfigError(f"{option} {path}: folder {folder} does not exist (create it first)")
+    if not folder.exists() and not folder.is_symlink():  # one policy: missing output folders are created
+        check_output(folder, option, "folder")
+        folder.mkdir(parents=True, exist_ok=True)
     if not folder.is_dir():
         raise ConfigError(f"{option} {path}: {folder} is a file, not a folder")
     if not os.access(folder, os.W_OK | os.X_OK):

@@ -105,7 +105,8 @@ def scratch(tmp_path_factory) -> Path:
         payload = {**shipped, "model": dict(shipped["model"]), "tokenizers": dict(shipped["tokenizers"])}
         edit(payload)
         torch.save(payload, folder / name)
-    data = bytearray(resolve(DEFAULT_MODEL).read_bytes())
+    torch.save(shipped, folder / "whole.pt")  # the shipped folder as one checkpoint file
+    data = bytearray((folder / "whole.pt").read_bytes())
     data[len(data) // 2] ^= 0x01  # one bit inside a tensor
     (folder / "flipped.pt").write_bytes(bytes(data))
     return folder

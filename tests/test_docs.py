@@ -127,30 +127,33 @@ def test_encoder_api_docstring_is_a_passing_doctest():
 # --- command lines ---------------------------------------------------------------------------------
 def _dispatched(commands: dict):
     def parse(argv):
-        from bridgeembed.cli.registry import load
+        from bridgeembed.cli.registry import add_common, load
 
         name, rest = argv[0], argv[1:]
         assert name in commands, f"unknown command {name!r}"
         parser = argparse.ArgumentParser(exit_on_error=False)
-        parser.add_argument("-v", "--verbose", action="store_true")
         load(commands[name][0]).add_arguments(parser)
+        add_common(parser)
         return parser.parse_args(rest)
     return parse
 
 
 def _encode(argv):
     from bridgeembed.cli.encode import add_arguments
+    from bridgeembed.cli.registry import add_common
 
     parser = argparse.ArgumentParser(exit_on_error=False)
     add_arguments(parser)
+    add_common(parser)
     return parser.parse_args(argv)
 
 
 def parsers() -> dict:
     from bridgeembed.__main__ import COMMANDS as MAIN
-    from bridgeembed.cli import bench, fetch, mine, train, translate
+    from bridgeembed.cli import bench, export, fetch, mine, train, translate
 
     return {"bridgeembed-encode": _encode, "bridgeembed-translate": translate.parse_args,
+            "bridgeembed-export": export.parse_args,
             "bridgeembed-mine": mine.parse_args,
             "bridgeembed-train": train.parse_args, "bridgeembed-bench": _dispatched(bench.COMMANDS),
             "bridgeembed-data": _dispatched(fetch.COMMANDS), "python -m bridgeembed": _dispatched(MAIN),
@@ -168,7 +171,7 @@ def command_lines():
                         continue  # an elided example, or a synopsis with [optional] parts
                     joined = " ".join(tokens)
                     for program in ("bridgeembed-encode", "bridgeembed-translate", "bridgeembed-train",
-                                    "bridgeembed-bench", "bridgeembed-data", "bridgeembed-mine", "python -m bridgeembed",
+                                    "bridgeembed-export", "bridgeembed-bench", "bridgeembed-data", "bridgeembed-mine", "python -m bridgeembed",
                                     "-m bridgeembed.cli.train"):
                         if joined.startswith(program + " ") or f" {program} " in f" {joined} " and \
                                 program.startswith("-m"):

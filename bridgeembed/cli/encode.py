@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from bridgeembed.cli.checks import output_file, positive_int, read_sentences, set_threads, stdout_open
-from bridgeembed.cli.registry import run_main
+from bridgeembed.cli.registry import add_common, run_main
 from bridgeembed.encoders.protocol import FORMS, HeadSpec
 from bridgeembed.errors import BridgeembedError
 
@@ -92,7 +92,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bridgeembed-encode", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
-    parser.add_argument("-v", "--verbose", action="store_true")
+    add_common(parser)
     return parser.parse_args(argv)
 
 

@@ -12,7 +12,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from bridgeembed.cli.registry import run_main
+from bridgeembed.cli.registry import add_common, run_main
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,7 +37,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("out", help="where to write the export: a model folder, or one file if it ends in .pt")
     parser.add_argument("--no-decoders", action="store_true", help="keep only what encoding needs")
     parser.add_argument("--half", action="store_true", help="store weights as float16 (half the size)")
-    parser.add_argument("-v", "--verbose", action="store_true")
+    add_common(parser, device=False)
     return parser.parse_args(argv)
 
 

@@ -17,7 +17,7 @@ COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return dispatch("bridgeembed-data", __doc__, COMMANDS, argv)
+    return dispatch("bridgeembed-data", __doc__, COMMANDS, argv, device=False)
 
 
 if __name__ == "__main__":

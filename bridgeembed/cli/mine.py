@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from bridgeembed.cli.checks import output_file, positive_int, set_threads
-from bridgeembed.cli.registry import run_main
+from bridgeembed.cli.registry import add_common, run_main
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError, UnknownLanguageError
 from bridgeembed.paths import atomic_file
@@ -70,7 +70,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add("--batch-size", type=int, default=64)
     add("--device", default=None, help="cpu, cuda, ... for encoding (default: cuda if available)")
     add("--threads", type=int, default=None, help="CPU threads for torch and FAISS (default: the idle cores)")
-    add("-v", "--verbose", action="store_true")
+    add_common(parser)
     return parser.parse_args(argv)
 
 

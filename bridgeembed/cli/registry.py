@@ -52,23 +52,59 @@ def _silence_stdout() -> None:
         pass
 
 
+def add_common(parser: argparse.ArgumentParser, device: bool = True) -> argparse.ArgumentParser:
+    """The options every command shares (those it does not define itself): --version, -v/--verbose,
+    --quiet, --threads and, where a model runs, --device."""
+    from bridgeembed import __version__
+
+    have = parser._option_string_actions
+    if "--version" not in have:
+        parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    if "--verbose" not in have:
+        parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    if "--quiet" not in have:
+        parser.add_argument("--quiet", action="store_true", help="no progress bars; only warnings and errors")
+    if "--threads" not in have:
+        parser.add_argument("--threads", type=int, default=None,
+                            help="CPU threads for torch (default: the cores other work leaves idle)")
+    if device and "--device" not in have:
+        parser.add_argument("--device", default=None, help="cpu, cuda, cuda:N, mps (default: cuda if available)")
+    return parser
+
+
+def start(args: argparse.Namespace) -> None:
+    """What every command does after parsing: logging by -v/--quiet; --threads when given (commands that
+    run torch also apply the default themselves)."""
+    setup_logging(getattr(args, "verbose", False), getattr(args, "quiet", False))
+    if getattr(args, "threads", None) is not None:
+        from bridgeembed.cli.checks import set_threads
+
+        set_threads(args.threads)
+
+
 def run_main(parse_args: Callable[[Sequence[str] | None], argparse.Namespace],
              run: Callable[[argparse.Namespace], int | None], argv: Sequence[str] | None = None) -> int:
-    """What a single-command tool's `main` does: parse, set up logging (`-v`), run `guarded`."""
+    """What a single-command tool's `main` does: parse, set up logging (`-v`, `--quiet`), run `guarded`."""
     args = parse_args(argv)
-    setup_logging(args.verbose)
-    return guarded(run, args)
+    return guarded(lambda a: start(a) or run(a), args)
 
 
-def setup_logging(verbose: bool = False) -> None:
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+def setup_logging(verbose: bool = False, quiet: bool = False) -> None:
+    level = logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
 
 
-def dispatch(prog: str, description: str, commands: dict, argv: Sequence[str] | None = None) -> int:
-    """`commands` maps a name to (target, one-line help)."""
+def dispatch(prog: str, description: str, commands: dict, argv: Sequence[str] | None = None,
+             device: bool = True) -> int:
+    """`commands` maps a name to (target, one-line help); `device`: the commands run a model (--device)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     listing = "\n".join(f"  {name:<12} {help_}" for name, (_, help_) in commands.items())
     usage = f"{prog} COMMAND [options]\n\ncommands:\n{listing}\n\n'{prog} COMMAND --help' shows a command's options."
+    if argv and argv[0] == "--version":
+        from bridgeembed import __version__
+
+        print(f"{prog} {__version__}")
+        return 0
     if not argv or argv[0] in ("-h", "--help"):
         print(f"usage: {usage}\n\n{description}")
         return 0 if argv else 2
@@ -79,8 +115,7 @@ def dispatch(prog: str, description: str, commands: dict, argv: Sequence[str] | 
     target, help_ = commands[name]
     command = load(target)
     parser = argparse.ArgumentParser(prog=f"{prog} {name}", description=help_)
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     command.add_arguments(parser)
+    add_common(parser, device=device)
     args = parser.parse_args(rest)
-    setup_logging(args.verbose)
-    return guarded(command.run, args)
+    return guarded(lambda a: start(a) or command.run(a), args)

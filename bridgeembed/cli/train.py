@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from bridgeembed.cli.registry import run_main
+from bridgeembed.cli.registry import add_common, run_main
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -23,7 +23,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("overrides", nargs="*", metavar="section.key=value",
                         help="override config keys, e.g. train.lr=0.001 model.heads=5 data.languages=[en,de]")
     parser.add_argument("--data", help="data root for a relative data.path (default: $BRIDGEEMBED_DATA)")
-    parser.add_argument("-v", "--verbose", action="store_true")
+    add_common(parser)
     return parser.parse_args(argv)
 
 
@@ -31,9 +31,12 @@ def run(args: argparse.Namespace) -> int:
     from bridgeembed.config import Config
     from bridgeembed.training.trainer import Trainer
 
-    config = Config.from_yaml(args.config, args.overrides)
+    overrides = list(args.overrides)  # --threads and --device are train.threads and train.device
+    overrides += [f"train.threads={args.threads}"] if args.threads is not None else []
+    overrides += [f"train.device={args.device}"] if args.device else []
+    config = Config.from_yaml(args.config, overrides)
     check_out_dir(Path(args.config), config.train.out_dir)
-    trainer = Trainer.from_config(config, data_root=args.data)
+    trainer = Trainer.from_config(config, data_root=args.data, show_progress=False if args.quiet else None)
     state = trainer.train()
     logging.getLogger("bridgeembed").info(
         "stopped at step %d; best mean dev BLEU %.2f at step %d; checkpoints in %s",

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from bridgeembed.cli.checks import output_file, positive_int, read_sentences, set_threads, stdout_open
-from bridgeembed.cli.registry import run_main
+from bridgeembed.cli.registry import add_common, run_main
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -21,19 +21,21 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="a shipped model's name, a checkpoint or an export (default: multi30k-m2m)")
     parser.add_argument("--src", help="source language")
     parser.add_argument("--tgt", help="target language")
-    parser.add_argument("--input", help="one sentence per line (default: stdin)")
-    parser.add_argument("--output", help="default: stdout")
+    parser.add_argument("--in", "--input", dest="input", help="one sentence per line (default: stdin; --input is "
+                                                               "the old spelling, kept for this release)")
     parser.add_argument("--evaluate", action="store_true", help="BLEU of every direction on a test split")
     parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
     parser.add_argument("--corpus", help="corpus folder (default: the model's training corpus, data.path)")
     parser.add_argument("--split", help="split to score (default: the model's data.test)")
     parser.add_argument("--directions", default="all", help="'all' or a list like en-de,de-en")
-    parser.add_argument("--out", help="with --evaluate: folder for bleu.json, bleu.md, plot and translations")
+    parser.add_argument("--out", "--output", dest="out",
+                        help="the translations, one per line (default: stdout); with --evaluate: the folder for "
+                             "bleu.json, bleu.md, the plot and the translations (--output: the old spelling)")
     parser.add_argument("--beam", type=int, default=5, help="beam size (1: greedy)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--device", default=None, help="cpu, cuda, ... (default: cuda if available)")
     parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: the idle cores)")
-    parser.add_argument("-v", "--verbose", action="store_true")
+    add_common(parser)
     return parser.parse_args(argv)
 
 
@@ -52,12 +54,10 @@ def run(args: argparse.Namespace) -> int:
     positive_int(args.batch_size, "--batch-size")
     if not args.evaluate and not (args.src and args.tgt):
         raise ConfigError("--src and --tgt are required to translate (or use --evaluate)")
-    output = output_file(args.output, "--output")
+    output = None if args.evaluate else output_file(args.out, "--out")
     if not output and not args.evaluate:
-        stdout_open("give --output FILE")
-    if args.out and not args.evaluate:
-        raise ConfigError("--out FOLDER goes with --evaluate (translations go to --output FILE or stdout)")
-    evaluate_out = check_output(args.out, "--out", "folder") if args.out else None
+        stdout_open("give --out FILE")
+    evaluate_out = check_output(args.out, "--out", "folder") if args.out and args.evaluate else None
     set_threads(args.threads)
     device = resolve_device(args.device)
     model, tokenizers, config = load_model(resolve(args.model))

@@ -1,6 +1,6 @@
 """`bridgeembed-bench xnli | sentiment | retrieval`: the crosslingual benchmarks on the command line.
 
-    bridgeembed-bench xnli --model multi30k-m2m --train-langs en en+de en+de+fr --test-langs en,de,fr
+    bridgeembed-bench xnli --model multi30k-m2m --train-langs en,en+de,en+de+fr --test-langs en,de,fr
     bridgeembed-bench sentiment --model multi30k-m2m --train-langs en --test-langs en,de,fr,es
     bridgeembed-bench retrieval --model multi30k-m2m --langs en,de,fr,cs --scoring both
     bridgeembed-bench neutrality --model multi30k-m2m --langs en,de,fr,cs
@@ -57,7 +57,8 @@ def add_common(parser: argparse.ArgumentParser, task: str) -> None:
 
 def add_classifier(parser: argparse.ArgumentParser, train_default: list[str]) -> None:
     parser.add_argument("--train-langs", nargs="+", default=train_default,
-                        help="training-language sets, e.g. en en+de en+de+fr (one row each)")
+                        help="comma-separated training-language sets, e.g. en,en+de,en+de+fr (one row each; "
+                             "the old space-separated form still works)")
     parser.add_argument("--test-langs", default="en,de,fr,es", help="comma-separated test languages")
     parser.add_argument("--c-grid", default="0.001,0.01,0.1,1,10", help="L2 strengths C tried on the held-out part")
     parser.add_argument("--heldout", type=float, default=0.1, help="fraction of training examples held out to pick C")

@@ -39,9 +39,10 @@ TrainSet = Tuple[str, ...]
 
 
 def parse_train_sets(specs: Sequence[str]) -> List[TrainSet]:
-    """["en", "en+de"] -> [("en",), ("en", "de")]."""
+    """"en,en+de" or ["en", "en+de"] (the old, space-separated form) -> [("en",), ("en", "de")]."""
     sets = []
-    for spec in specs:
+    specs = [specs] if isinstance(specs, str) else specs
+    for spec in [part for given in specs for part in given.split(",")] or [""]:
         langs = tuple(part.strip() for part in spec.split("+"))
         if not spec.strip() or any(not lang for lang in langs) or len(set(langs)) != len(langs):
             raise ConfigError(f"bad training-language set {spec!r}: expected codes joined by '+', e.g. en+de")

@@ -210,10 +210,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", help="data root; the data land in DATA/senteval, where `bridgeembed-bench senteval "
                                        "--data DATA` reads them "
                                        "(default: $BRIDGEEMBED_DATA or ~/.cache/bridgeembed/data)")
-    parser.add_argument("--dest", type=Path, help="the senteval folder itself (instead of DATA/senteval)")
+    parser.add_argument("--out", "--dest", dest="dest", type=Path,
+                        help="the senteval folder itself (instead of DATA/senteval; --dest: the old spelling)")
     parser.add_argument("--tasks", default="all", help=f"comma-separated subset of: {','.join(TASKS)}")
     parser.add_argument("--mirror", help="fetch every file from MIRROR/<upstream file name> instead")
-    parser.add_argument("--keep-downloads", action="store_true", help="keep the archives in DEST/downloads")
+    parser.add_argument("--keep-downloads", action="store_true", help="keep the archives in OUT/downloads")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -96,10 +96,8 @@ class BridgeEncoder:
     def save(self, path: str | Path, half: bool = False) -> None:
         """An encoder-only export that `from_pretrained(path)` loads back (float16 weights with `half`):
         a model folder (see `save_pretrained`), or one checkpoint file where `path` ends in `.pt`."""
-        if str(path).endswith(".pt"):
-            self._save(check_output(path, "path"), half)  # a folder, a link or a read-only place: refused first
-        else:
-            self.save_pretrained(path, half)
+        kind = "file" if str(path).endswith(".pt") else "folder"
+        self._save(check_output(path, "path", kind), half)  # a link, a read-only place...: refused before any work
 
     def save_pretrained(self, folder: str | Path, half: bool = False) -> None:
         """A model folder: config.json, model.safetensors, sentencepiece.LANG.model and a README.md card

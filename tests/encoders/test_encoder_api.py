@@ -216,7 +216,7 @@ def _stdin(monkeypatch, data: bytes):
     (["--batch-size", "-1", "kite"], "--batch-size must be a positive integer, got -1"),
     (["--batch-size", "0", "kite"], "--batch-size must be a positive integer, got 0"),
     (["--threads", "0", "kite"], "--threads must be a positive integer, got 0"),
-    (["--out", "/missing/dir/v.npy", "kite"], "--out /missing/dir/v.npy: folder /missing/dir does not exist"),
+    (["--out", "/dev/null/v.npy", "kite"], "--out /dev/null/v.npy: /dev/null is a file, not a folder"),
     (["--heads", "x", "kite"], "--heads 'x': expected mean, each"),
 ])
 def test_encode_command_checks_options_before_loading_the_model(toy_run, monkeypatch, capsys, argv, message):

@@ -67,7 +67,8 @@ def test_tied_weights_are_stored_once_and_tied_again(tmp_path, toy_corpus):
     config = toy_config(toy_corpus, tmp_path / "run")
     config.model.tie_embeddings = True
     shipped = load_checkpoint(REPO / "pretrained" / "multi30k-m2m")["tokenizers"]  # any two tokenizers
-    tokenizers = {"x": LanguageTokenizer.from_state(shipped["en"]), "y": LanguageTokenizer.from_state(shipped["de"])}
+    tokenizers = {"x": LanguageTokenizer.from_state({**shipped["en"], "lang": "x"}),
+                  "y": LanguageTokenizer.from_state({**shipped["de"], "lang": "y"})}
     model = BridgeModel(config.model, {lang: tok.vocab_size for lang, tok in tokenizers.items()})
     payload = make_payload(model, tokenizers, config, kind="encoder")
     save_folder(payload, tmp_path / "tied")
@@ -96,7 +97,7 @@ def test_a_damaged_or_unfinished_folder_is_refused_by_name(encoder, tmp_path):
     with pytest.raises(CheckpointError, match="no model"):
         BridgeEncoder(tmp_path / "n")
     (tmp_path / "file").write_text("x")
-    with pytest.raises(CheckpointError, match="is a file; a model folder must be a directory"):
+    with pytest.raises(ConfigError, match="is a file, not a folder"):
         encoder.save_pretrained(tmp_path / "file")
 
 

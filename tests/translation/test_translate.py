@@ -52,7 +52,7 @@ def test_missing_model_is_one_line(tmp_path, capsys):
     (["--batch-size", "0"], "--batch-size must be a positive integer, got 0"),
     (["--batch-size", "-1"], "--batch-size must be a positive integer, got -1"),
     (["--threads", "-2"], "--threads must be a positive integer, got -2"),
-    (["--output", "/missing/dir/x"], "--output /missing/dir/x: folder /missing/dir does not exist"),
+    (["--out", "/dev/null/x"], "--out /dev/null/x: /dev/null is a file, not a folder"),
     (["--device", "cuda:x"], "device 'cuda:x' is not a torch device"),
 ])
 def test_bad_options_are_one_line_before_any_work(toy_run, tmp_path, monkeypatch, capsys, argv, message):

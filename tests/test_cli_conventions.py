@@ -1,0 +1,87 @@
+"""One command-line convention (README, Command-line conventions): every command takes --version,
+-v/--verbose, --quiet and --threads (and --device where a model runs); --in/--out; comma lists; missing
+output folders are created; the old spellings still work."""
+
+import argparse
+
+import pytest
+
+from bridgeembed import __version__
+from bridgeembed.cli import bench, encode, export, fetch, mine, train, translate
+from bridgeembed.cli.registry import add_common, load
+
+SINGLE = {"bridgeembed-encode": encode, "bridgeembed-translate": translate, "bridgeembed-mine": mine,
+          "bridgeembed-train": train, "bridgeembed-export": export}
+
+
+def _subcommand_parsers():
+    for prog, module, device in (("bridgeembed-bench", bench, True), ("bridgeembed-data", fetch, False)):
+        for name, (target, _) in module.COMMANDS.items():
+            parser = argparse.ArgumentParser(prog=f"{prog} {name}")
+            load(target).add_arguments(parser)
+            yield f"{prog} {name}", add_common(parser, device=device), device
+
+
+@pytest.mark.parametrize("prog", list(SINGLE))
+def test_every_single_command_prints_its_version(prog, capsys):
+    with pytest.raises(SystemExit) as stop:
+        SINGLE[prog].main(["--version"])
+    assert stop.value.code == 0 and capsys.readouterr().out.strip() == f"{prog} {__version__}"
+
+
+@pytest.mark.parametrize("module, prog", [(bench, "bridgeembed-bench"), (fetch, "bridgeembed-data")])
+def test_tools_with_subcommands_print_their_version(module, prog, capsys):
+    assert module.main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"{prog} {__version__}"
+
+
+def test_every_command_takes_the_shared_options():
+    parsers = [(f"bridgeembed-{name}", module.parse_args) for name, module in
+               (("translate", translate), ("mine", mine), ("train", train), ("export", export))]
+    required = {"bridgeembed-translate": [], "bridgeembed-mine": ["--src", "a", "--tgt", "b", "--out", "o"],
+                "bridgeembed-train": ["c.yaml"], "bridgeembed-export": ["a", "b"]}
+    for prog, parse in parsers:
+        args = parse([*required[prog], "--quiet", "-v", "--threads", "1"])
+        assert args.quiet and args.verbose and args.threads == 1, prog
+        if prog != "bridgeembed-export":
+            assert parse([*required[prog], "--device", "cpu"]).device == "cpu", prog
+    for prog, parser, device in _subcommand_parsers():
+        options = parser._option_string_actions
+        assert {"--version", "--verbose", "-v", "--quiet", "--threads"} <= set(options), prog
+        assert ("--device" in options) == device, prog
+
+
+def test_in_and_out_everywhere_with_the_old_spellings_kept():
+    new = translate.parse_args(["--src", "de", "--tgt", "en", "--in", "a.txt", "--out", "b.txt"])
+    old = translate.parse_args(["--src", "de", "--tgt", "en", "--input", "a.txt", "--output", "b.txt"])
+    assert (new.input, new.out) == (old.input, old.out) == ("a.txt", "b.txt")
+    from bridgeembed.datasets import senteval
+
+    parser = argparse.ArgumentParser()
+    senteval.add_arguments(parser)
+    assert parser.parse_args(["--out", "D"]).dest == parser.parse_args(["--dest", "D"]).dest
+
+
+def test_language_lists_are_comma_separated_and_the_old_form_still_parses():
+    from bridgeembed.crosslingual.transfer import parse_train_sets
+
+    assert parse_train_sets(["en,en+de"]) == parse_train_sets(["en", "en+de"]) == [("en",), ("en", "de")]
+    assert parse_train_sets("en,en+de+fr") == [("en",), ("en", "de", "fr")]
+
+
+def test_missing_output_folders_are_created_and_a_file_in_the_way_is_named(tmp_path):
+    from bridgeembed.errors import ConfigError
+    from bridgeembed.paths import check_output
+
+    path = check_output(tmp_path / "new" / "deeper" / "v.npy", "--out")
+    assert path.parent.is_dir()
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ConfigError, match="file is a file, not a folder"):
+        check_output(tmp_path / "file" / "v.npy", "--out")
+
+
+def test_translate_writes_its_translations_to_out(tmp_path, monkeypatch, shipped_model):
+    (tmp_path / "de.txt").write_text("Ein Hund rennt.\n", encoding="utf-8")
+    assert translate.main(["--src", "de", "--tgt", "en", "--in", str(tmp_path / "de.txt"), "--out",
+                           str(tmp_path / "out" / "en.txt"), "--threads", "1", "--quiet"]) == 0
+    assert "dog" in (tmp_path / "out" / "en.txt").read_text(encoding="utf-8")
