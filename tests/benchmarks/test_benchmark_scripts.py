@@ -87,3 +87,14 @@ def test_mining_benchmark_bucc_plants_and_finds_translations(tmp_path, real_data
     for row in result["pairs"].values():
         assert row["ratio"]["f1"] > row["absolute"]["f1"] > 0.3  # margin beats cosine even with few distractors
     assert "| de-en | ratio margin |" in text
+
+
+@pytest.mark.slow
+def test_threads_under_load_times_each_setting_with_spinners(tmp_path, real_data):
+    data = real_data("senteval/downstream/MR")  # the released files: a subprocess checks their line counts
+    out = tmp_path / "threads.json"
+    run("threads_under_load.py", "--data", str(data), "--tasks", "MR", "--model", "bow", "--busy", "1",
+        "--repeats", "1", "--out", str(out))
+    result = json.loads(out.read_text())
+    assert result["busy"] == 1 and set(result["median"]) == {"default", "--threads 1", f"--threads {result['cores']}"}
+    assert all(len(times) == 1 and times[0] > 0 for times in result["seconds"].values())
