@@ -130,6 +130,8 @@ def plot(stats: AttentionStats, path: Path, title: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from bridgeembed.evaluation.languages import check_language
 
+    if args.limit < 0:
+        raise DataError(f"--limit must be 0 (all sentences) or a positive number, got {args.limit}")
     sentences = read_text(args.input, args.limit)
     encoder = load_bridge_encoder(args.model)
     check_language(encoder, args.lang)
