@@ -31,7 +31,7 @@ SCALES = {
     "toy": {"model.emb_dim": 16, "model.enc_hidden": 16, "model.dec_hidden": 16, "model.bridge_dim": 16,
             "tokenizer.vocab_size": 100, "tokenizer.moses": False, "train.max_steps": 6, "train.valid_every": 6,
             "train.valid_sentences": 10, "train.save_every": 6, "train.log_every": 3, "train.precision": "fp32"},
-    "cpu": {"train.max_steps": 6000, "train.valid_every": 2000},
+    "cpu": {"train.max_steps": 4000, "train.valid_every": 2000},
     "paper": {"model.emb_dim": 512, "model.enc_hidden": 512, "model.enc_layers": 2, "model.dec_hidden": 512,
               "model.dec_layers": 2, "model.bridge_dim": 1024, "model.dropout": 0.3, "tokenizer.vocab_size": 10000,
               "tokenizer.max_len": 50, "train.max_steps": 40000, "train.valid_every": 2000,
@@ -122,7 +122,7 @@ def train_seconds(out: Path) -> float:
     """Wall time of a run from its log: the sum over its (resumed) segments from start to end."""
     total, start = 0.0, None
     for event in map(json.loads, (out / "log.jsonl").read_text().splitlines()):
-        if event.get("event") == "start":
+        if event.get("event") in ("start", "resume"):
             start = event["time"]
         elif event.get("event") == "end" and start is not None:
             total, start = total + event["time"] - start, None
