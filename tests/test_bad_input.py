@@ -76,6 +76,8 @@ def scratch(tmp_path_factory) -> Path:
     payload["model"]["bridge.w1.weight"] = payload["model"]["bridge.w1.weight"].float().clone()
     payload["model"]["bridge.w1.weight"][0, 0] = float("nan")
     torch.save(payload, folder / "nan.pt")
+    weights = {k: v for k, v in payload["model"].items() if not k.startswith("bridge.")}
+    torch.save({**payload, "model": weights}, folder / "no-bridge.pt")
     return folder
 
 
