@@ -57,9 +57,9 @@ def load_bridge_encoder(spec: str) -> object:
 
 
 def read_text(path: str, limit: int) -> list:
-    from bridgeembed.cli.checks import read_sentences
+    from bridgeembed.text.parallel import read_lines
 
-    lines, _ = read_sentences(path)  # DataError naming the file and line for a binary or non-UTF-8 file
+    lines = read_lines(Path(path))  # plain or gzipped; a DataError naming the file and line for non-UTF-8 bytes
     sentences = [line.strip() for line in lines if line.strip()]
     if not sentences:
         raise DataError(f"{path} has no sentences: expected one sentence per line (UTF-8)")
