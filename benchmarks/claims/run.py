@@ -129,6 +129,9 @@ def heads(ctx: Context) -> tuple:
                   f"{len(tasks) - 1}"), {"per_head": curves}
 
 
+PARSER_FREE = ("Length", "WordContent", "BigramShift")  # the probing tasks bridgeembed-data builds without spaCy
+
+
 def probing_folder(ctx: Context) -> Path:
     """SentEval's probing files under DATA/senteval/probing, else the parser-free ones built from Multi30k's English
     training side with bridgeembed-data probing (the syntactic tasks need spaCy)."""
@@ -140,9 +143,9 @@ def probing_folder(ctx: Context) -> Path:
         from bridgeembed.cli import fetch
 
         corpus = next(p for p in (ctx.data / "multi30k" / f"train.en{e}" for e in (".gz", "")) if p.is_file())
-        argv = ["probing", "--lang", "en", "--corpus", str(corpus), "--out", str(built),
-                "--tasks", "Length,WordContent,BigramShift"] + (["--size", str(ctx.eval["probing_size"])]
-                                                                if ctx.eval["probing_size"] else [])
+        tasks = ",".join(t for t in ctx.eval["probing"].split(",") if t in PARSER_FREE)
+        argv = ["probing", "--lang", "en", "--corpus", str(corpus), "--out", str(built), "--tasks", tasks]
+        argv += ["--size", str(ctx.eval["probing_size"])] if ctx.eval["probing_size"] else []
         if fetch.main(argv):  # its INFO lines name the sizes it built
             raise ClaimError(f"building probing tasks failed: {' '.join(argv)}")
     return built
@@ -236,6 +239,9 @@ def main(argv: list | None = None) -> int:
     except ClaimError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted: the model in training saved last.pt; run the same command to resume", file=sys.stderr)
+        return 130
     return 0
 
 
