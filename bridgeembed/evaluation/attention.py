@@ -12,6 +12,10 @@ Table 13 splits the heads of each sentence by its length: the first n_i heads (h
 the penalty ||AA^T - I||^2 can make one-hot and mutually orthogonal, and the rest (n_i <= h < k),
 which cannot be orthogonal to them and which the penalty pushes to spread out. `AttentionStats`
 keeps sums per head for both groups, so sentences can be added one at a time.
+
+The split by index assumes the focused heads are the first ones; nothing in training orders them so.
+The summary therefore also splits each sentence's heads by rank: its n_i lowest-entropy heads
+("focused") against the others ("rest"), the same question without that assumption.
 """
 
 from __future__ import annotations
@@ -59,6 +63,9 @@ class AttentionStats:
     # (group, metric) -> (k,) sums; counts[group] -> (k,) sentences in which head h fell in that group
     sums: dict = field(default_factory=dict)
     counts: dict = field(default_factory=dict)
+    # entropy sums and (sentence, head) counts of each sentence's n_i lowest-entropy heads and of the others
+    ranked: dict = field(default_factory=lambda: {"focused": 0.0, "rest": 0.0})
+    ranked_counts: dict = field(default_factory=lambda: {"focused": 0, "rest": 0})
 
     def __post_init__(self) -> None:
         for group in ("all", *GROUPS):
@@ -77,6 +84,11 @@ class AttentionStats:
             self.counts[group] += member
             for name, v in values.items():
                 self.sums[(group, name)] += np.where(member, v, 0.0)
+        ranked = np.sort(values["entropy"])  # (k,): the n lowest first
+        self.ranked["focused"] += ranked[:n].sum()
+        self.ranked["rest"] += ranked[n:].sum()
+        self.ranked_counts["focused"] += min(n, k)
+        self.ranked_counts["rest"] += max(k - n, 0)
         self.sentences += 1
         self.tokens += n
 
@@ -95,7 +107,9 @@ class AttentionStats:
                 "heads": self.heads,
                 **{f"{metric}_{group}": self.pooled(metric, group) for metric in METRICS
                    for group in ("all", *GROUPS)},
-                "pairs_within": int(self.counts["within"].sum()), "pairs_beyond": int(self.counts["beyond"].sum())}
+                "pairs_within": int(self.counts["within"].sum()), "pairs_beyond": int(self.counts["beyond"].sum()),
+                **{f"entropy_{part}": self.ranked[part] / self.ranked_counts[part] if self.ranked_counts[part] else None
+                   for part in ("focused", "rest")}}
 
     def to_dict(self) -> dict:
         return {"summary": self.summary(),

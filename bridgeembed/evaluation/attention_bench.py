@@ -87,6 +87,8 @@ def markdown(stats: AttentionStats, meta: dict) -> str:
         pairs = s.get(f"pairs_{group}", s["sentences"] * stats.heads)
         rows.append([GROUP_NAMES[group], *cells, pairs])
     lines += markdown_table(["heads", *METRICS, "(sentence, head) pairs"], rows)
+    lines += ["", f"By rank instead of index: entropy of the n_i lowest-entropy heads of each sentence "
+              f"{_fmt(s['entropy_focused'])}, of the other heads {_fmt(s['entropy_rest'])} nats."]
     lines += ["", "## Per head", ""]
     per = {(m, g): stats.per_head(m, g) for m in METRICS for g in ("all", *GROUPS)}
     lines += markdown_table(["head", "entropy", "entropy h < n_i", "entropy h >= n_i", "coverage", "position"],
@@ -115,7 +117,7 @@ def plot(stats: AttentionStats, path: Path, title: str) -> None:
     axes[0].set_ylabel("entropy (nats)")
     axes[0].legend(fontsize=8)
     axes[1].plot(heads, stats.per_head("coverage"), marker=".")
-    axes[1].set_ylabel(f"coverage (share of tokens for {MASS:.0%} of the mass)")
+    axes[1].set_ylabel(f"coverage ({MASS:.0%} of the mass)")
     axes[2].plot(heads, stats.per_head("position"), marker=".")
     axes[2].set_ylabel("mean relative position")
     for ax in axes:

@@ -88,3 +88,12 @@ def test_bad_input_is_one_line_and_exit_status_2(model, lines, lang, expected, t
                        "--out", str(broken / "out")]) == 2
     assert expected in one_line_error(capsys)
     assert not (broken / "out").exists()
+
+
+def test_heads_are_also_split_by_rank_whatever_their_index():
+    # a 2-token sentence, k = 3: the one-hot heads sit at indices 1 and 2, the uniform one at 0
+    stats = collect([np.array([[0.5, 0.5], [1.0, 0.0], [0.0, 1.0]])])
+    summary = stats.summary()
+    assert summary["entropy_focused"] == 0.0  # the 2 lowest-entropy heads, wherever they are
+    assert summary["entropy_rest"] == pytest.approx(math.log(2))
+    assert summary["entropy_within"] == pytest.approx(math.log(2) / 2)  # by index: heads 0 and 1
