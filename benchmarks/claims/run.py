@@ -92,7 +92,7 @@ def penalty(ctx: Context) -> tuple:
              "entropy, n_i most focused heads", "entropy, other heads", "sentences", "mean n_i"]]
     found = {}
     for name in ("k50-penalty", "k50-nopenalty"):
-        s = found[name] = attention(name, ctx)
+        s = found[name] = attention(name, ctx)["summary"]
         rows.append([name, _f(s["entropy_within"]), _f(s["entropy_beyond"]), _f(s["coverage_within"]),
                      _f(s["coverage_beyond"]), _f(s["entropy_focused"]), _f(s["entropy_rest"]), s["sentences"],
                      _f(s["mean_tokens"], 1)])
@@ -113,9 +113,11 @@ def heads(ctx: Context) -> tuple:
     probing = probing_folder(ctx)
     tasks = ctx.eval["sts"].split(",")[:1] + [t for t in ctx.eval["probing"].split(",")
                                                if (probing / PROBING_FILES[t]).is_file()]
-    rows, curves = [["model", "task", "head 0", "last head", "best head", "Spearman rho(h, score)"]], {}
+    rows, curves = [["model", "task", "head 0", "last head", "best head", "Spearman rho(h, score)",
+                     "rho(head entropy, score)"]], {}
     for name in ("k10", "k50-penalty"):
         result = senteval(name, ctx, ",".join(tasks), "each", probing)
+        entropy = attention(name, ctx)["per_head"]["entropy_all"]  # (k,): how spread each head's attention is
         curves[name] = {}
         for task in tasks:
             views = result.get(task, {})
@@ -123,8 +125,9 @@ def heads(ctx: Context) -> tuple:
             curves[name][task] = scores
             rho = spearmanr(range(len(scores)), scores).statistic if len(scores) > 2 else None
             best = max(range(len(scores)), key=lambda h: scores[h]) if scores else None
+            by_entropy = spearmanr(entropy, scores).statistic if len(scores) > 2 else None
             rows.append([name, task, _f(scores[0] if scores else None), _f(scores[-1] if scores else None), best,
-                         _f(rho)])
+                         _f(rho), _f(by_entropy)])
     plot_heads(curves, ctx.out / "claims" / "heads.png")
     rising = [r for r in rows[1:] if r[0] == "k50-penalty" and r[1] != tasks[0] and r[5] != "-" and float(r[5]) > 0.3]
     return rows, (f"k50 probing tasks whose score rises with the head index (rho > 0.3): {len(rising)} of "
@@ -163,10 +166,12 @@ def plot_heads(curves: dict, path: Path) -> None:
     fig, axes = plt.subplots(1, len(curves), figsize=(6 * len(curves), 3.8), squeeze=False)
     for ax, (name, tasks) in zip(axes[0], curves.items()):
         for task, scores in tasks.items():
-            ax.plot(range(len(scores)), [float("nan") if s is None else s for s in scores], marker=".", label=task)
+            scale = 100 if task.startswith("STS") else 1  # Pearson r on the accuracies' 0-100 axis
+            ax.plot(range(len(scores)), [float("nan") if s is None else scale * s for s in scores], marker=".",
+                    label=f"{task} (r x 100)" if scale == 100 else task)
         ax.set_title(name)
         ax.set_xlabel("head")
-        ax.set_ylabel("score (accuracy %, STS: Pearson r x 100)")
+        ax.set_ylabel("accuracy % (STS: Pearson r x 100)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     fig.tight_layout()
