@@ -42,7 +42,7 @@ SCALES = {
 EVAL = {
     "toy": {"beam": 1, "sts": "STS12", "trainable": "MR,TREC", "probing": "Length", "senteval": "prototype",
             "probing_size": 0},
-    "cpu": {"beam": 1, "sts": "STS12,STS13,STS14,STS15,STS16", "trainable": "MR,TREC",
+    "cpu": {"beam": 1, "sts": "STS12,STS13,STS14,STS15,STS16", "trainable": "MR,CR,SUBJ,MPQA,SST2,TREC",
             "probing": "Length,WordContent", "senteval": "prototype", "probing_size": 10000},
     "paper": {"beam": 5, "sts": "STS12,STS13,STS14,STS15,STS16", "trainable": "MR,CR,SUBJ,MPQA,TREC,SST2",
               "probing": "Length,WordContent,BigramShift,Depth,TopConstituents,Tense,SubjNumber,ObjNumber,"
