@@ -35,7 +35,7 @@ SCALES = {
     "paper": {"model.emb_dim": 512, "model.enc_hidden": 512, "model.enc_layers": 2, "model.dec_hidden": 512,
               "model.dec_layers": 2, "model.bridge_dim": 1024, "model.dropout": 0.3, "tokenizer.vocab_size": 10000,
               "tokenizer.max_len": 50, "train.max_steps": 40000, "train.valid_every": 2000,
-              "train.valid_sentences": 0, "train.precision": "auto", "train.device": "auto"},
+              "train.valid_sentences": 0, "train.precision": "auto"},
 }
 
 # what the benches score per scale
@@ -111,10 +111,10 @@ def check_senteval(tasks: str, ctx: Context) -> None:
 
 def finished(out: Path, max_steps: int) -> bool:
     """Has the run in `out` reached max_steps (or stopped early) and saved best.pt?"""
-    log = out / "log.jsonl"
-    if not (out / "best.pt").is_file() or not log.is_file():
+    log_file = out / "log.jsonl"
+    if not (out / "best.pt").is_file() or not log_file.is_file():
         return False
-    ends = [e for e in map(json.loads, log.read_text().splitlines()) if e.get("event") == "end"]
+    ends = [e for e in map(json.loads, log_file.read_text().splitlines()) if e.get("event") == "end"]
     return bool(ends) and (ends[-1]["step"] >= max_steps or ends[-1]["reason"] == "early_stopping")
 
 
@@ -155,11 +155,12 @@ def _call(main: object, argv: list, what: str) -> None:
         raise ClaimError(f"{what} failed with exit status {rc}: {' '.join(argv)}")
 
 
-def _timed(ctx: Context, key: str, path: Path, run: object) -> dict:
-    """Read `path` (JSON) after `run()` made it, or as a previous run left it; the seconds `run()` took are kept
-    beside it (`path`.seconds), so a claim re-read from finished results still reports its compute."""
+def _timed(ctx: Context, key: str, path: Path, run: object, model: Path) -> dict:
+    """Read `path` (JSON) after `run()` made it, or as a previous run left it if it is newer than `model`; the
+    seconds `run()` took are kept beside it (`path`.seconds), so a claim re-read from finished results still
+    reports its compute."""
     stamp = path.with_suffix(".seconds")
-    if not path.is_file():
+    if not path.is_file() or path.stat().st_mtime < model.stat().st_mtime:
         start = time.perf_counter()
         run()
         stamp.write_text(f"{time.perf_counter() - start:.1f}\n")
@@ -175,7 +176,7 @@ def bleu(name: str, ctx: Context, directions: str = "all") -> dict:
     ckpt, out = train(name, ctx), ctx.out / "eval" / "bleu" / name
     argv = ["--model", str(ckpt), "--evaluate", "--data", str(ctx.data), "--split", TEST, "--directions",
             directions, "--beam", str(ctx.eval["beam"]), "--threads", str(ctx.threads), "--out", str(out)]
-    result = _timed(ctx, f"bleu {name}", out / "bleu.json", lambda: _call(translate.main, argv, "translate"))
+    result = _timed(ctx, f"bleu {name}", out / "bleu.json", lambda: _call(translate.main, argv, "translate"), ckpt)
     return result["directions"]
 
 
@@ -190,7 +191,7 @@ def senteval(name: str, ctx: Context, tasks: str, heads: str, probing: Path | No
     if probing:
         argv += ["--probing-data", str(probing)]
     table = _timed(ctx, f"senteval {name} {tasks} {heads}", out / "results.json",
-                   lambda: _call(bench.main, argv, "bench senteval"))
+                   lambda: _call(bench.main, argv, "bench senteval"), ckpt)
     return {task: {view: s["metrics"][r["primary"]] for view, s in r.get("views", {}).items()}
             for task, r in table["tasks"].items()}
 
@@ -203,4 +204,4 @@ def attention(name: str, ctx: Context) -> dict:
     source = next(p for p in (ctx.data / "multi30k" / f"{TEST}.en{ext}" for ext in (".gz", "")) if p.is_file())
     argv = ["attention", "--model", str(ckpt), "--in", str(source), "--lang", "en", "--out", str(out)]
     return _timed(ctx, f"attention {name}", out / "attention.json",
-                  lambda: _call(bench.main, argv, "bench attention"))
+                  lambda: _call(bench.main, argv, "bench attention"), ckpt)
