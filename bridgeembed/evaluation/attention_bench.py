@@ -27,8 +27,12 @@ GROUP_NAMES = {"within": "heads h < n_i", "beyond": "heads h >= n_i", "all": "al
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default="multi30k-m2m",
                         help="shipped model name, checkpoint or export of an attention-bridge model")
-    parser.add_argument("--in", dest="input", required=True, help="text file, one sentence per line (UTF-8)")
-    parser.add_argument("--lang", required=True, help="language code of the sentences")
+    parser.add_argument("--in", dest="input",
+                        help="text file, one sentence per line (UTF-8, may be gzipped; default: Multi30k's "
+                             "test_2016_flickr in --lang under the data root)")
+    parser.add_argument("--lang", default="en", help="language code of the sentences (default: en)")
+    parser.add_argument("--data", help="data root for the default --in (default: $BRIDGEEMBED_DATA or "
+                                       "~/.cache/bridgeembed/data)")
     parser.add_argument("--limit", type=int, default=0, help="measure only the first N sentences (0: all)")
     parser.add_argument("--out", help="output folder (default: results/attention/MODEL)")
     parser.add_argument("--no-plots", action="store_true", help="skip attention.png")
@@ -54,6 +58,17 @@ def load_bridge_encoder(spec: str) -> object:
                               f"attention-bridge checkpoint")
     model, tokenizers, config = build_from_payload(payload, str(path), with_decoders=False)
     return BridgeEncoder.from_model(model, tokenizers, config, device="cpu", source=spec)
+
+
+def default_input(data: str | None, lang: str) -> str:
+    """Multi30k's test sentences in `lang` under the data root, the text the claims measure."""
+    from bridgeembed.paths import data_root
+    from bridgeembed.text.parallel import corpus_file
+
+    try:
+        return str(corpus_file(data_root(data) / "multi30k", "test_2016_flickr", lang))
+    except DataError as err:
+        raise DataError(f"{err}; give a text file with --in FILE") from None
 
 
 def read_text(path: str, limit: int) -> list:
@@ -134,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.limit < 0:
         raise DataError(f"--limit must be 0 (all sentences) or a positive number, got {args.limit}")
+    args.input = args.input or default_input(args.data, args.lang)
     sentences = read_text(args.input, args.limit)
     encoder = load_bridge_encoder(args.model)
     check_language(encoder, args.lang)

@@ -97,3 +97,16 @@ def test_heads_are_also_split_by_rank_whatever_their_index():
     assert summary["entropy_focused"] == 0.0  # the 2 lowest-entropy heads, wherever they are
     assert summary["entropy_rest"] == pytest.approx(math.log(2))
     assert summary["entropy_within"] == pytest.approx(math.log(2) / 2)  # by index: heads 0 and 1
+
+
+def test_without_in_it_reads_multi30k_test_under_the_data_root(toy_run, tmp_path, capsys):
+    folder = tmp_path / "data" / "multi30k"
+    folder.mkdir(parents=True)
+    (folder / "test_2016_flickr.x").write_text("apple banana\ncherry dog eagle\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert bench.main(["attention", "--model", str(toy_run[0] / "best.pt"), "--lang", "x",
+                       "--data", str(tmp_path / "data"), "--out", str(out), "--no-plots"]) == 0
+    assert json.loads((out / "attention.json").read_text())["summary"]["sentences"] == 2
+    assert bench.main(["attention", "--model", str(toy_run[0] / "best.pt"), "--lang", "y",
+                       "--data", str(tmp_path / "data"), "--out", str(out)]) == 2
+    assert "missing corpus file" in one_line_error(capsys)
