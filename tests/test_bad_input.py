@@ -109,6 +109,8 @@ def scratch(tmp_path_factory) -> Path:
     data = bytearray((folder / "whole.pt").read_bytes())
     data[len(data) // 2] ^= 0x01  # one bit inside a tensor
     (folder / "flipped.pt").write_bytes(bytes(data))
+    weights = {k: v for k, v in shipped["model"].items() if not k.startswith("bridge.")}
+    torch.save({**shipped, "model": weights}, folder / "no-bridge.pt")
     return folder
 
 

@@ -14,6 +14,8 @@ COMMANDS = {
                   "bitext retrieval: nearest-neighbour accuracy by cosine or margin"),
     "neutrality": ("bridgeembed.crosslingual.cli:neutrality",
                    "language neutrality: pair and mixed-pool retrieval, cosines, language-ID probe"),
+    "attention": ("bridgeembed.evaluation.attention_bench",
+                  "bridge attention over a text: per-head entropy (split at the sentence length), coverage, position"),
 }
 
 
