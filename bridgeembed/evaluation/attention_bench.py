@@ -17,7 +17,7 @@ from pathlib import Path
 from bridgeembed.errors import CheckpointError, DataError
 from bridgeembed.evaluation.attention import GROUPS, MASS, METRICS, AttentionStats
 from bridgeembed.evaluation.writer import markdown_table, write
-from bridgeembed.paths import default_out
+from bridgeembed.paths import check_output, default_out
 
 log = logging.getLogger(__name__)
 BRIDGE_WEIGHTS = ("bridge.w1.weight", "bridge.w2.weight")
@@ -42,8 +42,8 @@ def load_bridge_encoder(spec: str) -> object:
     """A BridgeEncoder for `spec`, or a CheckpointError when the checkpoint has no attention bridge."""
     from bridgeembed.checkpoint import build_from_payload, load_checkpoint
     from bridgeembed.encoders.bridge import BridgeEncoder
-    from bridgeembed.pretrained import resolve
     from bridgeembed.evaluation.models import BASELINES
+    from bridgeembed.pretrained import resolve
 
     if spec in BASELINES:
         raise CheckpointError(f"--model {spec} is a baseline without an attention bridge; bench attention needs a "
@@ -149,11 +149,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.limit < 0:
         raise DataError(f"--limit must be 0 (all sentences) or a positive number, got {args.limit}")
+    out = check_output(args.out or default_out("attention", args.model), "--out", "folder")  # before the work
     args.input = args.input or default_input(args.data, args.lang)
     sentences = read_text(args.input, args.limit)
     encoder = load_bridge_encoder(args.model)
     check_language(encoder, args.lang)
-    out = Path(args.out) if args.out else default_out("attention", args.model)
     stats = measure(encoder, sentences, args.lang)
     meta = {"model": args.model, "input": args.input, "lang": args.lang, "heads": stats.heads, "mass": MASS,
             "entropy_unit": "nats"}
