@@ -95,6 +95,7 @@ def _senteval_stand_ins(request, monkeypatch):
         from bridgeembed.senteval import counts
 
         monkeypatch.setattr(counts, "EXPECTED_LINES", {})
+        monkeypatch.setenv("BRIDGEEMBED_SENTEVAL_ANY_SIZE", "1")  # and in the commands a test starts
 
 
 @pytest.fixture(scope="session")
