@@ -71,10 +71,15 @@ def is_model_folder(path: str | Path) -> bool:
     return (Path(path) / FOLDER_CONFIG).is_file()
 
 
+def container(path: str | Path) -> str:
+    """Where a model saved to `path` goes: "file" (one checkpoint file) for a name ending in `.pt`, else "folder"."""
+    return "file" if str(path).endswith(".pt") else "folder"
+
+
 def save_model(payload: dict, path: str | Path, card: str | None = None) -> Path:
     """An encoder or export payload to `path`: a `.pt` file, or else a model folder (see `save_folder`)."""
     path = Path(path)
-    if path.suffix == ".pt" and not path.is_dir():
+    if container(path) == "file" and not path.is_dir():
         save_atomic(payload, path)
     else:
         save_folder(payload, path, card)

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from bridgeembed.checkpoint import load_model, make_payload, save_model
+from bridgeembed.checkpoint import container, load_model, make_payload, save_model
 from bridgeembed.devices import resolve_device
 from bridgeembed.encoders.protocol import Heads, HeadSpec
 from bridgeembed.errors import ConfigError, UnknownLanguageError
@@ -96,8 +96,7 @@ class BridgeEncoder:
     def save(self, path: str | Path, half: bool = False) -> None:
         """An encoder-only export that `from_pretrained(path)` loads back (float16 weights with `half`):
         a model folder (see `save_pretrained`), or one checkpoint file where `path` ends in `.pt`."""
-        kind = "file" if str(path).endswith(".pt") else "folder"
-        self._save(check_output(path, "path", kind), half)  # a link, a read-only place...: refused before any work
+        self._save(check_output(path, "path", container(path)), half)  # a link, a read-only place: refused first
 
     def save_pretrained(self, folder: str | Path, half: bool = False) -> None:
         """A model folder: config.json, model.safetensors, sentencepiece.LANG.model and a README.md card

@@ -110,6 +110,7 @@ class Trainer:
         self.state = TrainState(lr=scaled_lr(train))
         self._set_lr(self.state.lr)
         self.stopped_by = 0  # the signal (SIGINT, SIGTERM) that stopped train(), if one did
+        self._loss_ok, self._loss_checked = True, 0  # all losses finite since step _loss_checked (check_loss)
         self.ddp = self._wrap()
 
     @classmethod
@@ -156,8 +157,8 @@ class Trainer:
     def check_loss(self) -> None:
         """A NaN or Inf loss stops training before anything is saved (every rank calls this, at log and save
         steps): the checkpoints on disk stay the last good ones."""
-        since = getattr(self, "_loss_checked", 0)
-        if distributed.any_rank(not bool(getattr(self, "_loss_ok", True)), self.world):
+        since = self._loss_checked
+        if distributed.any_rank(not bool(self._loss_ok), self.world):
             raise BridgeembedError(f"training diverged: the loss became NaN or Inf between steps {since} and "
                                    f"{self.state.step}; stopped without saving, so {self.out} keeps the last good "
                                    f"checkpoints; lower train.lr or check the loss weights (e.g. train.penalty_weight)")
@@ -261,7 +262,7 @@ class Trainer:
             if partner is not None and t.align_per_head > 0:
                 heads = alignment_loss(output, rows, t.align_loss, t.align_temperature, per_head=True)
                 loss = loss + t.align_per_head * heads
-        self._loss_ok = torch.isfinite(loss.detach()) & getattr(self, "_loss_ok", True)  # read at log and save
+        self._loss_ok = torch.isfinite(loss.detach()) & self._loss_ok  # read at log and save
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if t.clip_norm > 0:
