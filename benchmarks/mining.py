@@ -2,13 +2,20 @@
 
   bucc    plant the 1,000 test_2016_flickr translations among N distractors per side and mine them:
           en side = test en + train/val en rows 0..N-1; xx side = test xx + rows N..2N-1 of xx, so no
-          distractor has its translation on the other side. Precision, recall and F1 of the mined pairs
+          distractor has its translation on the other side (with --splice, beyond 15,007 per side, the rest are
+          spliced captions made from the same rows, as in corpus). Precision, recall and F1 of the mined pairs
           (retrieval max, k = 4) at the best threshold, for cosine (absolute), ratio and distance margins.
   encode  sharded encoding of whole files (default the four Multi30k training files): sentences/s, peak RSS.
   search  k-NN queries/s at N indexed vectors (shard folders or random), flat against ivf (and hnsw with
           --hnsw), and each approximate index's recall of the exact top-k.
   mine    mine() on N x N vectors (random, or the first N rows of shard folders on each side): wall time,
           peak RSS, and the extrapolation to --extrapolate rows (stated as such).
+  corpus  a large synthetic caption collection in one language, for the 1M x 1M run: N distinct sentences,
+          each the first words of one Multi30k training caption joined to the last words of another, from
+          the language's own half of the training rows (en: rows 0..14499, the others 14500..28999, so no
+          line of one side is made from a translation of a line of the other), then the 1,000
+          test_2016_flickr captions as the last rows (the planted pairs).
+  score   precision, recall and F1 of a `bridgeembed-mine` output (pairs.tsv) on the planted test_2016 pairs.
 
 Run each in its own process so that its peak RSS is its own:
 
@@ -16,6 +23,8 @@ Run each in its own process so that its peak RSS is its own:
     nice -n 10 python benchmarks/mining.py encode --data ../shared/data --shards /tmp/m30k-shards --threads 1
     nice -n 10 python benchmarks/mining.py search --shards /tmp/m30k-shards/train.* --size 100000 --threads 1
     nice -n 10 python benchmarks/mining.py mine --random --size 100000 --index ivf --threads 1
+    python benchmarks/mining.py corpus --data ../shared/data --lang de --size 1000000 --text /tmp/m1m/big.de
+    python benchmarks/mining.py score --pairs /tmp/m1m/pairs.tsv --data ../shared/data --src-lang de
 """
 
 import argparse
@@ -44,17 +53,19 @@ def set_threads(threads: int) -> None:
 
 
 # --- bucc ----------------------------------------------------------------------------------------------------
-def best_f1(pairs, gold: set, total: int) -> dict:
-    """Precision, recall and F1 of the pairs scoring at least t, at the t that maximises F1 (an oracle threshold,
-    as BUCC reports on its training split)."""
-    hit = np.array([(s, t) in gold for _, s, t in pairs], dtype=np.float64)
+def best_f1(scores: np.ndarray, hit: np.ndarray, total: int) -> dict:
+    """Precision, recall and F1 of the pairs scoring at least t (pairs best first, `hit` marks the right ones),
+    at the t that maximises F1 (an oracle threshold, as BUCC reports on its training split)."""
+    hit = np.asarray(hit, dtype=np.float64)
+    if not len(hit):
+        return {"precision": 0.0, "recall": 0.0, "f1": 0.0, "threshold": float("nan"), "pairs_kept": 0}
     correct = np.cumsum(hit)
     ranks = np.arange(1, len(hit) + 1)
     precision, recall = correct / ranks, correct / total
     f1 = np.where(correct > 0, 2 * precision * recall / np.maximum(precision + recall, 1e-12), 0)
     best = int(np.argmax(f1))
     return {"precision": float(precision[best]), "recall": float(recall[best]), "f1": float(f1[best]),
-            "threshold": float(pairs.score[best]), "pairs_kept": best + 1}
+            "threshold": float(scores[best]), "pairs_kept": best + 1}
 
 
 def bucc(args) -> dict:
@@ -69,18 +80,24 @@ def bucc(args) -> dict:
     side = {}
     for lang in langs:
         pool = read_lines(folder / f"train.{lang}.gz") + read_lines(folder / f"val.{lang}.gz")
-        if 2 * n > len(pool):
+        real = min(n, len(pool) // 2)
+        if real < n and not args.splice:
             sys.exit(f"error: --distractors {n}: Multi30k train + val have {len(pool)} {lang} rows, and disjoint "
-                     f"distractors need 2 x {n}; at most {len(pool) // 2}")
-        rows = range(0, n) if lang == "en" else range(n, 2 * n)
+                     f"distractors need 2 x {n}; at most {len(pool) // 2}, or add --splice to fill up with "
+                     f"spliced captions")
+        rows = range(0, real) if lang == "en" else range(real, 2 * real)
         test = read_lines(folder / f"test_2016_flickr.{lang}.gz")
-        sentences = [pool[i] for i in rows] + test  # the planted translations are rows n .. n + 999
+        captions = [pool[i] for i in rows]
+        extra = spliced(captions, n - real, set(test) | set(captions), seed=langs.index(lang)) if real < n else []
+        sentences = captions + extra + test  # the planted translations are rows n .. n + 999
         start = time.perf_counter()
         vectors = encoder.encode(sentences, lang, batch_size=64)
-        side[lang] = {"sentences": sentences, "vectors": vectors, "test": len(test),
-                      "encode_s": time.perf_counter() - start}
+        side[lang] = {"sentences": sentences, "vectors": vectors, "test": len(test), "real": real,
+                      "spliced": len(extra), "encode_s": time.perf_counter() - start}
         print(f"encoded {len(sentences)} {lang} sentences in {side[lang]['encode_s']:.0f} s", file=sys.stderr)
-    results = {"distractors": n, "model": args.model, "k": args.k, "index": args.index, "pairs": {}}
+    results = {"distractors": n, "model": args.model, "k": args.k, "index": args.index, "pairs": {},
+               "distractors_by_kind": {lang: {"captions": side[lang]["real"], "spliced": side[lang]["spliced"]}
+                                       for lang in langs}}
     for pair in args.pairs.split(","):
         xx = pair.split("-")[1]
         gold = {(n + i, n + i) for i in range(side[xx]["test"])}
@@ -89,7 +106,8 @@ def bucc(args) -> dict:
         for scoring in ("absolute", "ratio", "distance"):
             start = time.perf_counter()
             pairs = mine(side[xx]["vectors"], side["en"]["vectors"], k=args.k, scoring=scoring, index=args.index)
-            row[scoring] = {**best_f1(pairs, gold, len(gold)), "mine_s": time.perf_counter() - start}
+            hit = [(s, t) in gold for _, s, t in pairs]
+            row[scoring] = {**best_f1(pairs.score, hit, len(gold)), "mine_s": time.perf_counter() - start}
         results["pairs"][f"{xx}-en"] = row
     return results
 
@@ -124,6 +142,66 @@ def encode(args) -> dict:
     seconds = time.perf_counter() - start
     return {"sentences": total, "seconds": seconds, "sentences_per_s": total / seconds, "shard_size": args.shard_size,
             "peak_rss_mib": peak_rss_mib(), "files": [str(f) for f in files]}
+
+
+# --- corpus, score ----------------------------------------------------------------------------------------
+def spliced(captions: list, size: int, exclude: set, seed: int) -> list:
+    """`size` distinct sentences: the first words of one caption and the last words of another (each cut
+    strictly inside, so both parts keep at least one word), none of them in `exclude`."""
+    rng = np.random.default_rng(seed)
+    words = [c.split() for c in captions if len(c.split()) >= 2]
+    out, seen = [], set(exclude)
+    while len(out) < size:
+        a, b = rng.integers(len(words), size=(2, 4096))
+        for i, j in zip(a.tolist(), b.tolist()):
+            head, tail = words[i], words[j]
+            cut_a, cut_b = int(rng.integers(1, len(head))), int(rng.integers(1, len(tail)))
+            line = " ".join(head[:cut_a] + tail[cut_b:])
+            if line not in seen:
+                seen.add(line)
+                out.append(line)
+                if len(out) == size:
+                    break
+    return out
+
+
+def corpus(args) -> dict:
+    import gzip
+
+    from bridgeembed.text.parallel import corpus_dir, read_lines
+
+    folder = corpus_dir("multi30k", args.data)
+    train = read_lines(folder / f"train.{args.lang}.gz")
+    half = len(train) // 2
+    own = train[:half] if args.lang == "en" else train[half:]  # no line of one side from a translation of the other
+    test = read_lines(folder / f"test_2016_flickr.{args.lang}.gz")
+    lines = spliced(own, args.size, set(test), args.seed) + test
+    out = Path(args.text)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    opener = gzip.open if out.suffix == ".gz" else open
+    with opener(out, "wt", encoding="utf-8", newline="\n") as handle:
+        handle.writelines(line + "\n" for line in lines)
+    return {"lines": len(lines), "synthetic": args.size, "planted": len(test), "out": str(out),
+            "from_rows": "0..%d" % (half - 1) if args.lang == "en" else "%d..%d" % (half, len(train) - 1)}
+
+
+def score(args) -> dict:
+    """The planted pairs are test line i on both sides: a mined pair is right when both its sentences are the
+    same test row (a test line may also occur elsewhere; the text decides)."""
+    from bridgeembed.text.parallel import corpus_dir, read_lines
+
+    folder = corpus_dir("multi30k", args.data)
+    src_test = read_lines(folder / f"test_2016_flickr.{args.src_lang}.gz")
+    tgt_test = read_lines(folder / f"test_2016_flickr.{args.tgt_lang}.gz")
+    gold = {(s.replace("\t", " "), t.replace("\t", " ")) for s, t in zip(src_test, tgt_test)}
+    scores, hits = [], []
+    with open(args.pairs, encoding="utf-8") as handle:
+        for line in handle:
+            value, src, tgt = line.rstrip("\n").split("\t")
+            scores.append(float(value))
+            hits.append((src, tgt) in gold)
+    return {"mined_pairs": len(scores), "planted": len(gold), "planted_found": int(sum(hits)),
+            **best_f1(np.asarray(scores), hits, len(gold))}
 
 
 # --- search ----------------------------------------------------------------------------------------------------
@@ -229,6 +307,8 @@ def main(argv=None) -> int:
     b = commands.add_parser("bucc")
     b.add_argument("--data", help="data root holding multi30k/ (default: $BRIDGEEMBED_DATA)")
     b.add_argument("--distractors", type=int, default=10_000)
+    b.add_argument("--splice", action="store_true",
+                   help="beyond the 15,007 disjoint captions per side, fill up with spliced captions (see corpus)")
     b.add_argument("--pairs", default="en-de,en-cs")
     b.add_argument("--model", default="multi30k-m2m")
     b.add_argument("--index", default="flat")
@@ -239,6 +319,17 @@ def main(argv=None) -> int:
     e.add_argument("--shard-size", type=int, default=10_000)
     e.add_argument("--half", action="store_true")
     e.add_argument("--model", default="multi30k-m2m")
+    c = commands.add_parser("corpus")
+    c.add_argument("--data")
+    c.add_argument("--lang", required=True)
+    c.add_argument("--size", type=int, default=1_000_000, help="synthetic sentences (the 1,000 test lines follow)")
+    c.add_argument("--text", required=True, help="text file to write (.gz: gzipped)")
+    c.add_argument("--seed", type=int, default=0)
+    sc = commands.add_parser("score")
+    sc.add_argument("--data")
+    sc.add_argument("--pairs", required=True, help="bridgeembed-mine's output: score, source, target per line")
+    sc.add_argument("--src-lang", required=True)
+    sc.add_argument("--tgt-lang", default="en")
     for sub in (commands.add_parser("search"), commands.add_parser("mine")):
         sub.add_argument("--shards", nargs="*", help="shard folders whose first --size rows are used")
         sub.add_argument("--random", action="store_true", help="random vectors (d = 512) instead")
@@ -259,7 +350,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     set_threads(args.threads)
     started = time.perf_counter()
-    results = {"bucc": bucc, "encode": encode, "search": search, "mine": mine_scale}[args.command](args)
+    commands = {"bucc": bucc, "encode": encode, "search": search, "mine": mine_scale, "corpus": corpus, "score": score}
+    results = commands[args.command](args)
     results.update(command=" ".join(sys.argv), threads=args.threads, wall_s=time.perf_counter() - started,
                    peak_rss_mib=peak_rss_mib())
     if args.command == "bucc":

@@ -98,3 +98,75 @@ def test_threads_under_load_times_each_setting_with_spinners(tmp_path, real_data
     result = json.loads(out.read_text())
     assert result["busy"] == 1 and set(result["median"]) == {"default", "--threads 1", f"--threads {result['cores']}"}
     assert all(len(times) == 1 and times[0] > 0 for times in result["seconds"].values())
+
+
+def small_multi30k(tmp_path, real_data, rows: int, langs=("en", "de", "cs")):
+    """A data root whose multi30k/ holds the first `rows` train and val lines and the whole test_2016 set."""
+    import gzip
+
+    source = real_data("multi30k") / "multi30k"
+    folder = tmp_path / "data" / "multi30k"
+    folder.mkdir(parents=True)
+    for lang in langs:
+        for split, keep in (("train", rows), ("val", rows), ("test_2016_flickr", None)):
+            with gzip.open(source / f"{split}.{lang}.gz", "rt", encoding="utf-8") as handle:
+                lines = handle.read().splitlines()[:keep]
+            with gzip.open(folder / f"{split}.{lang}.gz", "wt", encoding="utf-8") as handle:
+                handle.write("\n".join(lines) + "\n")
+    return folder.parent
+
+
+@pytest.mark.slow
+def test_mining_benchmark_corpus_splices_captions_and_plants_the_test_set(tmp_path, real_data):
+    root = small_multi30k(tmp_path, real_data, 200, langs=("en", "de"))
+    for lang in ("en", "de"):
+        run_here("mining.py", "corpus", "--data", str(root), "--lang", lang, "--size", "3000",
+                 "--text", str(tmp_path / f"big.{lang}"))
+    en = (tmp_path / "big.en").read_text(encoding="utf-8").splitlines()
+    de = (tmp_path / "big.de").read_text(encoding="utf-8").splitlines()
+    assert len(en) == len(de) == 4000 and len(set(en[:3000])) == 3000
+    test_de = gzip_lines(root / "multi30k" / "test_2016_flickr.de.gz")
+    assert de[3000:] == test_de and not set(de[:3000]) & set(test_de)
+    # each synthetic German line is made of words of the German half of train (rows 100..199), never the English
+    train_de = gzip_lines(root / "multi30k" / "train.de.gz")
+    own_words = {w for line in train_de[100:] for w in line.split()}
+    assert all(set(line.split()) <= own_words for line in de[:3000])
+
+
+def gzip_lines(path):
+    import gzip
+
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        return handle.read().splitlines()
+
+
+def test_mining_benchmark_score_counts_planted_pairs_at_the_best_threshold(tmp_path):
+    root = tmp_path / "data" / "multi30k"
+    root.mkdir(parents=True)
+    import gzip
+
+    for lang, lines in (("de", ["Ein Hund.", "Eine Katze.", "Ein Haus."]), ("en", ["A dog.", "A cat.", "A house."])):
+        with gzip.open(root / f"test_2016_flickr.{lang}.gz", "wt", encoding="utf-8") as handle:
+            handle.write("\n".join(lines) + "\n")
+    (tmp_path / "pairs.tsv").write_text("1.30\tEin Hund.\tA dog.\n1.20\tEine Katze.\tA cat.\n"
+                                        "1.10\tEin Baum.\tA tree.\n1.00\tEin Haus.\tA cat.\n", encoding="utf-8")
+    run_here("mining.py", "score", "--data", str(tmp_path / "data"), "--pairs", str(tmp_path / "pairs.tsv"),
+             "--src-lang", "de", "--out", str(tmp_path / "score.json"))
+    result = json.loads((tmp_path / "score.json").read_text())
+    assert result["planted_found"] == 2 and result["mined_pairs"] == 4
+    assert result["precision"] == 1.0 and abs(result["recall"] - 2 / 3) < 1e-9 and result["threshold"] == 1.2
+
+
+@pytest.mark.slow
+def test_mining_benchmark_bucc_fills_up_with_spliced_captions(tmp_path, real_data):
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed")
+    root = small_multi30k(tmp_path, real_data, 100)
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "mining.py"), "bucc", "--data", str(root),
+                           "--distractors", "150", "--pairs", "en-de"], capture_output=True, text=True, cwd=REPO,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=600)
+    assert done.returncode != 0 and "add --splice" in done.stderr and "at most 100" in done.stderr
+    run_here("mining.py", "bucc", "--data", str(root), "--distractors", "150", "--pairs", "en-de", "--splice",
+             "--out", str(tmp_path / "b.json"))
+    result = json.loads((tmp_path / "b.json").read_text())
+    assert result["distractors_by_kind"]["de"] == {"captions": 100, "spliced": 50}
+    assert result["pairs"]["de-en"]["ratio"]["f1"] > 0.3
