@@ -273,12 +273,28 @@ def mine_scale(args) -> dict:
     from bridgeembed.mining.vectors import Vectors
 
     if args.shards and not args.random:
-        sys.exit("error: mine --shards is not offered: Multi30k has no 100k sentences per language; use --random")
-    src, tgt = load_vectors(args, args.size, 0), load_vectors(args, args.size, 1)
+        sys.exit("error: mine takes --src-shards and --tgt-shards (one folder per side), or --random")
+    if bool(args.src_shards) != bool(args.tgt_shards):
+        sys.exit("error: --src-shards and --tgt-shards go together")
+    if args.src_shards:
+        src = load_vectors(argparse.Namespace(random=False, shards=[args.src_shards]), args.size, 0)
+        tgt = load_vectors(argparse.Namespace(random=False, shards=[args.tgt_shards]), args.size, 0)
+    else:
+        src, tgt = load_vectors(args, args.size, 0), load_vectors(args, args.size, 1)
     config = IndexConfig(args.index, nprobe=args.nprobe)
     start = time.perf_counter()
     pairs = mine(src, tgt, k=args.k, index=config)
     seconds = time.perf_counter() - start
+    compared = {}
+    if args.compare_exact:  # the same mining with exact neighbours: how many of its pairs the index finds
+        start = time.perf_counter()
+        exact = mine(src, tgt, k=args.k, index="flat")
+        found = set(zip(pairs.src.tolist(), pairs.tgt.tolist()))
+        exact_pairs = list(zip(exact.src.tolist(), exact.tgt.tolist()))
+        tenth = exact_pairs[:max(1, len(exact_pairs) // 10)]
+        compared = {"exact_s": time.perf_counter() - start, "exact_pairs": len(exact_pairs),
+                    "recall_of_exact_pairs": sum(p in found for p in exact_pairs) / len(exact_pairs),
+                    "recall_of_exact_best_tenth": sum(p in found for p in tenth) / len(tenth)}
     resolved = config.resolve(args.size, args.size)
     train = 0.0
     if resolved.kind == "ivf":  # the k-means part of one index build, timed apart for the extrapolation
@@ -288,7 +304,8 @@ def mine_scale(args) -> dict:
         build_index(sample, replace(resolved, nlist=nlist)).reset()  # train + add of the sample: >= training alone
         train = time.perf_counter() - start
     out = {"size": args.size, "index": vars_of(resolved, args.size), "k": args.k, "pairs": len(pairs),
-           "seconds": seconds, "train_s_per_index": train, "peak_rss_mib": peak_rss_mib(), "vectors": "random"}
+           "seconds": seconds, "train_s_per_index": train, "peak_rss_mib": peak_rss_mib(),
+           "vectors": "encoded" if args.src_shards else "random", **compared}
     if args.extrapolate:
         factor = args.extrapolate / args.size
         if resolved.kind == "ivf":  # search and add grow as N^1.5 (nlist = 4 sqrt(N)); k-means as N (sample x nlist)
@@ -342,6 +359,10 @@ def main(argv=None) -> int:
         else:
             sub.add_argument("--index", default="ivf")
             sub.add_argument("--extrapolate", type=int, default=1_000_000)
+            sub.add_argument("--src-shards", help="shard folder of the source side (its first --size rows)")
+            sub.add_argument("--tgt-shards", help="shard folder of the target side")
+            sub.add_argument("--compare-exact", action="store_true",
+                             help="also mine with exact neighbours and report the share of its pairs found")
     for sub in (b, commands.choices["search"], commands.choices["mine"]):
         sub.add_argument("--k", type=int, default=4)
     for sub in commands.choices.values():

@@ -170,3 +170,21 @@ def test_mining_benchmark_bucc_fills_up_with_spliced_captions(tmp_path, real_dat
     result = json.loads((tmp_path / "b.json").read_text())
     assert result["distractors_by_kind"]["de"] == {"captions": 100, "spliced": 50}
     assert result["pairs"]["de-en"]["ratio"]["f1"] > 0.3
+
+
+def test_mining_benchmark_mines_shard_folders_and_compares_with_exact(tmp_path):
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed")
+    from bridgeembed.encoders.baselines import HashBowEncoder
+    from bridgeembed.mining.shards import encode_to_shards
+
+    words = ["dog", "cat", "man", "woman", "runs", "sits", "red", "blue", "park", "beach", "ball", "car"]
+    rng = __import__("random").Random(0)
+    for side in ("src", "tgt"):
+        path = tmp_path / f"{side}.txt"
+        path.write_text("".join(" ".join(rng.choices(words, k=6)) + "\n" for _ in range(3000)), encoding="utf-8")
+        encode_to_shards(HashBowEncoder(dim=32), path, "en", tmp_path / side, shard_size=1000, normalize=True)
+    run_here("mining.py", "mine", "--src-shards", str(tmp_path / "src"), "--tgt-shards", str(tmp_path / "tgt"),
+             "--size", "2500", "--compare-exact", "--out", str(tmp_path / "m.json"))
+    mined = json.loads((tmp_path / "m.json").read_text())
+    assert mined["vectors"] == "encoded" and mined["size"] == 2500 and mined["pairs"] > 0
+    assert mined["exact_pairs"] > 0 and 0 < mined["recall_of_exact_pairs"] <= 1
