@@ -156,7 +156,8 @@ def _pool(factory: Callable, settings: dict, jobs: Iterable[tuple], processes: i
     workers: list = []
     finished = False
     try:
-        workers = [_Worker(context, factory, settings) for _ in range(processes)]
+        for _ in range(processes):
+            workers.append(_Worker(context, factory, settings))  # one by one: those started are stopped below
         jobs = iter(jobs)
         ahead = next(jobs, None)
         while True:

@@ -107,7 +107,7 @@ def encode_to_shards(encoder: SentenceEncoder, path: str | Path, lang: str, fold
     process with as many threads writes. Workers run on the CPU and build the encoder again (a
     `BridgeEncoder` loads its source; another encoder is pickled), so an encoder on a GPU, or one wrapped
     from a model in memory, is refused. `show_progress`: a bar over the sentences to encode (None: on a
-    terminal only)."""
+    terminal only; the command lines' --quiet gives False)."""
     if not isinstance(shard_size, int) or shard_size < 1:
         raise BridgeembedError(f"shard_size must be a positive integer, got {shard_size!r}")
     processes = check_processes(processes)
@@ -136,7 +136,7 @@ def encode_to_shards(encoder: SentenceEncoder, path: str | Path, lang: str, fold
     to_encode = sum(min(shard_size, rows - index * shard_size) for index in todo)
     with ExitStack() as stack:
         bar = stack.enter_context(tqdm(total=to_encode, desc=f"{folder.name}: shards", unit="sent", unit_scale=True,
-                                       disable=show_progress is False or None))
+                                       disable=None if show_progress is None else not show_progress))
         if not bar.disable:
             from tqdm.contrib.logging import logging_redirect_tqdm
 

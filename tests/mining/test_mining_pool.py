@@ -55,6 +55,13 @@ def test_a_pool_writes_the_bytes_one_process_writes_and_resumes(text, tmp_path):
     assert shard_bytes(pool.folder) == shard_bytes(one.folder)
 
 
+def test_a_bar_over_the_sentences_when_asked(text, tmp_path, capsys):
+    encode_to_shards(Slow(), text, "en", tmp_path / "quiet", shard_size=10, show_progress=False)
+    assert "shards:" not in capsys.readouterr().err
+    encode_to_shards(Slow(), text, "en", tmp_path / "shown", shard_size=10, show_progress=True)
+    assert "shown: shards: 100%" in capsys.readouterr().err
+
+
 def test_encode_multi_process_gives_encode_in_order():
     sentences = [f"sentence {i} about {'dogs ' * (i % 4)}" for i in range(23)]
     vectors = encode_multi_process(Slow(), sentences, "en", processes=2, chunk_size=5)
