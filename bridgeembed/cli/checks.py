@@ -1,6 +1,7 @@
 """Checks the commands run on their options before any work: a bad value is one line and exit status 2,
 and an output path that cannot be written is found before an hour of encoding, not after it."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -19,6 +20,25 @@ def set_threads(threads: int | None) -> int:
     from bridgeembed.devices import set_threads as set_torch_threads
 
     return set_torch_threads(threads, "--threads")
+
+
+def pool_device(processes: int, threads: int | None, device: str | None) -> str | None:
+    """--processes N: a positive number, at most the machine's CPUs, and at most --threads (the threads are
+    shared among the processes). The workers encode on CPU cores, so with N > 1 the model loads on the CPU
+    and a --device other than cpu is refused. Returns the device to load the model on."""
+    positive_int(processes, "--processes")
+    if processes == 1:
+        return device
+    if device not in (None, "auto", "cpu"):
+        raise BridgeembedError(f"--processes {processes} encodes on CPU cores, one model per process; with --device "
+                               f"{device} give --processes 1 (one process keeps a GPU busy)")
+    if threads is not None and threads < processes:
+        raise BridgeembedError(f"--processes {processes} with --threads {threads}: the threads are shared among the "
+                               f"processes and each needs one; give --threads {processes} or more, or leave it out")
+    most = os.cpu_count() or 1
+    if processes > most:
+        raise BridgeembedError(f"--processes {processes}: this machine has {most} CPUs; give at most {most}")
+    return "cpu"
 
 
 def output_file(path: str | Path, option: str, suffix: str = "") -> Path | None:

@@ -3,6 +3,7 @@
   bridgeembed-encode --lang de "Ein Hund rennt." "Eine Frau liest."      # prints one vector per line
   bridgeembed-encode --lang en --in captions.txt --out vectors.npy --heads each
   bridgeembed-encode --lang de --in news.de.txt --shards shards/news.de --half   # resumable .npy shards
+  bridgeembed-encode --lang de --in news.de.txt --shards shards/news.de --processes 2   # two worker processes
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from bridgeembed.cli.checks import output_file, positive_int, read_sentences, set_threads, stdout_open
+from bridgeembed.cli.checks import output_file, pool_device, positive_int, read_sentences, set_threads, stdout_open
 from bridgeembed.cli.registry import add_common, run_main
 from bridgeembed.encoders.protocol import FORMS, HeadSpec
 from bridgeembed.errors import BridgeembedError
@@ -34,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "run again after an interruption to encode only the missing shards")
     shards.add_argument("--shard-size", type=int, default=None, help="sentences per shard (default 100000)")
     shards.add_argument("--half", action="store_true", help="store float16 (half the disk and memory)")
+    shards.add_argument("--processes", type=int, default=1, metavar="N",
+                        help="encode the shards in N worker processes on the CPU (default 1); --threads is shared "
+                             "among them")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
 
     positive_int(args.batch_size, "--batch-size")  # every option is checked before the model loads
     heads = HeadSpec.parse(args.heads, what="--heads")
-    if args.shards or args.shard_size is not None or args.half:
+    if args.shards or args.shard_size is not None or args.half or args.processes != 1:
         return run_shards(args, heads)
     out = output_file(args.out, "--out", suffix=".npy")  # np.save appends .npy: say where it really goes
     if not out:
@@ -70,19 +74,22 @@ def run_shards(args: argparse.Namespace, heads: HeadSpec) -> int:
     from bridgeembed.mining.shards import SHARD_SIZE, check_text_file, encode_to_shards
 
     if not args.shards:
-        raise BridgeembedError("--shard-size and --half go with --shards DIR")
+        raise BridgeembedError("--shard-size, --half and --processes go with --shards DIR")
     if args.out or args.sentences or not args.input:
         raise BridgeembedError("--shards DIR encodes one file: give it with --in FILE (not --out, arguments or stdin)")
     shard_size = positive_int(SHARD_SIZE if args.shard_size is None else args.shard_size, "--shard-size")
     if not (heads.is_mean or heads.single):
         raise BridgeembedError(f"--heads {heads}: shards hold one vector per sentence; use --heads mean or one "
                                f"head index")
+    device = pool_device(args.processes, args.threads, args.device)
     check_text_file(args.input)
-    set_threads(args.threads)
-    encoder = BridgeEncoder(args.model, device=args.device)
+    threads = set_threads(args.threads)
+    encoder = BridgeEncoder(args.model, device=device)
     shards = encode_to_shards(encoder, args.input, args.lang, args.shards, model=args.model, shard_size=shard_size,
                               heads=heads.resolve(encoder, what="--heads"), half=args.half, normalize=args.normalize,
-                              batch_size=args.batch_size)
+                              batch_size=args.batch_size, processes=args.processes,
+                              threads_per_process=max(1, threads // args.processes),
+                              show_progress=False if getattr(args, "quiet", False) else None)
     print(f"wrote {shards.folder}: {len(shards)} sentences, {-(-len(shards) // shard_size)} shards of "
           f"{shards.dtype} vectors ({shards.dim},)", file=sys.stderr)
     return 0

@@ -2,7 +2,7 @@
 
   bridgeembed-mine --src news.de.txt --src-lang de --tgt news.en.txt --tgt-lang en --out pairs.tsv
   bridgeembed-mine --src news.de.txt --src-lang de --tgt news.en.txt --tgt-lang en --out pairs.tsv \\
-      --shards shards/ --threshold 1.06                      # keep the encodings for the next mining
+      --shards shards/ --threshold 1.06 --processes 2        # keep the encodings for the next mining
   bridgeembed-mine --src shards/news.de.txt.de --tgt shards/news.en.txt.en --out pairs.tsv   # from shards
   bridgeembed-mine --src a.de --src-lang de --tgt a.en --tgt-lang en --mode align --out scored.tsv
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bridgeembed.cli.checks import output_file, positive_int, set_threads
+from bridgeembed.cli.checks import output_file, pool_device, positive_int, set_threads
 from bridgeembed.cli.registry import add_common, run_main
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError, UnknownLanguageError
@@ -62,6 +62,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "mining) instead of a temporary folder")
     add("--shard-size", type=int, default=100_000, help="sentences per shard (default 100000)")
     add("--half", action="store_true", help="shards in float16")
+    add("--processes", type=int, default=1, metavar="N", help="encode text files in N worker processes on the CPU "
+        "(default 1); --threads is shared among them")
     add("--index", default="auto", choices=INDEXES, help="nearest neighbours: flat (exact), ivf, hnsw, or auto "
         "(flat up to 100k x 100k sentences, else ivf)")
     add("--nprobe", type=int, default=16, help="ivf: cells searched per query (default 16)")
@@ -79,10 +81,11 @@ def check_options(args: argparse.Namespace) -> tuple:
     from bridgeembed.mining.index import IndexConfig
     from bridgeembed.mining.mine import check_threshold
 
-    for option in ("k", "batch_size", "shard_size", "nprobe", "ef_search", "threads", "nlist"):
+    for option in ("k", "batch_size", "shard_size", "nprobe", "ef_search", "threads", "nlist", "processes"):
         value = getattr(args, option)
         if value is not None or option not in ("threads", "nlist"):  # those two may be left to the default
             positive_int(value, "--" + option.replace("_", "-"))
+    args.device = pool_device(args.processes, args.threads, args.device)
     check_threshold(args.threshold, args.scoring, "--threshold")
     out = output_file(args.out, "--out")
     if args.documents and args.mode != "align":
@@ -115,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
     from bridgeembed.mining.mine import mine
 
     out, config = check_options(args)
-    faiss_threads(set_threads(args.threads))  # FAISS's OpenMP threads as torch's
+    args.threads_total = set_threads(args.threads)
+    faiss_threads(args.threads_total)  # FAISS's OpenMP threads as torch's
     with ExitStack() as stack:
         src, tgt = open_sides(args, stack)
         src_vecs, tgt_vecs, docs = views(args, src, tgt)
@@ -177,7 +181,9 @@ def encode_side(encoder: object, args: argparse.Namespace, path: Path, lang: str
 
     return encode_to_shards(encoder, path, lang, folder, model=args.model or "multi30k-m2m",
                             shard_size=args.shard_size, heads=args.heads_spec.encoder_heads, half=args.half,
-                            normalize=True, batch_size=args.batch_size)
+                            normalize=True, batch_size=args.batch_size, processes=args.processes,
+                            threads_per_process=max(1, args.threads_total // args.processes),
+                            show_progress=False if getattr(args, "quiet", False) else None)
 
 
 def views(args: argparse.Namespace, src: object, tgt: object) -> tuple:

@@ -15,7 +15,8 @@ import logging
 import os
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -57,11 +58,14 @@ class BridgeEncoder:
                             f"{type(model_name_or_path).__name__}; use BridgeEncoder.from_model(model, tokenizers, "
                             f"config) to wrap a model in memory")
         target = resolve_device(device)  # before loading: a bad device fails fast
-        model, tokenizers, config = load_model(resolve(model_name_or_path), with_decoders=False)
+        found = resolve(model_name_or_path)
+        model, tokenizers, config = load_model(found, with_decoders=False)
         self._setup(model, tokenizers, config, target, str(model_name_or_path))
+        self._recipe = (str(Path(found).resolve()), None)  # what `worker_factory` loads: (path, reinit seed)
 
     def _setup(self, model: Any, tokenizers: dict, config: Config, device: str | torch.device, source: str) -> None:
         self.model, self.tokenizers, self.config, self.source = model.eval(), tokenizers, config, source
+        self._recipe = None  # a model in memory: no worker process can load it again
         self.max_len = config.tokenizer.max_len
         if device is not None:
             self._move_to(resolve_device(device))
@@ -116,8 +120,23 @@ class BridgeEncoder:
         with torch.random.fork_rng(devices=[]):  # the weights are drawn on the CPU
             torch.manual_seed(seed)
             model = BridgeModel(self.config.model, {lang: t.vocab_size for lang, t in self.tokenizers.items()}, [])
-        return BridgeEncoder.from_model(model, self.tokenizers, self.config, self.device,
-                                        source=f"untrained:{self.source}")
+        encoder = BridgeEncoder.from_model(model, self.tokenizers, self.config, self.device,
+                                           source=f"untrained:{self.source}")
+        recipe = getattr(self, "_recipe", None)
+        encoder._recipe = (recipe[0], seed) if recipe is not None else None  # fresh weights: the seed decides
+        return encoder
+
+    def worker_factory(self) -> Callable[[], "BridgeEncoder"]:
+        """A picklable zero-argument callable that loads this encoder again, on the CPU, in another process:
+        what each worker of `encode_to_shards(..., processes=N)` builds its encoder with. Only an encoder
+        loaded from a name or path (or `reinitialized` from one) can be loaded again; one made with
+        `from_model` is a ConfigError. The workers check that the weights they load are this encoder's."""
+        recipe = getattr(self, "_recipe", None)
+        if recipe is None:
+            raise ConfigError(f"BridgeEncoder(source={self.source!r}) wraps a model in memory, which a worker "
+                              f"process cannot load again: save it (save_pretrained(folder)) and load "
+                              f"BridgeEncoder(folder), or encode in one process")
+        return partial(_load_again, *recipe)
 
     # --- properties ---------------------------------------------------------------------------
     @property
@@ -261,6 +280,12 @@ class BridgeEncoder:
             if code not in self.tokenizers:
                 raise UnknownLanguageError(code, self.tokenizers, "the model")
         return langs
+
+
+def _load_again(path: str, seed: int | None) -> BridgeEncoder:
+    """`BridgeEncoder.worker_factory`'s work, in the worker: the same model on the CPU (reinitialized by `seed`)."""
+    encoder = BridgeEncoder(path, device="cpu")
+    return encoder if seed is None else encoder.reinitialized(seed=seed)
 
 
 def _check_batch_size(batch_size: int) -> None:

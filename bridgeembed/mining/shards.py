@@ -8,6 +8,10 @@ The manifest is written first; every shard is written to a temporary file in the
 renamed, so after `kill -9` a shard file is either complete or absent. Running the same encoding
 again checks that the input, model and settings are the same, then encodes only the shards that are
 missing. Lines are streamed: memory grows with the shard size, never with the file.
+
+With `processes=N` a pool of worker processes encodes the missing shards (`bridgeembed.encoders.pool`):
+the parent reads the file and hands each worker one shard of lines at a time; the worker writes the
+shard itself, in the same way, so a kill -9 of the parent or of a worker leaves complete shards only.
 """
 
 from __future__ import annotations
@@ -15,16 +19,18 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import time
 from collections.abc import Iterator
+from contextlib import ExitStack, closing
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+from tqdm.auto import tqdm
 
+from bridgeembed.encoders.pool import WorkerDied, check_processes, encode_jobs, fingerprint, threads_each
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError, DataError
-from bridgeembed.paths import remove_stale_temporaries, save_array_atomic, write_text_atomic
+from bridgeembed.paths import remove_stale_temporaries, write_text_atomic
 from bridgeembed.text.streaming import iter_lines
 
 if TYPE_CHECKING:  # for annotations only
@@ -35,7 +41,6 @@ logger = logging.getLogger(__name__)
 FORMAT, VERSION = "bridgeembed-shards", 1
 MANIFEST = "manifest.json"
 SHARD_SIZE = 100_000  # sentences per shard: 195 MiB of float32 at d = 512, about a minute of encoding on 2 cores
-DTYPES = {"float32": np.float32, "float16": np.float16}
 SAME_VECTORS = ("dim", "fingerprint", "heads")  # shards agreeing on these share one vector space
 
 
@@ -78,25 +83,6 @@ def check_text_file(path: str | Path) -> Path:
     return path
 
 
-def fingerprint(encoder: SentenceEncoder) -> str:
-    """sha256 of an encoder's weights (its `model.state_dict()`), or of its class and source for one without."""
-    digest = hashlib.sha256(type(encoder).__name__.encode())
-    model = getattr(encoder, "model", None)
-    if hasattr(model, "state_dict"):
-        for name, tensor in sorted(model.state_dict().items()):
-            digest.update(name.encode())
-            digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(dtype=_uint8()).numpy().tobytes())
-    else:
-        digest.update(str(getattr(encoder, "source", getattr(encoder, "name", ""))).encode())
-    return digest.hexdigest()[:16]
-
-
-def _uint8() -> Any:
-    import torch
-
-    return torch.uint8
-
-
 def probe_dim(encoder: SentenceEncoder, lang: str, heads: str | int) -> int:
     """The vector size, from one sentence; an unknown language fails here, before any file is read."""
     vector = np.asarray(encoder.encode(["."], lang, heads=heads, batch_size=1))
@@ -108,13 +94,23 @@ def probe_dim(encoder: SentenceEncoder, lang: str, heads: str | int) -> int:
 # --- writing -----------------------------------------------------------------------------------------------
 def encode_to_shards(encoder: SentenceEncoder, path: str | Path, lang: str, folder: str | Path, model: str = "",
                      shard_size: int = SHARD_SIZE, heads: Heads = "mean", half: bool = False,
-                     normalize: bool = False, batch_size: int = 64) -> Shards:
+                     normalize: bool = False, batch_size: int = 64, processes: int = 1,
+                     threads_per_process: int | None = None, show_progress: bool | None = None) -> Shards:
     """Encode the lines of `path` (UTF-8, gzipped or not) into `folder`, resuming what is already there.
 
     `model` is the name recorded in the manifest (the encoder's weights are fingerprinted either way);
-    `half` stores float16. A folder that holds shards of another input, model or setting is refused."""
+    `half` stores float16. A folder that holds shards of another input, model or setting is refused.
+
+    `processes` > 1: the missing shards are encoded by that many worker processes (`bridgeembed.encoders.pool`),
+    each with `threads_per_process` torch threads (default: the idle cores shared among them, at least
+    one each), each writing its shards as one process does; the shards are the same, bit for bit, as one
+    process with as many threads writes. Workers run on the CPU and build the encoder again (a
+    `BridgeEncoder` loads its source; another encoder is pickled), so an encoder on a GPU, or one wrapped
+    from a model in memory, is refused. `show_progress`: a bar over the sentences to encode (None: on a
+    terminal only; the command lines' --quiet gives False)."""
     if not isinstance(shard_size, int) or shard_size < 1:
         raise BridgeembedError(f"shard_size must be a positive integer, got {shard_size!r}")
+    processes = check_processes(processes)
     spec = HeadSpec.parse(heads)
     if not (spec.is_mean or spec.single):
         raise BridgeembedError(f"heads {heads!r}: shards hold one vector per sentence; use mean or one head index")
@@ -130,15 +126,32 @@ def encode_to_shards(encoder: SentenceEncoder, path: str | Path, lang: str, fold
     if not todo:
         logger.info("%s: all %d shards are there already", folder, -(-rows // shard_size))
         return Shards(folder)
-    logger.info("%s: encoding %d of %d shards (%d lines)", folder, len(todo), -(-rows // shard_size), rows)
-    for index, lines in _shard_lines(path, shard_size, set(todo)):
-        start = time.perf_counter()
-        vectors = np.asarray(encoder.encode(lines, lang, heads=heads, batch_size=batch_size), dtype=np.float32)
-        if normalize:
-            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        save_array_atomic(folder / shard_name(index), vectors.astype(DTYPES[manifest["dtype"]]))
-        logger.info("%s: %s, %d sentences in %.1f s", folder, shard_name(index), len(lines),
-                    time.perf_counter() - start)
+    processes = min(processes, len(todo))
+    threads = threads_each(processes, threads_per_process) if processes > 1 else None
+    pool = f" by {processes} processes of {threads} thread(s)" if threads else ""
+    logger.info("%s: encoding %d of %d shards (%d lines)%s", folder, len(todo), -(-rows // shard_size), rows, pool)
+    how = {"lang": lang, "heads": heads, "batch_size": batch_size, "normalize": bool(normalize),
+           "dtype": manifest["dtype"]}
+    jobs = ((index, lines, folder / shard_name(index)) for index, lines in _shard_lines(path, shard_size, set(todo)))
+    to_encode = sum(min(shard_size, rows - index * shard_size) for index in todo)
+    with ExitStack() as stack:
+        bar = stack.enter_context(tqdm(total=to_encode, desc=f"{folder.name}: shards", unit="sent", unit_scale=True,
+                                       disable=None if show_progress is None else not show_progress))
+        if not bar.disable:
+            from tqdm.contrib.logging import logging_redirect_tqdm
+
+            stack.enter_context(logging_redirect_tqdm())  # the per-shard lines above the bar, not through it
+        try:
+            with closing(encode_jobs(encoder, jobs, how, processes, threads)) as done:  # closed: workers stopped
+                for index, _, count, seconds in done:
+                    logger.info("%s: %s, %d sentences in %.1f s", folder, shard_name(index), count, seconds)
+                    bar.update(count)
+        except WorkerDied as err:
+            raise WorkerDied(f"{err}; the shards written are complete: run the same encoding again to encode "
+                             f"the missing ones") from None
+        finally:
+            if processes > 1:
+                remove_stale_temporaries(folder)  # what a stopped worker was writing
     return Shards(folder)
 
 

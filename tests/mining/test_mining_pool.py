@@ -1,0 +1,332 @@
+"""Shards encoded by a pool of worker processes (bridgeembed/mining/pool.py): the same bytes as one process,
+a killed worker or parent leaves complete shards only and the next run encodes the rest, an error in a
+worker is the same one-line error in the parent, and the encoders a worker cannot build are refused."""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bridgeembed.encoders.baselines import HashBowEncoder
+from bridgeembed.encoders.pool import SameWeights, WorkerDied, _failure, fingerprint, worker_factory
+from bridgeembed.errors import BridgeembedError, DataError, UnknownLanguageError
+from bridgeembed.mining import encode_multi_process
+from bridgeembed.mining.shards import ShardError, Shards, encode_to_shards, missing_shards, read_manifest, shard_name
+from tests.helpers import REPO, one_line_error
+from tests.helpers.pool_encoders import Poisoned, Slow
+
+
+@pytest.fixture
+def text(tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_text("".join(f"sentence number {i} about {i % 7} dogs\n" for i in range(25)), encoding="utf-8")
+    return path
+
+
+def expected(text):
+    return HashBowEncoder(dim=16).encode(text.read_text().splitlines())
+
+
+def shard_bytes(folder):
+    return {p.name: p.read_bytes() for p in sorted(Path(folder).glob("shard-*.npy"))}
+
+
+def test_a_pool_writes_the_bytes_one_process_writes_and_resumes(text, tmp_path):
+    one = encode_to_shards(Slow(), text, "en", tmp_path / "one", shard_size=4, half=True, normalize=True)
+    pool = encode_to_shards(Slow(), text, "en", tmp_path / "pool", shard_size=4, half=True, normalize=True,
+                            processes=2, threads_per_process=1)
+    assert len(shard_bytes(pool.folder)) == 7 and shard_bytes(pool.folder) == shard_bytes(one.folder)
+    assert (pool.folder / "manifest.json").read_text() == (one.folder / "manifest.json").read_text().replace(
+        str(one.folder), str(pool.folder))
+    # a run killed earlier: one shard missing, one cut short; the pool writes those two only
+    (pool.folder / shard_name(2)).unlink()
+    (pool.folder / shard_name(5)).write_bytes((pool.folder / shard_name(5)).read_bytes()[:100])
+    kept = {p.name: p.stat().st_mtime_ns for p in pool.folder.glob("shard-*.npy")}
+    kept.pop(shard_name(5))
+    encode_to_shards(Slow(), text, "en", pool.folder, shard_size=4, half=True, normalize=True, processes=3)
+    assert {name: (pool.folder / name).stat().st_mtime_ns for name in kept} == kept
+    assert shard_bytes(pool.folder) == shard_bytes(one.folder)
+
+
+def test_a_bar_over_the_sentences_when_asked(text, tmp_path, capsys):
+    encode_to_shards(Slow(), text, "en", tmp_path / "quiet", shard_size=10, show_progress=False)
+    assert "shards:" not in capsys.readouterr().err
+    encode_to_shards(Slow(), text, "en", tmp_path / "shown", shard_size=10, show_progress=True)
+    assert "shown: shards: 100%" in capsys.readouterr().err
+
+
+def test_encode_multi_process_gives_encode_in_order():
+    sentences = [f"sentence {i} about {'dogs ' * (i % 4)}" for i in range(23)]
+    vectors = encode_multi_process(Slow(), sentences, "en", processes=2, chunk_size=5)
+    np.testing.assert_array_equal(vectors, HashBowEncoder(dim=16).encode(sentences))
+    np.testing.assert_array_equal(encode_multi_process(Slow(), sentences[:3], "en", processes=1),
+                                  HashBowEncoder(dim=16).encode(sentences[:3]))
+
+
+def test_a_killed_worker_is_one_error_and_the_next_run_finishes(text, tmp_path):
+    folder, pids = tmp_path / "shards", tmp_path / "pids"
+    pids.mkdir()
+    killed = []
+
+    def kill_the_first_worker():  # while it encodes a shard (it sleeps after leaving its pid)
+        deadline = time.time() + 120
+        while not killed and time.time() < deadline:
+            for found in pids.iterdir():
+                os.kill(int(found.name), signal.SIGKILL)
+                killed.append(int(found.name))
+                break
+            time.sleep(0.01)
+
+    killer = threading.Thread(target=kill_the_first_worker)
+    killer.start()
+    try:
+        with pytest.raises(WorkerDied) as caught:
+            encode_to_shards(Slow(pids=pids, delay=1.0), text, "en", folder, shard_size=5, processes=2)
+    finally:
+        killer.join()
+    assert re.fullmatch(rf"a worker process \(pid {killed[0]}\) died \(killed by SIGKILL, perhaps for lack of memory\) "
+                        rf"while encoding {re.escape(str(folder))}/shard-0000\d\.npy; the shards written are "
+                        rf"complete: run the same encoding again to encode the missing ones", str(caught.value))
+    assert not list(folder.glob(".*.tmp"))  # the other worker was stopped; what it was writing is gone
+    with pytest.raises(ShardError, match="is incomplete"):
+        Shards(folder)
+    before = {p.name: p.stat().st_mtime_ns for p in folder.glob("shard-*.npy")}
+    shards = encode_to_shards(Slow(), text, "en", folder, shard_size=5, processes=2)
+    assert {name: (folder / name).stat().st_mtime_ns for name in before} == before
+    np.testing.assert_array_equal(shards.read(0, 25), expected(text))
+
+
+KILLED_PARENT = """
+import sys
+sys.path.insert(0, {repo!r})
+from bridgeembed.mining.shards import encode_to_shards
+from tests.helpers.pool_encoders import Slow
+
+encode_to_shards(Slow(pids={pids!r}, delay=0.3), {text!r}, "en", {folder!r}, shard_size=2, processes=2)
+"""
+
+
+def gone(pid):
+    """Ended (a zombie counts: nothing reaps an orphan in some containers)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in "ZXx"
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_kill_9_of_the_parent_leaves_complete_shards_and_no_workers(text, tmp_path):
+    folder, pids = tmp_path / "shards", tmp_path / "pids"
+    pids.mkdir()
+    script = KILLED_PARENT.format(repo=str(REPO), pids=str(pids), text=str(text), folder=str(folder))
+    process = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while (len(list(pids.iterdir())) < 2 or not list(folder.glob("shard-*.npy"))) and time.time() < deadline \
+            and process.poll() is None:
+        time.sleep(0.02)
+    workers = [int(p.name) for p in pids.iterdir()]
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL and len(workers) == 2, process.stderr.read().decode()[-2000:]
+    deadline = time.time() + 30
+    while not all(gone(pid) for pid in workers) and time.time() < deadline:
+        time.sleep(0.05)
+    assert all(gone(pid) for pid in workers), "the workers outlived their parent"
+    written = sorted(p.name for p in folder.glob("shard-*.npy"))
+    todo = missing_shards(folder, read_manifest(folder))
+    assert written and not {shard_name(i) for i in todo} & set(written)  # every shard there is whole
+    assert len(written) < 13
+    shards = encode_to_shards(Slow(), text, "en", folder, shard_size=2)  # finished by one process
+    assert not list(folder.glob(".*.tmp"))
+    np.testing.assert_array_equal(shards.read(0, 25), expected(text))
+
+
+def test_an_error_in_a_worker_is_the_same_one_line_error(tmp_path, capsys):
+    from bridgeembed.cli.registry import guarded
+
+    path = tmp_path / "in.txt"
+    path.write_text("".join(f"line {i}\n" if i != 13 else "poison\n" for i in range(20)), encoding="utf-8")
+    with pytest.raises(DataError) as caught:
+        encode_to_shards(Poisoned(), path, "en", tmp_path / "shards", shard_size=3, processes=2)
+    assert type(caught.value) is DataError
+    assert str(caught.value) == "cannot encode 'poison': a word this encoder refuses"
+    assert not list((tmp_path / "shards").glob(".*.tmp")) and not (tmp_path / "shards" / shard_name(4)).exists()
+    assert guarded(lambda _: encode_to_shards(Poisoned(), path, "en", tmp_path / "shards", shard_size=3,
+                                              processes=2), None) == 2
+    assert one_line_error(capsys) == "error: cannot encode 'poison': a word this encoder refuses"
+
+
+def test_what_crosses_from_a_worker():
+    kind, err = _failure(DataError("f.txt: line 3 is not UTF-8 text"))
+    assert kind == "error" and type(err) is DataError and str(err) == "f.txt: line 3 is not UTF-8 text"
+    kind, err = _failure(UnknownLanguageError("xx", ["de", "en"]))  # does not survive pickling: its message does
+    assert kind == "error" and type(err) is BridgeembedError
+    assert str(err) == "unknown language 'xx': the model knows de, en"
+    try:
+        Poisoned(error="bug").encode(["poison"])
+    except ValueError as bug:
+        kind, text = _failure(bug)
+    assert kind == "crash" and "Traceback" in text and text.endswith("ValueError: a bug in the encoder")
+
+
+class OnGpu(HashBowEncoder):
+    device = "cuda:0"
+
+
+class Unpicklable(HashBowEncoder):
+    def __init__(self):
+        super().__init__(dim=16)
+        self.lock = threading.Lock()
+
+
+def test_what_a_pool_refuses(text, tmp_path):
+    for bad in (0, -1, "2", 1.5, True):
+        with pytest.raises(BridgeembedError, match=re.escape(f"processes must be a positive integer, got {bad!r}")):
+            encode_to_shards(Slow(), text, "en", tmp_path / "a", processes=bad)
+    with pytest.raises(BridgeembedError, match=r"processes=2: a pool of processes encodes on CPU cores, but the "
+                                               r"encoder is on cuda:0; on a GPU, encode in one process"):
+        worker_factory(OnGpu())
+    with pytest.raises(BridgeembedError, match=r"processes=2: a worker process cannot build this Unpicklable again: "
+                                               r"it cannot be pickled \(.*lock.*\); give it a worker_factory\(\) "
+                                               r"method, or encode in one process \(processes=1\)"):
+        encode_to_shards(Unpicklable(), text, "en", tmp_path / "b", shard_size=5, processes=2)
+    with pytest.raises(BridgeembedError, match=r"the encoder a worker process built again has other weights than "
+                                               r"the one given \(fingerprint \w+, not 0123\)"):
+        SameWeights("0123")(HashBowEncoder())
+    SameWeights(fingerprint(Slow()))(Slow())  # a copy passes
+
+
+@pytest.mark.usefixtures("shipped_model")
+def test_a_bridge_encoder_is_loaded_again_in_a_worker_or_refused():
+    from bridgeembed.encoders.bridge import BridgeEncoder
+    from bridgeembed.errors import ConfigError
+
+    encoder = BridgeEncoder("multi30k-m2m", device="cpu")
+    again = worker_factory(encoder)()
+    assert fingerprint(again) == fingerprint(encoder) and str(again.device) == "cpu"
+    untrained = encoder.reinitialized(seed=3)
+    assert fingerprint(worker_factory(untrained)()) == fingerprint(untrained) != fingerprint(encoder)
+    wrapped = BridgeEncoder.from_model(encoder.model, encoder.tokenizers, encoder.config)
+    with pytest.raises(ConfigError, match=r"BridgeEncoder\(source='model'\) wraps a model in memory, which a worker "
+                                          r"process cannot load again: save it"):
+        worker_factory(wrapped)
+
+
+# --- the command lines: --processes N ----------------------------------------------------------------------
+DE = ["Ein Hund rennt über eine Wiese.", "Zwei Kinder spielen im Sand.", "Eine Frau liest ein Buch im Park.",
+      "Ein Mann fährt Fahrrad auf der Straße.", "Drei Leute sitzen in einer Höhle."]
+EN = ["A dog runs across a meadow.", "Two children play in the sand.", "A woman reads a book in the park.",
+      "A man rides a bicycle on the street.", "Three people sit in a cave."]
+two_cpus = pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="--processes 2 needs two CPUs")
+
+
+def numbered(path, lines, n):
+    path.write_text("".join(f"{lines[i % len(lines)]} ({i})\n" for i in range(n)), encoding="utf-8")
+    return path
+
+
+@pytest.mark.slow  # 4 loads of the model, 2 in worker processes: 10-20 s
+@two_cpus
+@pytest.mark.usefixtures("shipped_model")
+def test_encode_and_mine_with_processes_write_what_one_process_writes(tmp_path, capsys):
+    import torch
+
+    from bridgeembed.cli import encode, mine
+    from bridgeembed.encoders.bridge import BridgeEncoder
+
+    de, en = numbered(tmp_path / "de.txt", DE, 30), numbered(tmp_path / "en.txt", EN, 12)
+    torch.set_num_threads(1)  # as each of the 2 workers of --threads 2: the same vectors, bit for bit
+    one = encode_to_shards(BridgeEncoder("multi30k-m2m", device="cpu"), de, "de", tmp_path / "one",
+                           model="multi30k-m2m", shard_size=8)
+    assert encode.main(["--lang", "de", "--in", str(de), "--shards", str(tmp_path / "pool"), "--shard-size", "8",
+                        "--processes", "2", "--threads", "2", "--quiet"]) == 0
+    assert f"wrote {tmp_path / 'pool'}: 30 sentences, 4 shards of float32 vectors (512,)" in capsys.readouterr().err
+    assert shard_bytes(tmp_path / "pool") == shard_bytes(one.folder) and len(shard_bytes(one.folder)) == 4
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed")
+    common = ["--src", de, "--src-lang", "de", "--tgt-lang", "en", "--shard-size", "8"]
+    assert mine.main([str(a) for a in [*common, "--tgt", en, "--shards", tmp_path / "s1", "--threads", "1",
+                                       "--out", tmp_path / "one.tsv"]]) == 0
+    (tmp_path / "s2").mkdir()  # the target's shards from the first mining; the source encoded by 2 processes
+    (tmp_path / "s1" / "en.txt.en").rename(tmp_path / "s2" / "en.txt.en")
+    assert mine.main([str(a) for a in [*common, "--tgt", tmp_path / "s2" / "en.txt.en", "--shards", tmp_path / "s2",
+                                       "--processes", "2", "--threads", "2", "--out", tmp_path / "pool.tsv"]]) == 0
+    assert shard_bytes(tmp_path / "s2" / "de.txt.de") == shard_bytes(tmp_path / "s1" / "de.txt.de")
+    assert (tmp_path / "pool.tsv").read_text() == (tmp_path / "one.tsv").read_text()
+
+
+def children(pid):
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            pass
+    return found
+
+
+@pytest.mark.slow  # 15 s
+@two_cpus
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.usefixtures("shipped_model")
+def test_kill_9_of_bridgeembed_encode_with_processes_then_the_same_command_finishes(tmp_path, capsys):
+    from bridgeembed.cli import encode
+
+    de, folder = numbered(tmp_path / "de.txt", DE, 1000), tmp_path / "shards"
+    argv = ["--lang", "de", "--in", str(de), "--shards", str(folder), "--shard-size", "10", "--processes", "2",
+            "--threads", "2", "--quiet"]
+    process = subprocess.Popen([sys.executable, "-m", "bridgeembed.cli.encode", *argv], stderr=subprocess.PIPE,
+                               cwd=REPO)
+    deadline = time.time() + 300
+    while not list(folder.glob("shard-*.npy")) and time.time() < deadline and process.poll() is None:
+        time.sleep(0.02)
+    workers = children(process.pid)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL and len(workers) >= 2, process.stderr.read().decode()[-2000:]
+    deadline = time.time() + 60
+    while not all(gone(pid) for pid in workers) and time.time() < deadline:
+        time.sleep(0.05)
+    assert all(gone(pid) for pid in workers), "processes outlived bridgeembed-encode"
+    before = {p.name: p.stat().st_mtime_ns for p in folder.glob("shard-*.npy")}
+    assert 0 < len(before) < 100 and not set(before) & {shard_name(i) for i in missing_shards(folder, read_manifest(
+        folder))}
+    assert encode.main(argv) == 0  # the same command: only the missing shards
+    assert {name: (folder / name).stat().st_mtime_ns for name in before} == before
+    assert len(Shards(folder)) == 1000 and not list(folder.glob(".*.tmp"))
+
+
+def test_bad_processes_are_one_line(tmp_path, capsys):
+    from bridgeembed.cli import encode, mine
+
+    text = numbered(tmp_path / "de.txt", DE, 3)
+    shards = ["--lang", "de", "--in", str(text), "--shards", str(tmp_path / "s")]
+    mining = ["--src", str(text), "--src-lang", "de", "--tgt", str(text), "--tgt-lang", "de", "--out",
+              str(tmp_path / "p.tsv")]
+    most = os.cpu_count() or 1
+    for argv, message in [
+        ([*shards, "--processes", "0"], "--processes must be a positive integer, got 0"),
+        ([*shards, "--processes", "-2"], "--processes must be a positive integer, got -2"),
+        ([*shards, "--processes", "2", "--device", "cuda"], "--processes 2 encodes on CPU cores, one model per "
+         "process; with --device cuda give --processes 1 (one process keeps a GPU busy)"),
+        ([*shards, "--processes", "2", "--threads", "1"], "--processes 2 with --threads 1: the threads are shared "
+         "among the processes and each needs one; give --threads 2 or more, or leave it out"),
+        ([*shards, "--processes", str(most + 1)], f"--processes {most + 1}: this machine has {most} CPUs; give at "
+         f"most {most}"),
+        (["--lang", "de", "--in", str(text), "--processes", "2"], "--shard-size, --half and --processes go with "
+         "--shards DIR"),
+    ]:
+        assert encode.main(argv) == 2, argv
+        assert one_line_error(capsys) == f"error: {message}"
+    assert mine.main([*mining, "--processes", "0"]) == 2
+    assert one_line_error(capsys) == "error: --processes must be a positive integer, got 0"
+    assert mine.main([*mining, "--processes", "2", "--device", "cuda:1"]) == 2
+    assert one_line_error(capsys).startswith("error: --processes 2 encodes on CPU cores")
+    assert not (tmp_path / "s").exists() and not (tmp_path / "p.tsv").exists()
