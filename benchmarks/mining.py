@@ -209,10 +209,15 @@ def load_vectors(args, size: int, seed: int, dim: int = 512) -> np.ndarray:
     """The first `size` rows of the shard folders, in order, or random unit vectors."""
     if args.random or not args.shards:
         return np.random.default_rng(seed).standard_normal((size, dim), dtype=np.float32)
+    return shard_rows(args.shards, size)
+
+
+def shard_rows(folders: list, size: int) -> np.ndarray:
+    """The first `size` rows of these shard folders, one after another, as float32."""
     from bridgeembed.mining.shards import Shards
 
     parts, have = [], 0
-    for folder in args.shards:
+    for folder in folders:
         shards = Shards(folder)
         take = min(len(shards), size - have)
         parts.append(shards.read(0, take).astype(np.float32))
@@ -277,8 +282,7 @@ def mine_scale(args) -> dict:
     if bool(args.src_shards) != bool(args.tgt_shards):
         sys.exit("error: --src-shards and --tgt-shards go together")
     if args.src_shards:
-        src = load_vectors(argparse.Namespace(random=False, shards=[args.src_shards]), args.size, 0)
-        tgt = load_vectors(argparse.Namespace(random=False, shards=[args.tgt_shards]), args.size, 0)
+        src, tgt = shard_rows([args.src_shards], args.size), shard_rows([args.tgt_shards], args.size)
     else:
         src, tgt = load_vectors(args, args.size, 0), load_vectors(args, args.size, 1)
     config = IndexConfig(args.index, nprobe=args.nprobe)

@@ -1,6 +1,7 @@
 """Checks the commands run on their options before any work: a bad value is one line and exit status 2,
 and an output path that cannot be written is found before an hour of encoding, not after it."""
 
+import argparse
 import os
 import sys
 from pathlib import Path
@@ -39,6 +40,13 @@ def pool_device(processes: int, threads: int | None, device: str | None) -> str 
     if processes > most:
         raise BridgeembedError(f"--processes {processes}: this machine has {most} CPUs; give at most {most}")
     return "cpu"
+
+
+def pool_options(args: argparse.Namespace, threads: int) -> dict:
+    """encode_to_shards' pool keywords from a command's --processes and --quiet: the `threads` that
+    set_threads gave shared among the processes (at least one each; `pool_device` checked the counts)."""
+    return {"processes": args.processes, "threads_per_process": max(1, threads // args.processes),
+            "show_progress": False if args.quiet else None}
 
 
 def output_file(path: str | Path, option: str, suffix: str = "") -> Path | None:

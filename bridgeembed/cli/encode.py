@@ -12,7 +12,15 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from bridgeembed.cli.checks import output_file, pool_device, positive_int, read_sentences, set_threads, stdout_open
+from bridgeembed.cli.checks import (
+    output_file,
+    pool_device,
+    pool_options,
+    positive_int,
+    read_sentences,
+    set_threads,
+    stdout_open,
+)
 from bridgeembed.cli.registry import add_common, run_main
 from bridgeembed.encoders.protocol import FORMS, HeadSpec
 from bridgeembed.errors import BridgeembedError
@@ -87,9 +95,7 @@ def run_shards(args: argparse.Namespace, heads: HeadSpec) -> int:
     encoder = BridgeEncoder(args.model, device=device)
     shards = encode_to_shards(encoder, args.input, args.lang, args.shards, model=args.model, shard_size=shard_size,
                               heads=heads.resolve(encoder, what="--heads"), half=args.half, normalize=args.normalize,
-                              batch_size=args.batch_size, processes=args.processes,
-                              threads_per_process=max(1, threads // args.processes),
-                              show_progress=False if getattr(args, "quiet", False) else None)
+                              batch_size=args.batch_size, **pool_options(args, threads))
     print(f"wrote {shards.folder}: {len(shards)} sentences, {-(-len(shards) // shard_size)} shards of "
           f"{shards.dtype} vectors ({shards.dim},)", file=sys.stderr)
     return 0

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bridgeembed.cli.checks import output_file, pool_device, positive_int, set_threads
+from bridgeembed.cli.checks import output_file, pool_device, pool_options, positive_int, set_threads
 from bridgeembed.cli.registry import add_common, run_main
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError, UnknownLanguageError
@@ -181,9 +181,7 @@ def encode_side(encoder: object, args: argparse.Namespace, path: Path, lang: str
 
     return encode_to_shards(encoder, path, lang, folder, model=args.model or "multi30k-m2m",
                             shard_size=args.shard_size, heads=args.heads_spec.encoder_heads, half=args.half,
-                            normalize=True, batch_size=args.batch_size, processes=args.processes,
-                            threads_per_process=max(1, args.threads_total // args.processes),
-                            show_progress=False if getattr(args, "quiet", False) else None)
+                            normalize=True, batch_size=args.batch_size, **pool_options(args, args.threads_total))
 
 
 def views(args: argparse.Namespace, src: object, tgt: object) -> tuple:

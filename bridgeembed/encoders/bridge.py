@@ -122,8 +122,7 @@ class BridgeEncoder:
             model = BridgeModel(self.config.model, {lang: t.vocab_size for lang, t in self.tokenizers.items()}, [])
         encoder = BridgeEncoder.from_model(model, self.tokenizers, self.config, self.device,
                                            source=f"untrained:{self.source}")
-        recipe = getattr(self, "_recipe", None)
-        encoder._recipe = (recipe[0], seed) if recipe is not None else None  # fresh weights: the seed decides
+        encoder._recipe = (self._recipe[0], seed) if self._recipe is not None else None  # fresh weights: the seed
         return encoder
 
     def worker_factory(self) -> Callable[[], "BridgeEncoder"]:
@@ -131,12 +130,11 @@ class BridgeEncoder:
         what each worker of `encode_to_shards(..., processes=N)` builds its encoder with. Only an encoder
         loaded from a name or path (or `reinitialized` from one) can be loaded again; one made with
         `from_model` is a ConfigError. The workers check that the weights they load are this encoder's."""
-        recipe = getattr(self, "_recipe", None)
-        if recipe is None:
+        if self._recipe is None:
             raise ConfigError(f"BridgeEncoder(source={self.source!r}) wraps a model in memory, which a worker "
                               f"process cannot load again: save it (save_pretrained(folder)) and load "
                               f"BridgeEncoder(folder), or encode in one process")
-        return partial(_load_again, *recipe)
+        return partial(_load_again, *self._recipe)
 
     # --- properties ---------------------------------------------------------------------------
     @property

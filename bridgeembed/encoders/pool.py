@@ -59,6 +59,17 @@ def encode_lines(encoder: SentenceEncoder, lines: Sequence[str], lang: str, head
     return vectors.astype(dtype)
 
 
+def run_job(encoder: SentenceEncoder, lines: Sequence[str], path: Any, how: dict) -> tuple:
+    """One job, in the parent or in a worker: (vectors, rows, seconds); with a `path` the vectors are written
+    there (`save_array_atomic`) and None is returned in their place."""
+    start = time.perf_counter()
+    vectors = encode_lines(encoder, lines, **how)
+    if path is not None:
+        save_array_atomic(path, vectors)
+        vectors = None
+    return vectors, len(lines), time.perf_counter() - start
+
+
 def fingerprint(encoder: SentenceEncoder) -> str:
     """sha256 of an encoder's weights (its `model.state_dict()`), or of its class and source for one without."""
     digest = hashlib.sha256(type(encoder).__name__.encode())
@@ -140,12 +151,7 @@ def encode_jobs(encoder: SentenceEncoder, jobs: Iterable[tuple], how: dict, proc
     `encode_lines` but the lines. processes 1: here, in order; more: by a pool, as the jobs finish."""
     if processes == 1:
         for key, lines, path in jobs:
-            start = time.perf_counter()
-            vectors = encode_lines(encoder, lines, **how)
-            if path is not None:
-                save_array_atomic(path, vectors)
-                vectors = None
-            yield key, vectors, len(lines), time.perf_counter() - start
+            yield key, *run_job(encoder, lines, path, how)
         return
     settings = {"how": how, "threads": threads_each(processes, threads), "check": SameWeights(fingerprint(encoder))}
     yield from _pool(worker_factory(encoder, processes), settings, jobs, processes)
@@ -257,13 +263,8 @@ def _serve(conn: Any, factory: Callable, settings: dict) -> None:
             key, lines, path = conn.recv()
         except (EOFError, OSError):
             return
-        start = time.perf_counter()
         try:
-            vectors = encode_lines(encoder, lines, **settings["how"])
-            if path is not None:
-                save_array_atomic(path, vectors)
-                vectors = None
-            answer = ("done", vectors, len(lines), time.perf_counter() - start)
+            answer = ("done", *run_job(encoder, lines, path, settings["how"]))
         except Exception as err:
             answer = _failure(err)
         if not _answer(conn, answer):
