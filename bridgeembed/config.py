@@ -117,6 +117,11 @@ class TrainConfig:
     # the alignment losses over all languages of a row at once (a multi-way parallel corpus such as Multi30k: each
     # sentence has a positive in every other language; SupCon, Khosla et al. 2020), not only source and target
     align_multiway: bool = False
+    # BPE-dropout (Provilkov et al. 2020; sentencepiece's subword sampling) on every encoder input of a training
+    # step, the alignment partners too: each merge is skipped with this probability, so a word is seen in many
+    # segmentations (0: off, the deterministic segmentation of the paper; 0.1 is the paper's rate). Decoder
+    # targets, validation, encoding and translation keep the deterministic segmentation.
+    subword_dropout: float = 0.0
 
 
 SECTIONS = {"model": ModelConfig, "tokenizer": TokenizerConfig, "data": DataConfig, "train": TrainConfig}
@@ -303,6 +308,7 @@ FIELDS = {
     "train.align_loss": _one_of("infonce", "mse"),
     "train.align_temperature": (lambda v: 0 < v < float("inf"), "a positive number"),
     "train.align_per_head": (_non_negative, "0 (off) or positive"),
+    "train.subword_dropout": (lambda v: 0 <= v < 1, "in [0, 1) (0: off; 0.1 is BPE-dropout's rate)"),
 }
 TYPES = {"bool": bool, "int": int, "float": (int, float), "str": str, "list": list, "object": object}
 

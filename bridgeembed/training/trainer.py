@@ -32,6 +32,7 @@ from bridgeembed.text.parallel import DirectionBatches, make_batch, shard_slice
 from bridgeembed.training import distributed
 from bridgeembed.training.log import TrainingLog
 from bridgeembed.training.prepare import check_resumable, prepare
+from bridgeembed.training.sampling import SubwordDropout
 from bridgeembed.training.schedule import RotatingScheduler
 from bridgeembed.training.validation import validate
 from bridgeembed.translation.directions import evaluation_directions, training_directions
@@ -107,6 +108,8 @@ class Trainer:
         self.batches = [DirectionBatches(data.train.pairs(d.src, d.tgt), data.train.lengths[d.src], train.batch_size,
                                          train.seed, key) for key, d in enumerate(self.directions)]
         self.optimizer = make_optimizer(model.parameters(), train.optimizer, train.lr)
+        self.subword_dropout = (SubwordDropout(data.tokenizers, train.subword_dropout, data.tokenizer_config.max_len,
+                                               train.seed) if train.subword_dropout > 0 else None)
         self.state = TrainState(lr=scaled_lr(train))
         self._set_lr(self.state.lr)
         self.stopped_by = 0  # the signal (SIGINT, SIGTERM) that stopped train(), if one did
@@ -220,17 +223,28 @@ class Trainer:
     def partner(self, step: int, lang: str | None = None) -> Partner:
         """This rank's rows of the step's batch in a partner language (`lang` None: partner_language(step))."""
         d, rows = self._rows(step)
-        return self._partner(rows[shard_slice(len(rows), self.world.rank, self.world.size)],
-                             lang or self.partner_language(step, d))
+        lang = lang or self.partner_language(step, d)
+        return self._partner(rows[shard_slice(len(rows), self.world.rank, self.world.size)], lang,
+                             (step, 1 + self.cfg.data.languages.index(lang)))
 
-    def _partner(self, rows: np.ndarray, lang: str) -> Partner:
-        """`rows` in `lang`, rows without text there left out; on the training device (lengths on the host)."""
+    def _partner(self, rows: np.ndarray, lang: str, key: tuple) -> Partner:
+        """`rows` in `lang`, rows without text there left out; on the training device (lengths on the host).
+        `key` seeds train.subword_dropout's segmentations."""
         found = np.flatnonzero(self.packed.lengths(lang)[rows] > 0)
         if not len(found):
             empty = torch.zeros(0, dtype=torch.long)
             return Partner(empty.view(0, 1).to(self.device), empty, lang, empty.to(self.device))
-        return Partner(self.packed.padded(lang, rows[found]), torch.from_numpy(self.packed.lengths(lang)[rows[found]]),
-                       lang, torch.from_numpy(found).to(self.device))
+        rows = rows[found]
+        if self.subword_dropout:
+            src, lengths = self._resegmented(lang, rows, key)
+        else:
+            src, lengths = self.packed.padded(lang, rows), torch.from_numpy(self.packed.lengths(lang)[rows])
+        return Partner(src, lengths, lang, torch.from_numpy(found).to(self.device))
+
+    def _resegmented(self, lang: str, rows: np.ndarray, key: tuple) -> tuple[torch.Tensor, torch.Tensor]:
+        """train.subword_dropout: `rows` in `lang` segmented anew, as (B, T) ids on the device and (B,) lengths."""
+        ids = self.data.train.ids[lang]
+        return self.subword_dropout.tensors(lang, [ids[int(i)] for i in rows], key, self.device)
 
     def train_step(self, step: int) -> dict:
         """One optimizer step. The losses come back as tensors on the device: reading them would make the
@@ -241,9 +255,13 @@ class Trainer:
         mine = rows[shard_slice(len(rows), self.world.rank, self.world.size)]
         local = self.packed.batch(mine, d.src, d.tgt)
         b = local.batch
+        if self.subword_dropout:  # the encoder's input only: the decoder learns the deterministic segmentation
+            src, lengths = self._resegmented(d.src, mine, (step, 0))
+            b = b._replace(src=src, lengths=lengths)
         partner = None
         if t.align_weight > 0 or t.align_per_head > 0:
-            partners = [self._partner(mine, lang) for lang in self.partner_languages(step, d)]
+            partners = [self._partner(mine, lang, (step, 1 + self.cfg.data.languages.index(lang)))
+                        for lang in self.partner_languages(step, d)]
             partner = partners if t.align_multiway else partners[0]
         self.model.train()
         autocast = (torch.autocast(self.device.type, dtype=self.autocast_dtype) if self.autocast_dtype

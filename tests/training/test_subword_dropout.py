@@ -1,0 +1,90 @@
+"""train.subword_dropout: BPE-dropout on the encoder's inputs, seeded so that a resumed run is exact."""
+
+import numpy as np
+import pytest
+
+from bridgeembed.config import Config
+from bridgeembed.errors import ConfigError
+from bridgeembed.text.tokenization import EOS, PAD
+from bridgeembed.training.sampling import SubwordDropout
+from bridgeembed.training.trainer import Trainer
+from tests.helpers.toy import toy_config
+from tests.training.test_trainer import assert_same, params, records, run_to
+
+
+def trainer_for(corpus, out, **train):
+    return Trainer.from_config(toy_config(corpus, out, **train), show_progress=False)
+
+
+def rows_of(tensor):
+    return [row[row != PAD].tolist() for row in tensor]
+
+
+def test_resegmenting_keeps_the_text_and_varies_the_pieces(toy_corpus, tmp_path):
+    trainer = trainer_for(toy_corpus, tmp_path / "run")
+    ids = trainer.data.train.ids["x"]
+    sentences = [ids[i] for i in range(200)]
+    sp = trainer.data.tokenizers["x"].sp
+    dropout = SubwordDropout(trainer.data.tokenizers, 0.3, max_len=200, seed=3)
+    first = dropout.resegment("x", sentences, (7, 0))
+    assert first == dropout.resegment("x", sentences, (7, 0))  # the key decides the segmentation
+    assert first != dropout.resegment("x", sentences, (8, 0))
+    assert all(seq[-1] == EOS for seq in first)
+    assert [sp.decode(seq[:-1]) for seq in first] == [sp.decode(s[:-1].tolist()) for s in sentences]
+    changed = sum(seq != s.tolist() for seq, s in zip(first, sentences))
+    assert changed > 100  # at rate 0.3 most sentences of 3-7 words lose a merge somewhere
+    assert np.mean([len(seq) for seq in first]) > np.mean([len(s) for s in sentences])
+
+
+def test_long_sentences_are_cut_to_max_len(toy_corpus, tmp_path):
+    trainer = trainer_for(toy_corpus, tmp_path / "run")
+    ids = trainer.data.train.ids["x"]
+    dropout = SubwordDropout(trainer.data.tokenizers, 0.9, max_len=6, seed=1)
+    out = dropout.resegment("x", [ids[i] for i in range(50)], (0, 0))
+    assert max(len(seq) for seq in out) == 6 and all(seq[-1] == EOS for seq in out)
+
+
+def test_a_step_resegments_the_encoder_inputs_only(toy_corpus, tmp_path, monkeypatch):
+    config = toy_config(toy_corpus, tmp_path / "run", align_weight=1.0, subword_dropout=0.3)
+    config.tokenizer.max_len = 100  # room for the longer segmentations: nothing is cut
+    trainer = Trainer.from_config(config, show_progress=False)
+    seen = {}
+    forward = trainer.model.forward
+
+    def spy(src, lengths, src_lang, tgt_in, tgt_lang, keep=None, partner=None):
+        seen.update(src=src, lengths=lengths, tgt_in=tgt_in, partner=partner)
+        return forward(src, lengths, src_lang, tgt_in, tgt_lang, keep=keep, partner=partner)
+
+    monkeypatch.setattr(trainer, "ddp", spy)
+    step = 1  # x->y: source and partner are different languages
+    trainer.train_step(step)
+    d, rows = trainer._rows(step)
+    plain = trainer.packed.batch(rows, d.src, d.tgt).batch
+    sources = rows_of(seen["src"])
+    assert sources != rows_of(plain.src)
+    assert seen["lengths"].tolist() == [len(s) for s in sources]
+    sp = trainer.data.tokenizers[d.src].sp
+    assert [sp.decode(s[:-1]) for s in sources] == [sp.decode(s[:-1]) for s in rows_of(plain.src)]
+    assert seen["tgt_in"].equal(plain.tgt_in)  # the decoder keeps the deterministic segmentation
+    partner = seen["partner"]
+    assert rows_of(partner.src) != [trainer.data.train.ids[partner.lang][i].tolist() for i in rows]
+    assert partner.lengths.tolist() == [len(s) for s in rows_of(partner.src)]
+
+
+def test_resume_with_subword_dropout_is_exact(toy_corpus, tmp_path):
+    settings = dict(valid_every=25, valid_sentences=20, save_every=10, subword_dropout=0.2, align_weight=1.0)
+    straight = run_to(toy_corpus, tmp_path / "straight", 30, **settings)
+    run_to(toy_corpus, tmp_path / "stopped", 20, **settings)
+    resumed = run_to(toy_corpus, tmp_path / "stopped", 30, **settings)
+    assert records(tmp_path / "stopped", "resume")[0]["step"] == 20
+    assert_same(params(resumed), params(straight))
+    plain = run_to(toy_corpus, tmp_path / "plain", 30, **{**settings, "subword_dropout": 0.0})
+    assert any(not a.equal(b) for a, b in zip(params(plain).values(), params(straight).values()))
+
+
+@pytest.mark.parametrize("value", [1.0, -0.1])
+def test_rate_outside_0_1_is_a_config_error(toy_corpus, tmp_path, value):
+    raw = toy_config(toy_corpus, tmp_path / "run").to_dict()
+    raw["train"]["subword_dropout"] = value
+    with pytest.raises(ConfigError, match=r"train\.subword_dropout.*in \[0, 1\)"):
+        Config.from_dict(raw)
