@@ -86,9 +86,7 @@ def run_shards(args: argparse.Namespace, heads: HeadSpec) -> int:
     if args.out or args.sentences or not args.input:
         raise BridgeembedError("--shards DIR encodes one file: give it with --in FILE (not --out, arguments or stdin)")
     shard_size = positive_int(SHARD_SIZE if args.shard_size is None else args.shard_size, "--shard-size")
-    if not (heads.is_mean or heads.single):
-        raise BridgeembedError(f"--heads {heads}: shards hold one vector per sentence; use --heads mean or one "
-                               f"head index")
+    heads.one_vector("--heads", needs="shards hold")
     device = pool_device(args.processes, args.threads, args.device)
     check_text_file(args.input)
     threads = set_threads(args.threads)

@@ -90,10 +90,7 @@ def check_options(args: argparse.Namespace) -> tuple:
     out = output_file(args.out, "--out")
     if args.documents and args.mode != "align":
         raise BridgeembedError("--documents goes with --mode align (mining within each pair of documents)")
-    heads = HeadSpec.parse(args.heads, what="--heads")
-    if not (heads.is_mean or heads.single):
-        raise BridgeembedError(f"--heads {heads}: mining needs one vector per sentence; use mean or one head index")
-    args.heads_spec = heads
+    args.heads_spec = HeadSpec.parse(args.heads, what="--heads").one_vector("--heads", needs="mining needs")
     for option in ("src", "tgt"):
         _check_input(getattr(args, option), getattr(args, f"{option}_lang"), f"--{option}")
     config = IndexConfig(args.index, nlist=args.nlist, nprobe=args.nprobe, ef_search=args.ef_search)

@@ -304,10 +304,7 @@ def encode_multi_process(encoder: SentenceEncoder, sentences: Sequence[str], lan
     The workers start and load the model on every call (seconds): worth it for many sentences only. For a
     file larger than memory, `encode_to_shards(..., processes=N)` writes the vectors to disk instead."""
     processes = check_processes(processes)
-    spec = HeadSpec.parse(heads)
-    if not (spec.is_mean or spec.single):
-        raise BridgeembedError(f"heads {heads!r}: encode_multi_process gives one vector per sentence; use mean or "
-                               f"one head index")
+    spec = HeadSpec.parse(heads).one_vector(needs="encode_multi_process gives")
     sentences = list(sentences)
     if chunk_size is None:
         chunk_size = max(1, min(5000, -(-len(sentences) // (10 * processes))))

@@ -97,6 +97,13 @@ class HeadSpec:
     def is_mean(self) -> bool:
         return self.indices is None and not self.each
 
+    def one_vector(self, what: str = "heads", needs: str = "this needs") -> HeadSpec:
+        """This choice if it gives one vector per sentence (the mean or one head index), else a ConfigError
+        naming the option (`what`) and what needs it (`needs`, e.g. "mining needs")."""
+        if not (self.is_mean or self.single):
+            raise ConfigError(f"{what} {self}: {needs} one vector per sentence; use {what} mean or one head index")
+        return self
+
     def resolve(self, encoder: SentenceEncoder, what: str = "heads") -> HeadSpec:
         """The same choice checked against `encoder` (its `num_heads`), with `each` spelled out."""
         if self.is_mean:

@@ -85,10 +85,7 @@ def check_text_file(path: str | Path) -> Path:
 
 def probe_dim(encoder: SentenceEncoder, lang: str, heads: str | int) -> int:
     """The vector size, from one sentence; an unknown language fails here, before any file is read."""
-    vector = np.asarray(encoder.encode(["."], lang, heads=heads, batch_size=1))
-    if vector.ndim != 2:
-        raise BridgeembedError(f"heads {heads!r}: shards hold one vector per sentence; use mean or one head index")
-    return int(vector.shape[1])
+    return int(np.asarray(encoder.encode(["."], lang, heads=heads, batch_size=1)).shape[1])
 
 
 # --- writing -----------------------------------------------------------------------------------------------
@@ -111,10 +108,8 @@ def encode_to_shards(encoder: SentenceEncoder, path: str | Path, lang: str, fold
     if not isinstance(shard_size, int) or shard_size < 1:
         raise BridgeembedError(f"shard_size must be a positive integer, got {shard_size!r}")
     processes = check_processes(processes)
-    spec = HeadSpec.parse(heads)
-    if not (spec.is_mean or spec.single):
-        raise BridgeembedError(f"heads {heads!r}: shards hold one vector per sentence; use mean or one head index")
-    heads = spec.encoder_heads  # "mean" or one index: what the manifest records and `encode` takes
+    # "mean" or one index: what the manifest records and `encode` takes
+    heads = HeadSpec.parse(heads).one_vector(needs="shards hold").encoder_heads
     folder = Path(folder)
     dim = probe_dim(encoder, lang, heads)
     manifest = {"format": FORMAT, "version": VERSION, "model": str(model or getattr(encoder, "source", "")),

@@ -203,6 +203,18 @@ def test_what_a_pool_refuses(text, tmp_path):
     SameWeights(fingerprint(Slow()))(Slow())  # a copy passes
 
 
+@pytest.mark.parametrize("heads", ["each", [0, 1], "0,1"])
+def test_heads_giving_several_vectors_are_refused_before_any_work(text, tmp_path, heads):
+    shown = "each" if heads == "each" else "0,1"
+    with pytest.raises(BridgeembedError, match=re.escape(f"heads {shown}: shards hold one vector per sentence; "
+                                                         "use heads mean or one head index")):
+        encode_to_shards(Slow(), text, "en", tmp_path / "a", heads=heads)
+    assert not (tmp_path / "a").exists()
+    with pytest.raises(BridgeembedError, match=re.escape(f"heads {shown}: encode_multi_process gives one vector "
+                                                         "per sentence")):
+        encode_multi_process(Slow(), ["a dog"], "en", processes=2, heads=heads)
+
+
 @pytest.mark.usefixtures("shipped_model")
 def test_a_bridge_encoder_is_loaded_again_in_a_worker_or_refused():
     from bridgeembed.encoders.bridge import BridgeEncoder
