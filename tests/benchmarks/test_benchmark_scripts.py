@@ -188,3 +188,20 @@ def test_mining_benchmark_mines_shard_folders_and_compares_with_exact(tmp_path):
     mined = json.loads((tmp_path / "m.json").read_text())
     assert mined["vectors"] == "encoded" and mined["size"] == 2500 and mined["pairs"] > 0
     assert mined["exact_pairs"] > 0 and 0 < mined["recall_of_exact_pairs"] <= 1
+
+
+def test_valid_table_lists_every_validation_of_a_run(toy_run, tmp_path):
+    run_dir, state = toy_run
+    log = run_dir / "log.jsonl"
+    valid = [json.loads(line) for line in log.read_text().splitlines() if '"valid"' in line]
+    text = run("valid_table.py", f"toy={log}")
+    rows = [line for line in text.splitlines() if line.startswith("| toy |")]
+    assert len(rows) == len(valid) == 2
+    last = valid[-1]
+    cells = [c.strip() for c in rows[-1].strip("|").split("|")]
+    assert cells[1] == f"{last['step']:,}" and cells[2] == f"{last['step'] * 64 / 1000:,.0f}k"  # toy batch: 64
+    assert cells[3] == f"{last['mean_bleu']:.2f}" and cells[4] == f"{last['retrieval']['mean']:.1f}"
+    assert cells[8] == f"{last['retrieval']['heads_mean']:.1f}"
+    missing = subprocess.run([sys.executable, str(REPO / "benchmarks" / "valid_table.py"), str(tmp_path / "x.jsonl")],
+                             capture_output=True, text=True)
+    assert missing.returncode == 1 and "x.jsonl: no such log" in missing.stderr
