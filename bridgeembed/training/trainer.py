@@ -223,20 +223,19 @@ class Trainer:
     def partner(self, step: int, lang: str | None = None) -> Partner:
         """This rank's rows of the step's batch in a partner language (`lang` None: partner_language(step))."""
         d, rows = self._rows(step)
-        lang = lang or self.partner_language(step, d)
-        return self._partner(rows[shard_slice(len(rows), self.world.rank, self.world.size)], lang,
-                             (step, 1 + self.cfg.data.languages.index(lang)))
+        return self._partner(rows[shard_slice(len(rows), self.world.rank, self.world.size)],
+                             lang or self.partner_language(step, d), step)
 
-    def _partner(self, rows: np.ndarray, lang: str, key: tuple) -> Partner:
+    def _partner(self, rows: np.ndarray, lang: str, step: int) -> Partner:
         """`rows` in `lang`, rows without text there left out; on the training device (lengths on the host).
-        `key` seeds train.subword_dropout's segmentations."""
+        With train.subword_dropout, segmented anew as sampling key (step, 1 + the language's index) says."""
         found = np.flatnonzero(self.packed.lengths(lang)[rows] > 0)
         if not len(found):
             empty = torch.zeros(0, dtype=torch.long)
             return Partner(empty.view(0, 1).to(self.device), empty, lang, empty.to(self.device))
         rows = rows[found]
         if self.subword_dropout:
-            src, lengths = self._resegmented(lang, rows, key)
+            src, lengths = self._resegmented(lang, rows, (step, 1 + self.cfg.data.languages.index(lang)))
         else:
             src, lengths = self.packed.padded(lang, rows), torch.from_numpy(self.packed.lengths(lang)[rows])
         return Partner(src, lengths, lang, torch.from_numpy(found).to(self.device))
@@ -260,8 +259,7 @@ class Trainer:
             b = b._replace(src=src, lengths=lengths)
         partner = None
         if t.align_weight > 0 or t.align_per_head > 0:
-            partners = [self._partner(mine, lang, (step, 1 + self.cfg.data.languages.index(lang)))
-                        for lang in self.partner_languages(step, d)]
+            partners = [self._partner(mine, lang, step) for lang in self.partner_languages(step, d)]
             partner = partners if t.align_multiway else partners[0]
         self.model.train()
         autocast = (torch.autocast(self.device.type, dtype=self.autocast_dtype) if self.autocast_dtype

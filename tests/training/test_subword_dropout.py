@@ -9,11 +9,8 @@ from bridgeembed.text.tokenization import EOS, PAD
 from bridgeembed.training.sampling import SubwordDropout
 from bridgeembed.training.trainer import Trainer
 from tests.helpers.toy import toy_config
+from tests.training.test_alignment import trainer_for
 from tests.training.test_trainer import assert_same, params, records, run_to
-
-
-def trainer_for(corpus, out, **train):
-    return Trainer.from_config(toy_config(corpus, out, **train), show_progress=False)
 
 
 def rows_of(tensor):
