@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.senteval.config import BASE_SEED, get_config
 from bridgeembed.senteval.encoding import sentence
 
@@ -28,7 +29,9 @@ def default_params(encoder: SentenceEncoder, task_path: str | Path, config: str 
                    batch_size: int = 64) -> dict:
     """SentEval's `params` for `encoder`: the config's classifier, plus what `batcher` needs.
 
-    `heads` must give one vector per sentence: "mean" or a single head id."""
+    `heads` must give one vector per sentence: "mean" or a single head id, checked here against the encoder
+    (a ConfigError naming `heads`) rather than at SentEval's first batch."""
+    HeadSpec.parse(heads).one_vector(needs="SentEval's batcher needs").resolve(encoder)
     cfg = get_config(config)
     spec = cfg.classifier
     return {

@@ -142,6 +142,16 @@ def test_adapters_feed_real_senteval_batches():
     assert out.shape == (2, 16) and np.isfinite(out).all()
 
 
+@pytest.mark.parametrize("heads, message", [("each", "one vector per sentence"), ("0,1", "one vector per sentence"),
+                                            (99, "out of range"), ("x", "expected")])
+def test_adapters_refuse_heads_that_give_no_single_vector(heads, message):
+    from bridgeembed.errors import ConfigError
+    from bridgeembed.senteval import default_params
+
+    with pytest.raises(ConfigError, match=message):
+        default_params(HeadsEncoder(), "data/senteval", heads=heads)
+
+
 @pytest.mark.slow
 def test_real_data_mr_and_sts12(real_data, tmp_path):
     from bridgeembed.encoders.baselines import HashBowEncoder
