@@ -137,11 +137,15 @@ class PackedSplit:
         where = torch.where(real, where, torch.zeros_like(where))  # past a sentence's end: any valid index
         return torch.where(real, packed.ids[where].long(), torch.full_like(where, PAD))
 
-    def batch(self, rows: np.ndarray, src: str, tgt: str) -> TrainingBatch:
-        """The batch of `rows` (line numbers with text on both sides) for direction src -> tgt."""
+    def batch(self, rows: np.ndarray, src: str, tgt: str,
+              source: tuple[torch.Tensor, torch.Tensor] | None = None) -> TrainingBatch:
+        """The batch of `rows` (line numbers with text on both sides) for direction src -> tgt. `source`, if
+        given, is the encoder's input as (B, T) ids and (B,) lengths (subword dropout segments it anew), in
+        place of the stored ids of `rows` in `src`."""
         rows = np.asarray(rows, dtype=np.int64)
         on_device = torch.from_numpy(rows).to(self.device)
-        source = self.padded(src, rows, on_device)  # (B, T_src)
+        if source is None:
+            source = self.padded(src, rows, on_device), torch.from_numpy(self.lengths(src)[rows].copy())
         tgt_out = self.padded(tgt, rows, on_device)  # (B, T_tgt): ids + EOS
         # decoder input: BOS + ids (the EOS that ends each sentence becomes PAD), as make_batch builds it
         tgt_in = torch.cat([torch.full_like(tgt_out[:, :1], BOS), tgt_out[:, :-1]], dim=1)
@@ -149,6 +153,5 @@ class PackedSplit:
         tgt_lengths = self.lengths(tgt)[rows]
         width = tgt_out.size(1)
         keep = np.flatnonzero(np.arange(width)[None, :] < tgt_lengths[:, None])  # (N,) row-major, as a bool mask
-        lengths = torch.from_numpy(self.lengths(src)[rows].copy())
-        return TrainingBatch(Batch(source, lengths, tgt_in, tgt_out, src, tgt),
+        return TrainingBatch(Batch(*source, tgt_in, tgt_out, src, tgt),
                              torch.from_numpy(keep).to(self.device), int(tgt_lengths.sum()))

@@ -252,11 +252,10 @@ class Trainer:
         d, rows = self._rows(step)
         tokens, sentences = int(self.packed.lengths(d.tgt)[rows].sum()), len(rows)  # global counts, from the host
         mine = rows[shard_slice(len(rows), self.world.rank, self.world.size)]
-        local = self.packed.batch(mine, d.src, d.tgt)
+        # subword dropout segments the encoder's input only: the decoder learns the deterministic segmentation
+        source = self._resegmented(d.src, mine, (step, 0)) if self.subword_dropout else None
+        local = self.packed.batch(mine, d.src, d.tgt, source)
         b = local.batch
-        if self.subword_dropout:  # the encoder's input only: the decoder learns the deterministic segmentation
-            src, lengths = self._resegmented(d.src, mine, (step, 0))
-            b = b._replace(src=src, lengths=lengths)
         partner = None
         if t.align_weight > 0 or t.align_per_head > 0:
             partners = [self._partner(mine, lang, step) for lang in self.partner_languages(step, d)]
