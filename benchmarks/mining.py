@@ -7,7 +7,8 @@
           (retrieval max, k = 4) at the best threshold, for cosine (absolute), ratio and distance margins.
   encode  sharded encoding of whole files (default the four Multi30k training files): sentences/s, peak RSS.
   search  k-NN queries/s at N indexed vectors (shard folders or random), flat against ivf (and hnsw with
-          --hnsw), and each approximate index's recall of the exact top-k.
+          --hnsw), and each approximate index's recall of the exact top-k; `--nprobe 4 16 64` gives the ivf
+          trade-off, one row per value, all searched in one index.
   mine    mine() on N x N vectors (random, or the first N rows of shard folders on each side): wall time,
           peak RSS, and the extrapolation to --extrapolate rows (stated as such).
   corpus  a large synthetic caption collection in one language, for the 1M x 1M run: N distinct sentences,
@@ -238,26 +239,34 @@ def search(args) -> dict:
     corpus, queries = Vectors(vectors[:args.size]), Vectors(vectors[args.size:])  # queries: rows after the corpus
     source = "random" if args.random or not args.shards else "encoded"
     results = {"indexed": len(corpus), "queries": len(queries), "k": args.k, "vectors": source, "indexes": {}}
-    kinds = [("flat", IndexConfig("flat")), ("ivf", IndexConfig("ivf", nprobe=args.nprobe))]
+    nprobes = args.nprobe if isinstance(args.nprobe, list) else [args.nprobe]
+    # one ivf index, searched at each nprobe in turn: the speed/recall trade-off of one build
+    kinds = [("flat", IndexConfig("flat"), [None]), ("ivf", IndexConfig("ivf", nprobe=max(nprobes)), nprobes)]
     if args.hnsw:
-        kinds.append(("hnsw", IndexConfig("hnsw", ef_search=args.ef_search)))
+        kinds.append(("hnsw", IndexConfig("hnsw", ef_search=args.ef_search), [None]))
     exact = None
-    for name, config in kinds:
+    for name, config, settings in kinds:
         start = time.perf_counter()
         index = build_index(corpus, config)
         built = time.perf_counter() - start
-        start = time.perf_counter()
-        ids = knn_search(index, queries, args.k).ids
-        seconds = time.perf_counter() - start
-        row = {"build_s": built, "queries_per_s": len(queries) / seconds, "config": vars_of(config, len(corpus))}
-        if exact is None:
-            exact = ids
-        else:
-            row["recall_at_1"] = float(np.mean(ids[:, 0] == exact[:, 0]))
-            row[f"recall_at_{args.k}"] = float(np.mean([len(set(a) & set(e)) / args.k for a, e in zip(ids, exact)]))
-        results["indexes"][name] = row
+        for nprobe in settings:
+            if nprobe is not None:
+                config = replace(config, nprobe=nprobe)
+                index.nprobe = min(nprobe, index.nlist)
+            start = time.perf_counter()
+            ids = knn_search(index, queries, args.k).ids
+            seconds = time.perf_counter() - start
+            row = {"build_s": built, "queries_per_s": len(queries) / seconds, "config": vars_of(config, len(corpus))}
+            if exact is None:
+                exact = ids
+            else:
+                row["recall_at_1"] = float(np.mean(ids[:, 0] == exact[:, 0]))
+                row[f"recall_at_{args.k}"] = float(np.mean([len(set(a) & set(e)) / args.k
+                                                            for a, e in zip(ids, exact)]))
+            key = name if len(settings) == 1 else f"{name}-nprobe{nprobe}"
+            results["indexes"][key] = row
+            print(f"{key}: {row}", file=sys.stderr)
         index.reset()
-        print(f"{name}: {row}", file=sys.stderr)
     results["peak_rss_mib"] = peak_rss_mib()
     return results
 
@@ -355,12 +364,14 @@ def main(argv=None) -> int:
         sub.add_argument("--shards", nargs="*", help="shard folders whose first --size rows are used")
         sub.add_argument("--random", action="store_true", help="random vectors (d = 512) instead")
         sub.add_argument("--size", type=int, default=100_000)
-        sub.add_argument("--nprobe", type=int, default=16)
         if sub.prog.endswith("search"):
+            sub.add_argument("--nprobe", type=int, nargs="+", default=[16],
+                             help="ivf cells searched per query; several values: one row each, from one index")
             sub.add_argument("--queries", type=int, default=2000)
             sub.add_argument("--hnsw", action="store_true", help="also build an HNSW index (slow to build)")
             sub.add_argument("--ef-search", type=int, default=128)
         else:
+            sub.add_argument("--nprobe", type=int, default=16)
             sub.add_argument("--index", default="ivf")
             sub.add_argument("--extrapolate", type=int, default=1_000_000)
             sub.add_argument("--src-shards", help="shard folder of the source side (its first --size rows)")

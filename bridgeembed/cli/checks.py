@@ -2,6 +2,7 @@
 and an output path that cannot be written is found before an hour of encoding, not after it."""
 
 import argparse
+import math
 import os
 import sys
 from pathlib import Path
@@ -42,11 +43,18 @@ def pool_device(processes: int, threads: int | None, device: str | None) -> str 
     return "cpu"
 
 
+def job_timeout(value: float | None) -> float | None:
+    """--job-timeout: None, or a positive finite number of seconds (checked before the model loads)."""
+    if value is not None and not 0 < value < math.inf:  # NaN fails too
+        raise BridgeembedError(f"--job-timeout {value:g}: expected a positive number of seconds")
+    return value
+
+
 def pool_options(args: argparse.Namespace, threads: int) -> dict:
-    """encode_to_shards' pool keywords from a command's --processes and --quiet: the `threads` that
+    """encode_to_shards' pool keywords from a command's --processes, --job-timeout and --quiet: the `threads` that
     set_threads gave shared among the processes (at least one each; `pool_device` checked the counts)."""
     return {"processes": args.processes, "threads_per_process": max(1, threads // args.processes),
-            "show_progress": False if args.quiet else None}
+            "show_progress": False if args.quiet else None, "job_timeout": args.job_timeout}
 
 
 def output_file(path: str | Path, option: str, suffix: str = "") -> Path | None:

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from bridgeembed.cli.checks import (
+    job_timeout,
     output_file,
     pool_device,
     pool_options,
@@ -46,6 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     shards.add_argument("--processes", type=int, default=1, metavar="N",
                         help="encode the shards in N worker processes on the CPU (default 1); --threads is shared "
                              "among them")
+    shards.add_argument("--job-timeout", type=float, default=None, metavar="SECONDS",
+                        help="with --processes: a worker that holds one shard longer is taken for hung and the run "
+                             "stops (the finished shards stay; default: no limit)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
 
     positive_int(args.batch_size, "--batch-size")  # every option is checked before the model loads
     heads = HeadSpec.parse(args.heads, what="--heads")
-    if args.shards or args.shard_size is not None or args.half or args.processes != 1:
+    if args.shards or args.shard_size is not None or args.half or args.processes != 1 or args.job_timeout is not None:
         return run_shards(args, heads)
     out = output_file(args.out, "--out", suffix=".npy")  # np.save appends .npy: say where it really goes
     if not out:
@@ -82,12 +86,13 @@ def run_shards(args: argparse.Namespace, heads: HeadSpec) -> int:
     from bridgeembed.mining.shards import SHARD_SIZE, check_text_file, encode_to_shards
 
     if not args.shards:
-        raise BridgeembedError("--shard-size, --half and --processes go with --shards DIR")
+        raise BridgeembedError("--shard-size, --half, --processes and --job-timeout go with --shards DIR")
     if args.out or args.sentences or not args.input:
         raise BridgeembedError("--shards DIR encodes one file: give it with --in FILE (not --out, arguments or stdin)")
     shard_size = positive_int(SHARD_SIZE if args.shard_size is None else args.shard_size, "--shard-size")
     heads.one_vector("--heads", needs="shards hold")
     device = pool_device(args.processes, args.threads, args.device)
+    job_timeout(args.job_timeout)
     check_text_file(args.input)
     threads = set_threads(args.threads)
     encoder = BridgeEncoder(args.model, device=device)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bridgeembed.cli.checks import output_file, pool_device, pool_options, positive_int, set_threads
+from bridgeembed.cli.checks import job_timeout, output_file, pool_device, pool_options, positive_int, set_threads
 from bridgeembed.cli.registry import add_common, run_main
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError, UnknownLanguageError
@@ -64,6 +64,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add("--half", action="store_true", help="shards in float16")
     add("--processes", type=int, default=1, metavar="N", help="encode text files in N worker processes on the CPU "
         "(default 1); --threads is shared among them")
+    add("--job-timeout", type=float, default=None, metavar="SECONDS", help="with --processes: a worker that holds "
+        "one shard longer is taken for hung and the run stops (the finished shards stay; default: no limit)")
     add("--index", default="auto", choices=INDEXES, help="nearest neighbours: flat (exact), ivf, hnsw, or auto "
         "(flat up to 100k x 100k sentences, else ivf)")
     add("--nprobe", type=int, default=16, help="ivf: cells searched per query (default 16)")
@@ -86,6 +88,7 @@ def check_options(args: argparse.Namespace) -> tuple:
         if value is not None or option not in ("threads", "nlist"):  # those two may be left to the default
             positive_int(value, "--" + option.replace("_", "-"))
     args.device = pool_device(args.processes, args.threads, args.device)
+    job_timeout(args.job_timeout)
     check_threshold(args.threshold, args.scoring, "--threshold")
     out = output_file(args.out, "--out")
     if args.documents and args.mode != "align":

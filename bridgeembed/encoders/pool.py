@@ -48,6 +48,10 @@ class WorkerDied(BridgeembedError):
     """A worker process ended without answering (killed, out of memory): the work it held is not done."""
 
 
+class WorkerHung(WorkerDied):
+    """A worker process held one job longer than `job_timeout` seconds: it was stopped, its work is not done."""
+
+
 # --- what one process does, in the parent or in a worker ---------------------------------------------
 def encode_lines(encoder: SentenceEncoder, lines: Sequence[str], lang: str, heads: str | int = "mean",
                  batch_size: int = 64, normalize: bool = False, dtype: str = "float32") -> np.ndarray:
@@ -145,19 +149,31 @@ class SameWeights:
 
 # --- the pool ------------------------------------------------------------------------------------------
 def encode_jobs(encoder: SentenceEncoder, jobs: Iterable[tuple], how: dict, processes: int = 1,
-                threads: int | None = None) -> Iterator[tuple]:
+                threads: int | None = None, job_timeout: float | None = None) -> Iterator[tuple]:
     """(key, lines, path or None) jobs -> (key, vectors or None, rows, seconds) per job; with a path the
     vectors are written there (`save_array_atomic`) and not returned. `how`: the arguments of
-    `encode_lines` but the lines. processes 1: here, in order; more: by a pool, as the jobs finish."""
+    `encode_lines` but the lines. processes 1: here, in order; more: by a pool, as the jobs finish.
+    `job_timeout` (pools only): a worker that holds one job longer than this many seconds is taken for
+    hung (a WorkerHung; the pool is stopped) instead of being waited for without end."""
     if processes == 1:
         for key, lines, path in jobs:
             yield key, *run_job(encoder, lines, path, how)
         return
     settings = {"how": how, "threads": threads_each(processes, threads), "check": SameWeights(fingerprint(encoder))}
-    yield from _pool(worker_factory(encoder, processes), settings, jobs, processes)
+    yield from _pool(worker_factory(encoder, processes), settings, jobs, processes, check_timeout(job_timeout))
 
 
-def _pool(factory: Callable, settings: dict, jobs: Iterable[tuple], processes: int) -> Iterator[tuple]:
+def check_timeout(job_timeout: object) -> float | None:
+    """None, or a positive number of seconds; otherwise a BridgeembedError naming job_timeout."""
+    if job_timeout is None:
+        return None
+    if isinstance(job_timeout, bool) or not isinstance(job_timeout, (int, float)) or not job_timeout > 0:
+        raise BridgeembedError(f"job_timeout must be a positive number of seconds or None, got {job_timeout!r}")
+    return float(job_timeout)
+
+
+def _pool(factory: Callable, settings: dict, jobs: Iterable[tuple], processes: int,
+          job_timeout: float | None = None) -> Iterator[tuple]:
     context = multiprocessing.get_context("spawn")
     workers: list = []
     finished = False
@@ -174,7 +190,11 @@ def _pool(factory: Callable, settings: dict, jobs: Iterable[tuple], processes: i
             busy = [worker for worker in workers if worker.job is not None]
             if not busy:
                 break
-            ready = set(wait([w.conn for w in busy] + [w.process.sentinel for w in busy]))
+            timeout = None if job_timeout is None else max(0.0, min(w.since for w in busy) + job_timeout
+                                                               - time.monotonic())
+            ready = set(wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout))
+            if not ready:  # the oldest job ran past job_timeout
+                raise min(busy, key=lambda w: w.since).hung(job_timeout)
             for worker in busy:
                 if worker.conn in ready or worker.process.sentinel in ready:
                     yield worker.take()
@@ -206,14 +226,22 @@ class _Worker:
     def give(self, job: tuple) -> None:
         key, lines, path = job
         self.job = (key, len(lines), path)  # the lines are the worker's now: not kept here
+        self.since = time.monotonic()
         try:
             self.conn.send(job)
         except OSError:  # it died (or failed to start): `take` says how
             pass
 
+    def label(self) -> str:
+        key, count, path = self.job
+        return str(path) if path is not None else f"job {key} ({count} lines)"
+
+    def hung(self, job_timeout: float) -> WorkerHung:
+        return WorkerHung(f"a worker process (pid {self.process.pid}) gave no answer in {job_timeout:g} s "
+                          f"(job_timeout) while encoding {self.label()}: taken for hung and stopped")
+
     def take(self) -> tuple:
-        (key, count, path), self.job = self.job, None
-        label = str(path) if path is not None else f"job {key} ({count} lines)"
+        key, label, self.job = self.job[0], self.label(), None
         try:
             answer = self.conn.recv()
         except (EOFError, OSError):
@@ -296,13 +324,15 @@ def _failure(err: Exception) -> tuple:
 # --- a list of sentences ---------------------------------------------------------------------------------
 def encode_multi_process(encoder: SentenceEncoder, sentences: Sequence[str], lang: str, processes: int = 2,
                          heads: Heads = "mean", batch_size: int = 64, normalize: bool = False,
-                         chunk_size: int | None = None, threads_per_process: int | None = None) -> np.ndarray:
+                         chunk_size: int | None = None, threads_per_process: int | None = None,
+                         job_timeout: float | None = None) -> np.ndarray:
     """`encoder.encode(sentences, lang)` by `processes` worker processes at once, as sentence-transformers'
     `encode_multi_process`: float32 (N, d), in order. `heads`: mean or one head index. Chunks of
     `chunk_size` sentences (default: N / (10 processes), at most 5000) go to the workers as they free up.
 
     The workers start and load the model on every call (seconds): worth it for many sentences only. For a
-    file larger than memory, `encode_to_shards(..., processes=N)` writes the vectors to disk instead."""
+    file larger than memory, `encode_to_shards(..., processes=N)` writes the vectors to disk instead.
+    `job_timeout`: seconds a worker may hold one chunk before it is taken for hung (WorkerHung)."""
     processes = check_processes(processes)
     spec = HeadSpec.parse(heads).one_vector(needs="encode_multi_process gives")
     sentences = list(sentences)
@@ -315,7 +345,8 @@ def encode_multi_process(encoder: SentenceEncoder, sentences: Sequence[str], lan
         return encode_lines(encoder, sentences, **how)
     jobs = ((i, sentences[start:start + chunk_size], None) for i, start in enumerate(starts))
     parts: dict = {}
-    for key, vectors, _, _ in encode_jobs(encoder, jobs, how, min(processes, len(starts)), threads_per_process):
+    for key, vectors, _, _ in encode_jobs(encoder, jobs, how, min(processes, len(starts)), threads_per_process,
+                                          job_timeout):
         parts[key] = vectors
     return np.concatenate([parts[i] for i in range(len(starts))])
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from tqdm.auto import tqdm
 
-from bridgeembed.encoders.pool import WorkerDied, check_processes, encode_jobs, fingerprint, threads_each
+from bridgeembed.encoders.pool import WorkerDied, check_processes, check_timeout, encode_jobs, fingerprint, threads_each
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError, DataError
 from bridgeembed.paths import remove_stale_temporaries, write_text_atomic
@@ -92,7 +92,8 @@ def probe_dim(encoder: SentenceEncoder, lang: str, heads: str | int) -> int:
 def encode_to_shards(encoder: SentenceEncoder, path: str | Path, lang: str, folder: str | Path, model: str = "",
                      shard_size: int = SHARD_SIZE, heads: Heads = "mean", half: bool = False,
                      normalize: bool = False, batch_size: int = 64, processes: int = 1,
-                     threads_per_process: int | None = None, show_progress: bool | None = None) -> Shards:
+                     threads_per_process: int | None = None, show_progress: bool | None = None,
+                     job_timeout: float | None = None) -> Shards:
     """Encode the lines of `path` (UTF-8, gzipped or not) into `folder`, resuming what is already there.
 
     `model` is the name recorded in the manifest (the encoder's weights are fingerprinted either way);
@@ -104,10 +105,12 @@ def encode_to_shards(encoder: SentenceEncoder, path: str | Path, lang: str, fold
     process with as many threads writes. Workers run on the CPU and build the encoder again (a
     `BridgeEncoder` loads its source; another encoder is pickled), so an encoder on a GPU, or one wrapped
     from a model in memory, is refused. `show_progress`: a bar over the sentences to encode (None: on a
-    terminal only; the command lines' --quiet gives False)."""
+    terminal only; the command lines' --quiet gives False). `job_timeout` (pools): seconds a worker may hold
+    one shard before it is taken for hung and the pool stopped (WorkerHung); default: no limit."""
     if not isinstance(shard_size, int) or shard_size < 1:
         raise BridgeembedError(f"shard_size must be a positive integer, got {shard_size!r}")
     processes = check_processes(processes)
+    job_timeout = check_timeout(job_timeout)
     # "mean" or one index: what the manifest records and `encode` takes
     heads = HeadSpec.parse(heads).one_vector(needs="shards hold").encoder_heads
     folder = Path(folder)
@@ -137,13 +140,14 @@ def encode_to_shards(encoder: SentenceEncoder, path: str | Path, lang: str, fold
 
             stack.enter_context(logging_redirect_tqdm())  # the per-shard lines above the bar, not through it
         try:
-            with closing(encode_jobs(encoder, jobs, how, processes, threads)) as done:  # closed: workers stopped
+            done = encode_jobs(encoder, jobs, how, processes, threads, job_timeout)
+            with closing(done):  # closed: the workers are stopped
                 for index, _, count, seconds in done:
                     logger.info("%s: %s, %d sentences in %.1f s", folder, shard_name(index), count, seconds)
                     bar.update(count)
         except WorkerDied as err:
-            raise WorkerDied(f"{err}; the shards written are complete: run the same encoding again to encode "
-                             f"the missing ones") from None
+            raise type(err)(f"{err}; the shards written are complete: run the same encoding again to encode "
+                            f"the missing ones") from None
         finally:
             if processes > 1:
                 remove_stale_temporaries(folder)  # what a stopped worker was writing

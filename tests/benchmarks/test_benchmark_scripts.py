@@ -72,6 +72,13 @@ def test_mining_benchmark_search_and_mine_run_on_random_vectors(tmp_path):
     search = json.loads((tmp_path / "s.json").read_text())
     assert set(search["indexes"]) == {"flat", "ivf"} and search["indexes"]["ivf"]["config"]["nlist"] == 51
     assert 0 <= search["indexes"]["ivf"]["recall_at_4"] <= 1 and search["peak_rss_mib"] > 0
+    # the nprobe trade-off: one row per value, recall rising with cells searched, exact when all 51 are
+    run_here("mining.py", "search", "--random", "--size", "2000", "--queries", "50", "--nprobe", "1", "8", "51",
+             "--out", str(tmp_path / "sweep.json"))
+    rows = json.loads((tmp_path / "sweep.json").read_text())["indexes"]
+    assert list(rows) == ["flat", "ivf-nprobe1", "ivf-nprobe8", "ivf-nprobe51"]
+    recalls = [rows[f"ivf-nprobe{n}"]["recall_at_4"] for n in (1, 8, 51)]
+    assert recalls[0] < recalls[1] <= recalls[2] == 1.0 and rows["ivf-nprobe8"]["config"]["nprobe"] == 8
     run_here("mining.py", "mine", "--random", "--size", "2000", "--extrapolate", "20000", "--out", str(tmp_path / "m.json"))
     mined = json.loads((tmp_path / "m.json").read_text())
     assert mined["pairs"] > 0 and mined["extrapolated"]["note"] == "extrapolated, not measured"

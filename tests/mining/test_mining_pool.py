@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from bridgeembed.encoders.baselines import HashBowEncoder
-from bridgeembed.encoders.pool import SameWeights, WorkerDied, _failure, fingerprint, worker_factory
+from bridgeembed.encoders.pool import SameWeights, WorkerDied, WorkerHung, _failure, fingerprint, worker_factory
 from bridgeembed.errors import BridgeembedError, DataError, UnknownLanguageError
 from bridgeembed.mining import encode_multi_process
 from bridgeembed.mining.shards import ShardError, Shards, encode_to_shards, missing_shards, read_manifest, shard_name
@@ -101,6 +101,23 @@ def test_a_killed_worker_is_one_error_and_the_next_run_finishes(text, tmp_path):
     shards = encode_to_shards(Slow(), text, "en", folder, shard_size=5, processes=2)
     assert {name: (folder / name).stat().st_mtime_ns for name in before} == before
     np.testing.assert_array_equal(shards.read(0, 25), expected(text))
+
+
+def test_a_hung_worker_is_stopped_after_job_timeout_and_the_next_run_finishes(text, tmp_path):
+    folder = tmp_path / "shards"
+    started = time.monotonic()
+    with pytest.raises(WorkerHung) as caught:  # a worker sleeps 60 s in each shard: taken for hung after 2 s
+        encode_to_shards(Slow(delay=60.0), text, "en", folder, shard_size=5, processes=2, job_timeout=2)
+    assert time.monotonic() - started < 40  # not the 60 s a shard takes
+    assert re.fullmatch(rf"a worker process \(pid \d+\) gave no answer in 2 s \(job_timeout\) while encoding "
+                        rf"{re.escape(str(folder))}/shard-0000\d\.npy: taken for hung and stopped; the shards "
+                        rf"written are complete: run the same encoding again to encode the missing ones",
+                        str(caught.value))
+    assert isinstance(caught.value, WorkerDied) and not list(folder.glob(".*.tmp"))
+    shards = encode_to_shards(Slow(), text, "en", folder, shard_size=5, processes=2, job_timeout=30)
+    np.testing.assert_array_equal(shards.read(0, 25), expected(text))
+    with pytest.raises(BridgeembedError, match="job_timeout must be a positive number of seconds or None, got 0"):
+        encode_to_shards(Slow(), text, "en", tmp_path / "other", job_timeout=0)
 
 
 KILLED_PARENT = """
@@ -332,8 +349,14 @@ def test_bad_processes_are_one_line(tmp_path, capsys):
          "among the processes and each needs one; give --threads 2 or more, or leave it out"),
         ([*shards, "--processes", str(most + 1)], f"--processes {most + 1}: this machine has {most} CPUs; give at "
          f"most {most}"),
-        (["--lang", "de", "--in", str(text), "--processes", "2"], "--shard-size, --half and --processes go with "
-         "--shards DIR"),
+        (["--lang", "de", "--in", str(text), "--processes", "2"], "--shard-size, --half, --processes and "
+         "--job-timeout go with --shards DIR"),
+        (["--lang", "de", "--in", str(text), "--job-timeout", "5"], "--shard-size, --half, --processes and "
+         "--job-timeout go with --shards DIR"),
+        ([*shards, "--processes", "2", "--job-timeout", "0"], "--job-timeout 0: expected a positive number of "
+         "seconds"),
+        ([*shards, "--processes", "2", "--job-timeout", "nan"], "--job-timeout nan: expected a positive number of "
+         "seconds"),
     ]:
         assert encode.main(argv) == 2, argv
         assert one_line_error(capsys) == f"error: {message}"
@@ -341,4 +364,6 @@ def test_bad_processes_are_one_line(tmp_path, capsys):
     assert one_line_error(capsys) == "error: --processes must be a positive integer, got 0"
     assert mine.main([*mining, "--processes", "2", "--device", "cuda:1"]) == 2
     assert one_line_error(capsys).startswith("error: --processes 2 encodes on CPU cores")
+    assert mine.main([*mining, "--job-timeout", "-1"]) == 2
+    assert one_line_error(capsys) == "error: --job-timeout -1: expected a positive number of seconds"
     assert not (tmp_path / "s").exists() and not (tmp_path / "p.tsv").exists()
