@@ -40,7 +40,8 @@ def main(log_path: str, png_path: str) -> None:
     ax2.set_xlabel("epoch")
     ax2.set_ylabel("BLEU")
     twin = ax2.twinx()
-    twin.step(epochs, [v["lr"] for v in valid], where="post", color="grey", lw=0.8, label="learning rate")
+    # a validation logs the rate the steps before it used (a decay it decides applies after it): "pre"
+    twin.step(epochs, [v["lr"] for v in valid], where="pre", color="grey", lw=0.8, label="learning rate")
     twin.set_ylabel("learning rate", fontsize=8)
     ax2.legend(fontsize=8, loc="lower right")
     ax2.set_title("validation", fontsize=9)
