@@ -2,11 +2,11 @@
 and an output path that cannot be written is found before an hour of encoding, not after it."""
 
 import argparse
-import math
 import os
 import sys
 from pathlib import Path
 
+from bridgeembed.encoders.pool import check_timeout
 from bridgeembed.errors import BridgeembedError
 from bridgeembed.paths import check_output
 
@@ -44,10 +44,12 @@ def pool_device(processes: int, threads: int | None, device: str | None) -> str 
 
 
 def job_timeout(value: float | None) -> float | None:
-    """--job-timeout: None, or a positive finite number of seconds (checked before the model loads)."""
-    if value is not None and not 0 < value < math.inf:  # NaN fails too
-        raise BridgeembedError(f"--job-timeout {value:g}: expected a positive number of seconds")
-    return value
+    """--job-timeout, checked before the model loads by the pool's own rule (`check_timeout`), in the
+    command line's words."""
+    try:
+        return check_timeout(value)
+    except BridgeembedError:
+        raise BridgeembedError(f"--job-timeout {value:g}: expected a positive number of seconds") from None
 
 
 def pool_options(args: argparse.Namespace, threads: int) -> dict:

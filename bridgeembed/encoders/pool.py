@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import multiprocessing
 import pickle
 import signal
@@ -164,10 +165,11 @@ def encode_jobs(encoder: SentenceEncoder, jobs: Iterable[tuple], how: dict, proc
 
 
 def check_timeout(job_timeout: object) -> float | None:
-    """None, or a positive number of seconds; otherwise a BridgeembedError naming job_timeout."""
+    """None, or a positive finite number of seconds (an infinite one would overflow `wait`); otherwise a
+    BridgeembedError naming job_timeout."""
     if job_timeout is None:
         return None
-    if isinstance(job_timeout, bool) or not isinstance(job_timeout, (int, float)) or not job_timeout > 0:
+    if isinstance(job_timeout, bool) or not isinstance(job_timeout, (int, float)) or not 0 < job_timeout < math.inf:
         raise BridgeembedError(f"job_timeout must be a positive number of seconds or None, got {job_timeout!r}")
     return float(job_timeout)
 

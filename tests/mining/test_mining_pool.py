@@ -118,6 +118,8 @@ def test_a_hung_worker_is_stopped_after_job_timeout_and_the_next_run_finishes(te
     np.testing.assert_array_equal(shards.read(0, 25), expected(text))
     with pytest.raises(BridgeembedError, match="job_timeout must be a positive number of seconds or None, got 0"):
         encode_to_shards(Slow(), text, "en", tmp_path / "other", job_timeout=0)
+    with pytest.raises(BridgeembedError, match="job_timeout must be a positive number of seconds or None, got inf"):
+        encode_to_shards(Slow(), text, "en", tmp_path / "other", job_timeout=float("inf"))
 
 
 KILLED_PARENT = """
@@ -356,6 +358,8 @@ def test_bad_processes_are_one_line(tmp_path, capsys):
         ([*shards, "--processes", "2", "--job-timeout", "0"], "--job-timeout 0: expected a positive number of "
          "seconds"),
         ([*shards, "--processes", "2", "--job-timeout", "nan"], "--job-timeout nan: expected a positive number of "
+         "seconds"),
+        ([*shards, "--processes", "2", "--job-timeout", "inf"], "--job-timeout inf: expected a positive number of "
          "seconds"),
     ]:
         assert encode.main(argv) == 2, argv
