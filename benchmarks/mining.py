@@ -239,9 +239,8 @@ def search(args) -> dict:
     corpus, queries = Vectors(vectors[:args.size]), Vectors(vectors[args.size:])  # queries: rows after the corpus
     source = "random" if args.random or not args.shards else "encoded"
     results = {"indexed": len(corpus), "queries": len(queries), "k": args.k, "vectors": source, "indexes": {}}
-    nprobes = args.nprobe if isinstance(args.nprobe, list) else [args.nprobe]
     # one ivf index, searched at each nprobe in turn: the speed/recall trade-off of one build
-    kinds = [("flat", IndexConfig("flat"), [None]), ("ivf", IndexConfig("ivf", nprobe=max(nprobes)), nprobes)]
+    kinds = [("flat", IndexConfig("flat"), [None]), ("ivf", IndexConfig("ivf", nprobe=max(args.nprobe)), args.nprobe)]
     if args.hnsw:
         kinds.append(("hnsw", IndexConfig("hnsw", ef_search=args.ef_search), [None]))
     exact = None
