@@ -29,6 +29,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def run(args: argparse.Namespace) -> int:
     from bridgeembed.config import Config
+    from bridgeembed.training import distributed
     from bridgeembed.training.trainer import Trainer
 
     overrides = list(args.overrides)  # --threads and --device are train.threads and train.device
@@ -38,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
     check_out_dir(Path(args.config), config.train.out_dir)
     trainer = Trainer.from_config(config, data_root=args.data, show_progress=False if args.quiet else None)
     state = trainer.train()
+    distributed.shutdown()  # every rank got here: train() stops all ranks together
     logging.getLogger("bridgeembed").info(
         "stopped at step %d; best mean dev BLEU %.2f at step %d; checkpoints in %s",
         state.step, state.best_bleu, state.best_step, config.train.out_dir)

@@ -74,3 +74,14 @@ def from_main_patiently(obj: object, world: World, hours: float = 24) -> object:
     dist.broadcast_object_list(box, src=0, group=group)
     dist.destroy_process_group(group)
     return box[0]
+
+
+def shutdown() -> None:
+    """End torch.distributed in step, after a run that finished (or stopped on a signal) on every rank: wait for
+    all ranks (a barrier), then destroy the process groups. A process that exits with its gloo group alive,
+    or tears it down while another rank still uses the connections, can abort at exit (SIGABRT) after
+    its work is done, and torchrun then reports the run as failed. Not for a rank that failed: the others
+    would wait at the barrier."""
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()

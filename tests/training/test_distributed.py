@@ -1,4 +1,4 @@
-"""Two processes on gloo train like one process on the same global batch."""
+"""Two processes on gloo train like one process on the same global batch, and torchrun of the command ends well."""
 
 import os
 import socket
@@ -27,16 +27,14 @@ def _config(corpus, out):
 
 def _worker(rank, corpus, out, port):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    import torch.distributed as dist
-
-    from bridgeembed.training.distributed import World
+    from bridgeembed.training.distributed import World, shutdown
     from bridgeembed.training.trainer import Trainer
 
     trainer = Trainer.from_config(_config(corpus, out), world=World(rank, 2, rank), show_progress=False)
     trainer.train()
     if rank == 0:
         torch.save(trainer.model.state_dict(), Path(out) / "ddp_params.pt")
-    dist.destroy_process_group()
+    shutdown()  # as bridgeembed-train ends: a barrier, then the groups destroyed
 
 
 def test_two_gloo_processes_match_one(toy_corpus, tmp_path):
@@ -60,4 +58,25 @@ def test_two_gloo_processes_match_one(toy_corpus, tmp_path):
     # the DDP run wrote its checkpoints and log once (rank 0)
     assert (ddp_out / "last.pt").exists() and (ddp_out / "best.pt").exists()
     starts = [line for line in (ddp_out / "log.jsonl").read_text().splitlines() if '"start"' in line]
+    assert len(starts) == 1 and '"world_size": 2' in starts[0]
+
+
+def test_torchrun_of_bridgeembed_train_finishes_with_exit_0(toy_corpus, tmp_path):
+    """The launch the README documents: `torchrun --nproc_per_node 2 -m bridgeembed.cli.train CONFIG`. Both
+    ranks end their process groups together (distributed.shutdown), so neither aborts at exit, and torchrun
+    reports success."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(_config(toy_corpus, tmp_path / "run").to_dict()))
+    run = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+                          "--master_port", str(_free_port()), "-m", "bridgeembed.cli.train", str(path), "--quiet"],
+                         capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300,
+                         env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "SIGABRT" not in run.stderr and "terminate called" not in run.stderr, run.stderr[-3000:]
+    starts = [line for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines() if '"start"' in line]
     assert len(starts) == 1 and '"world_size": 2' in starts[0]

@@ -19,9 +19,7 @@ pytestmark = pytest.mark.distributed
 
 def _worker(rank, corpus, out, port):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    import torch.distributed as dist
-
-    from bridgeembed.training.distributed import World
+    from bridgeembed.training.distributed import World, shutdown
     from bridgeembed.training.trainer import Trainer
     from tests.helpers.toy import toy_config
 
@@ -30,7 +28,7 @@ def _worker(rank, corpus, out, port):
     trainer = Trainer.from_config(config, world=World(rank, 2, rank), show_progress=False)
     trainer.train()
     torch.save(trainer.model.state_dict(), Path(out) / f"rank{rank}.pt")
-    dist.destroy_process_group()
+    shutdown()  # as bridgeembed-train ends: a barrier, then the groups destroyed
 
 
 def test_alignment_trains_under_ddp_and_ranks_agree(toy_corpus, tmp_path):
