@@ -197,6 +197,25 @@ def test_mining_benchmark_mines_shard_folders_and_compares_with_exact(tmp_path):
     assert mined["exact_pairs"] > 0 and 0 < mined["recall_of_exact_pairs"] <= 1
 
 
+def test_plot_training_draws_a_run_as_a_64_colour_png_and_compacts_others(toy_run, tmp_path):
+    from PIL import Image
+
+    run_dir, _ = toy_run
+    png = tmp_path / "training.png"
+    run("plot_training.py", str(run_dir / "log.jsonl"), str(png))
+    with Image.open(png) as image:
+        # three panels (loss, BLEU, retrieval): wider than two; a palette of at most 64 colours
+        assert image.mode == "P" and image.size == (1500, 360) and len(image.getcolors()) <= 64
+    full = tmp_path / "full.png"  # the plot as an RGBA PNG, as matplotlib writes one (the card's older plots)
+    with Image.open(png) as image:
+        image.convert("RGBA").save(full)
+    before = full.stat().st_size
+    run("plot_training.py", "--compact", str(full))
+    with Image.open(full) as image:
+        assert image.mode == "P" and image.size == (1500, 360)
+    assert full.stat().st_size < before
+
+
 def test_valid_table_lists_every_validation_of_a_run(toy_run, tmp_path):
     run_dir, state = toy_run
     log = run_dir / "log.jsonl"
