@@ -45,12 +45,11 @@ def peak_rss_mib() -> float:
 
 
 def set_threads(threads: int) -> None:
-    import torch
-
+    """torch's threads by the library's checked setter (at most the machine's CPUs), then faiss's."""
+    from bridgeembed.devices import set_threads as torch_threads
     from bridgeembed.mining.index import set_threads as faiss_threads
 
-    torch.set_num_threads(threads)
-    faiss_threads(threads)
+    faiss_threads(torch_threads(threads))
 
 
 # --- bucc ----------------------------------------------------------------------------------------------------
