@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bridgeembed.errors import BridgeembedError
+from bridgeembed.evaluation.options import add_options
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.encoders.bridge import SentenceAttention
@@ -43,7 +44,7 @@ def plot_attention(result: SentenceAttention, path: str | Path, title: str = "")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("sentences", nargs="+", help="one or more sentences")
     parser.add_argument("--lang", required=True, help="language code of the sentences")
-    parser.add_argument("--model", default="multi30k-m2m", help="shipped model name, checkpoint or export")
+    add_options(parser, "--model")
     parser.add_argument("--out", default="attention.png",
                         help="PNG path; with several sentences, NAME-1.png, NAME-2.png, ...")
 

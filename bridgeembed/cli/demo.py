@@ -10,6 +10,8 @@ import argparse
 
 import numpy as np
 
+from bridgeembed.evaluation.options import add_options
+
 CAPTIONS = {
     "en": ["A dog is running through the grass.", "Two men are playing guitar on a stage."],
     "de": ["Ein Hund rennt durch das Gras.", "Zwei Männer spielen Gitarre auf einer Bühne."],
@@ -19,7 +21,7 @@ CAPTIONS = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", default="multi30k-m2m", help="shipped model name, checkpoint or export")
+    add_options(parser, "--model")
     parser.add_argument("--beam", type=int, default=5)
 
 

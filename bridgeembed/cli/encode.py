@@ -23,22 +23,18 @@ from bridgeembed.cli.checks import (
     stdout_open,
 )
 from bridgeembed.cli.registry import add_common, run_main
-from bridgeembed.encoders.protocol import FORMS, HeadSpec
+from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError
+from bridgeembed.evaluation.options import add_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("sentences", nargs="*", help="sentences to encode (or --in FILE, or stdin)")
     parser.add_argument("--lang", required=True, help="language code of the sentences, e.g. en")
-    parser.add_argument("--model", default="multi30k-m2m", help="shipped model name, checkpoint or export")
     parser.add_argument("--in", dest="input", help="one sentence per line (UTF-8)")
     parser.add_argument("--out", help="write a .npy array here (default: print vectors as text)")
-    parser.add_argument("--heads", default="mean",
-                        help=f"{FORMS} (default mean): an (N, d), (N, k, d), (N, d) or (N, n, d) array")
     parser.add_argument("--normalize", action="store_true", help="unit-length vectors")
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--device", default=None, help="cpu, cuda, ... (default: cuda if available)")
-    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: the idle cores)")
+    add_options(parser, "--model", "--heads", "--batch-size", "--device", "--threads")
     shards = parser.add_argument_group("sharded output (large files; bridgeembed-mine reads it)")
     shards.add_argument("--shards", metavar="DIR", help="encode --in FILE into DIR/shard-NNNNN.npy plus manifest.json; "
                         "run again after an interruption to encode only the missing shards")

@@ -27,12 +27,13 @@ from bridgeembed.cli.checks import job_timeout, output_file, pool_device, pool_o
 from bridgeembed.cli.registry import add_common, run_main
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError, UnknownLanguageError
+from bridgeembed.evaluation.options import add_options
+from bridgeembed.mining.index import KINDS as INDEXES
+from bridgeembed.mining.mine import MODES, RETRIEVALS, SCORINGS
 from bridgeembed.paths import atomic_file
 
 logger = logging.getLogger("bridgeembed.mine")
 
-SCORINGS, MODES = ("ratio", "distance", "absolute"), ("mine", "align")  # as bridgeembed.mining.mine
-RETRIEVALS, INDEXES = ("max", "fwd", "bwd", "intersect"), ("auto", "flat", "ivf", "hnsw")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -55,9 +56,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "directions, each sentence used once; default), fwd, bwd, intersect")
     add("--documents", action="store_true", help="blank lines separate documents (align mode): the n-th "
         "document of --src is mined against the n-th of --tgt")
-    add("--model", default=None, help="shipped model name, checkpoint or export (default multi30k-m2m; with shard "
-        "folders only, the model that made them)")
-    add("--heads", default="mean", help="mean (default) or one head index: the vector mined")
+    add_options(parser, "--model", "--heads", "--batch-size", "--device", "--threads")
+    parser.set_defaults(model=None)  # shard folders alone: the model that made them, loaded only if named
     add("--shards", metavar="DIR", help="encode text files into DIR/NAME.LANG/ (resumable, reused by the next "
         "mining) instead of a temporary folder")
     add("--shard-size", type=int, default=100_000, help="sentences per shard (default 100000)")
@@ -71,9 +71,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add("--nprobe", type=int, default=16, help="ivf: cells searched per query (default 16)")
     add("--nlist", type=int, default=None, help="ivf: cells (default 4 sqrt(N))")
     add("--ef-search", type=int, default=128, help="hnsw: candidates kept while searching (default 128)")
-    add("--batch-size", type=int, default=64)
-    add("--device", default=None, help="cpu, cuda, ... for encoding (default: cuda if available)")
-    add("--threads", type=int, default=None, help="CPU threads for torch and FAISS (default: the idle cores)")
     add_common(parser)
     return parser.parse_args(argv)
 

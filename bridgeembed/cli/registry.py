@@ -56,6 +56,7 @@ def add_common(parser: argparse.ArgumentParser, device: bool = True) -> argparse
     """The options every command shares (those it does not define itself): --version, -v/--verbose,
     --quiet, --threads and, where a model runs, --device."""
     from bridgeembed import __version__
+    from bridgeembed.evaluation.options import add_options
 
     have = parser._option_string_actions
     if "--version" not in have:
@@ -64,11 +65,7 @@ def add_common(parser: argparse.ArgumentParser, device: bool = True) -> argparse
         parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     if "--quiet" not in have:
         parser.add_argument("--quiet", action="store_true", help="no progress bars; only warnings and errors")
-    if "--threads" not in have:
-        parser.add_argument("--threads", type=int, default=None,
-                            help="CPU threads for torch (default: the cores other work leaves idle)")
-    if device and "--device" not in have:
-        parser.add_argument("--device", default=None, help="cpu, cuda, cuda:N, mps (default: cuda if available)")
+    add_options(parser, "--threads", *(["--device"] if device else []))
     return parser
 
 

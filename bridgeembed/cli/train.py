@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bridgeembed.cli.registry import add_common, run_main
+from bridgeembed.evaluation.options import add_options
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -22,7 +23,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("config", help="YAML file with sections model, tokenizer, data, train (see configs/)")
     parser.add_argument("overrides", nargs="*", metavar="section.key=value",
                         help="override config keys, e.g. train.lr=0.001 model.heads=5 data.languages=[en,de]")
-    parser.add_argument("--data", help="data root for a relative data.path (default: $BRIDGEEMBED_DATA)")
+    add_options(parser, "--data")
     add_common(parser)
     return parser.parse_args(argv)
 

@@ -12,19 +12,17 @@ from collections.abc import Sequence
 
 from bridgeembed.cli.checks import output_file, positive_int, read_sentences, set_threads, stdout_open
 from bridgeembed.cli.registry import add_common, run_main
+from bridgeembed.evaluation.options import add_options
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bridgeembed-translate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="multi30k-m2m",
-                        help="a shipped model's name, a checkpoint or an export (default: multi30k-m2m)")
     parser.add_argument("--src", help="source language")
     parser.add_argument("--tgt", help="target language")
     parser.add_argument("--in", "--input", dest="input", help="one sentence per line (default: stdin; --input is "
                                                                "the old spelling, kept for this release)")
     parser.add_argument("--evaluate", action="store_true", help="BLEU of every direction on a test split")
-    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
     parser.add_argument("--corpus", help="corpus folder (default: the model's training corpus, data.path)")
     parser.add_argument("--split", help="split to score (default: the model's data.test)")
     parser.add_argument("--directions", default="all", help="'all' or a list like en-de,de-en")
@@ -32,9 +30,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="the translations, one per line (default: stdout); with --evaluate: the folder for "
                              "bleu.json, bleu.md, the plot and the translations (--output: the old spelling)")
     parser.add_argument("--beam", type=int, default=5, help="beam size (1: greedy)")
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--device", default=None, help="cpu, cuda, ... (default: cuda if available)")
-    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: the idle cores)")
+    add_options(parser, "--model", "--data", "--batch-size", "--device", "--threads")
     add_common(parser)
     return parser.parse_args(argv)
 

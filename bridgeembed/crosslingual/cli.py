@@ -24,8 +24,9 @@ from bridgeembed.crosslingual.report import retrieval_table, to_markdown, transf
 from bridgeembed.crosslingual.retrieval import RetrievalEvaluator
 from bridgeembed.crosslingual.sources import NliTemplates, TsvTemplates, XlmtTweets, XnliXtreme, multi30k_test
 from bridgeembed.crosslingual.transfer import TransferEvaluator, parse_langs, parse_train_sets
-from bridgeembed.encoders.protocol import FORMS, HeadSpec
+from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import ConfigError, DataError
+from bridgeembed.evaluation.options import add_options
 from bridgeembed.paths import check_output, data_root, default_out
 
 if TYPE_CHECKING:  # for annotations only
@@ -41,17 +42,11 @@ def parse_floats(value: str, what: str) -> tuple:
         raise ConfigError(f"{what} must be comma-separated numbers, got {value!r}") from None
 
 
-def add_common(parser: argparse.ArgumentParser, task: str) -> None:
-    parser.add_argument("--model", default="multi30k-m2m",
-                        help="shipped model name, checkpoint path, untrained:NAME, minilm, use-m, bow, or majority "
-                             "(default: multi30k-m2m)")
-    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA or ~/.cache/bridgeembed/data)")
+def add_task_options(parser: argparse.ArgumentParser, task: str) -> None:
+    """What every crosslingual command takes (--model also takes `majority`, the majority-class baseline;
+    several --heads views write one set of files each)."""
+    add_options(parser, "--model", "--data", "--heads", "--batch-size", "--device")
     parser.add_argument("--out", help=f"output folder (default: results/{task}/MODEL)")
-    parser.add_argument("--heads", default="mean",
-                        help=f"views to score: {FORMS} (default: mean, the sentence vector); "
-                             "several views write one set of files each")
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--device", help="torch device for the encoder (default: the encoder's choice)")
     parser.add_argument("--limit", type=int, help="use only the first N examples of every file (quick checks)")
 
 
@@ -96,7 +91,7 @@ class Xnli:
     """Crosslingual NLI (Table 6): logistic regression on [u, v, |u-v|, u*v]."""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        add_common(parser, "xnli")
+        add_task_options(parser, "xnli")
         add_classifier(parser, ["en"])
         parser.add_argument("--train-split", default="dev", help="XTREME split to train on (default: dev)")
         parser.add_argument("--test-split", default="test", help="XTREME split to test on (default: test)")
@@ -119,7 +114,7 @@ class Sentiment:
     """Crosslingual sentiment (Table 7): logistic regression on sentence vectors, trained on English."""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        add_common(parser, "sentiment")
+        add_task_options(parser, "sentiment")
         add_classifier(parser, ["en"])
         parser.add_argument("--dir", help="xlm-t layout folder (default: DATA/reviews/xlm-t-umsab-tweets)")
         parser.add_argument("--train-split", default="train")
@@ -157,7 +152,7 @@ def read_parallel(args: argparse.Namespace) -> tuple:
 
 
 def add_parallel(parser: argparse.ArgumentParser, task: str) -> None:
-    add_common(parser, task)
+    add_task_options(parser, task)
     parser.add_argument("--langs", default="en,de,fr,cs", help="comma-separated languages")
     parser.add_argument("--template", help="line-aligned (multi-way parallel) files with {lang} "
                                            "(default: DATA/multi30k/test_2016_flickr.{lang}.gz)")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from bridgeembed.errors import CheckpointError, DataError
 from bridgeembed.evaluation.attention import GROUPS, MASS, METRICS, AttentionStats
+from bridgeembed.evaluation.options import add_options
 from bridgeembed.evaluation.writer import markdown_table, write
 from bridgeembed.paths import check_output, default_out
 
@@ -25,14 +26,11 @@ GROUP_NAMES = {"within": "heads h < n_i", "beyond": "heads h >= n_i", "all": "al
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", default="multi30k-m2m",
-                        help="shipped model name, checkpoint or export of an attention-bridge model")
+    add_options(parser, "--model", "--data")
     parser.add_argument("--in", dest="input",
                         help="text file, one sentence per line (UTF-8, may be gzipped; default: Multi30k's "
                              "test_2016_flickr in --lang under the data root)")
     parser.add_argument("--lang", default="en", help="language code of the sentences (default: en)")
-    parser.add_argument("--data", help="data root for the default --in (default: $BRIDGEEMBED_DATA or "
-                                       "~/.cache/bridgeembed/data)")
     parser.add_argument("--limit", type=int, default=0, help="measure only the first N sentences (0: all)")
     parser.add_argument("--out", help="output folder (default: results/attention/MODEL)")
     parser.add_argument("--no-plots", action="store_true", help="skip attention.png")

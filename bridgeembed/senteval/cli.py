@@ -9,35 +9,27 @@ from __future__ import annotations
 import argparse
 import logging
 
-from bridgeembed.encoders.protocol import FORMS, HeadSpec
+from bridgeembed.encoders.protocol import HeadSpec
+from bridgeembed.evaluation.options import add_options
 from bridgeembed.paths import check_output, default_out
 
 log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", default="multi30k-m2m",
-                        help="shipped model name, checkpoint path, untrained:NAME, minilm, use-m or bow "
-                             "(default: multi30k-m2m)")
+    add_options(parser, "--model", "--heads", "--data", "--batch-size", "--device", "--threads")
     parser.add_argument("--lang", default="en", help="language code the sentences are encoded as (default: en)")
     parser.add_argument("--tasks", default="all",
                         help="all, classification, nli, similarity, probing, or names like MR,CR,STS-B (default: all)")
-    parser.add_argument("--heads", default="mean", help=f"views to score: {FORMS} (default: mean, the sentence vector)")
     parser.add_argument("--config", default="default", choices=["default", "prototype"],
                         help="default: 10-fold/Adam/batch 64 (the literature); "
                              "prototype: 5-fold/RMSprop/batch 128, faster")
     parser.add_argument("--seeds", type=int, default=1, help="average over this many seeds 1111, 1112, ... (paper: 5)")
-    parser.add_argument("--data", default=None, help="data root holding senteval/ (or the senteval folder itself; "
-                                                     "default: $BRIDGEEMBED_DATA or ~/.cache/bridgeembed/data)")
     parser.add_argument("--probing-data", default=None,
                         help="folder of the 10 probing task files (default: DATA/senteval/probing); "
                              "a file named REBUILT in it labels the results as rebuilt")
     parser.add_argument("--out",
                         help="output folder: results.json/.csv/.md and PNG plots (default: results/senteval/MODEL)")
-    parser.add_argument("--batch-size", type=int, default=64, help="sentences per encoder batch (default: 64)")
-    parser.add_argument("--device", default=None,
-                        help="device of the encoder and classifiers (default: cuda if available)")
-    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: the idle cores)")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
