@@ -60,10 +60,34 @@ def native_bf16(device: torch.device) -> bool:
 
 
 def pick_precision(name: str, device: torch.device) -> torch.dtype | None:
-    """train.precision (fp32 | bf16 | auto) -> the autocast dtype (None: fp32)."""
-    if name == "bf16" or (name == "auto" and native_bf16(device)):
+    """train.precision (fp32 | bf16 | auto) -> the autocast dtype (None: fp32). bf16 on a device that cannot run
+    the model's LSTMs in it is a ConfigError before any work (it failed at step 1 deep inside oneDNN)."""
+    if name == "auto" and native_bf16(device) and bf16_lstm_runs(device):
+        return torch.bfloat16
+    if name == "bf16":
+        if not bf16_lstm_runs(device):
+            raise ConfigError(f"train.precision=bf16: this {device.type.upper()} cannot run an LSTM in bfloat16 "
+                              f"(oneDNN has no bf16 LSTM kernel for it: a CPU without AVX-512); use "
+                              f"train.precision=fp32, or auto (bf16 only where it runs natively)")
         return torch.bfloat16
     return None
+
+
+_BF16_LSTM: dict = {}
+
+
+def bf16_lstm_runs(device: torch.device) -> bool:
+    """Does a small LSTM run forward and backward under bf16 autocast on `device`? Tried once per device type."""
+    if device.type not in _BF16_LSTM:
+        try:
+            lstm = torch.nn.LSTM(8, 8, batch_first=True, bidirectional=True).to(device)
+            with torch.autocast(device.type, dtype=torch.bfloat16):
+                out, _ = lstm(torch.zeros(2, 3, 8, device=device))
+            out.float().sum().backward()
+            _BF16_LSTM[device.type] = True
+        except RuntimeError:
+            _BF16_LSTM[device.type] = False
+    return _BF16_LSTM[device.type]
 
 
 def available_cores() -> int:

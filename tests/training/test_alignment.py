@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 import torch
 
+import bridgeembed.devices
 from bridgeembed.checkpoint import load_checkpoint
 from bridgeembed.config import Config
 from bridgeembed.crosslingual.retrieval import accuracy
+from bridgeembed.devices import bf16_lstm_runs, pick_precision
 from bridgeembed.encoders.bridge import BridgeEncoder
 from bridgeembed.errors import ConfigError
 from bridgeembed.model.bridge import BridgeOutput
@@ -63,8 +65,8 @@ def test_partner_is_the_target_or_another_language(toy_corpus, tmp_path):
     trainer = trainer_for(toy_corpus, tmp_path / "a", align_weight=1.0)
     seen = set()
     for step in range(8):
-        d = trainer.directions[trainer.scheduler.index(step)]
-        lang = trainer.partner_language(step, d)
+        unit = trainer.units[trainer.scheduler.index(step)]
+        d, lang = unit.direction, trainer.partner_language(step, unit)
         assert lang == d.tgt if d.src != d.tgt else lang != d.src
         partner = trainer.partner(step)
         rows = trainer._rows(step)[1]
@@ -132,6 +134,19 @@ def test_real_token_logits_give_the_same_loss(toy_corpus, tmp_path):
     torch.testing.assert_close(full.nll, kept.nll, rtol=1e-5, atol=1e-4)
 
 
+needs_bf16 = pytest.mark.skipif(not bf16_lstm_runs(torch.device("cpu")),
+                                reason="this CPU cannot run an LSTM in bf16 (no AVX-512)")
+
+
+def test_bf16_where_the_lstm_cannot_run_it_is_refused(monkeypatch):
+    monkeypatch.setitem(bridgeembed.devices._BF16_LSTM, "cpu", False)
+    with pytest.raises(ConfigError, match=r"train.precision=bf16: this CPU cannot run an LSTM in bfloat16"):
+        pick_precision("bf16", torch.device("cpu"))
+    assert pick_precision("auto", torch.device("cpu")) is None
+    assert pick_precision("fp32", torch.device("cpu")) is None
+
+
+@needs_bf16
 def test_bf16_loss_stays_within_tolerance(toy_corpus, tmp_path):
     _, loss = first_batch_loss(toy_corpus, tmp_path / "a")
     fp32 = loss()
@@ -142,6 +157,7 @@ def test_bf16_loss_stays_within_tolerance(toy_corpus, tmp_path):
     assert abs(float(bf16.penalty) - float(fp32.penalty)) < 0.05 * max(float(fp32.penalty), 1.0)
 
 
+@needs_bf16
 def test_bf16_training_resumes_exactly(toy_corpus, tmp_path):
     settings = dict(precision="bf16", align_weight=0.5, max_steps=16, valid_every=100, save_every=100)
     straight = trainer_for(toy_corpus, tmp_path / "straight", **settings)
