@@ -53,3 +53,51 @@ def test_the_check_sees_a_declaration_in_any_spelling():
     assert declares(ast.parse('group.add_argument("--model", default="x")'), "--model")
     assert declares(ast.parse('add("-m", "--model")'), "--model")
     assert not declares(ast.parse('positive_int(args.batch_size, "--batch-size")'), "--batch-size")
+
+
+# Where a `heads` value comes in from the user: the command lines (any function), and the public calls that
+# take `heads=` as typed. Everything below them gets a HeadSpec and must not parse it again.
+CLI_MODULES = {m for m in MODULES if m.startswith("bridgeembed.cli.")} | {
+    "bridgeembed.crosslingual.cli", "bridgeembed.senteval.cli", "bridgeembed.evaluation.attention_bench"}
+PUBLIC_CALLS = {
+    "bridgeembed.encoders.bridge": {"BridgeEncoder.encode"},
+    "bridgeembed.encoders.baselines": {"HashBowEncoder.encode", "MiniLMEncoder.encode", "UseMultilingualEncoder.encode"},
+    "bridgeembed.encoders.pool": {"encode_multi_process"},
+    "bridgeembed.mining.shards": {"encode_to_shards"},
+    "bridgeembed.evaluation.encoding": {"EncodingCache.__init__"},  # the evaluators' `heads=`
+    "bridgeembed.evaluation.mteb": {"BridgeMTEBEncoder.__init__"},
+    "bridgeembed.senteval.adapters": {"default_params"},
+    "bridgeembed.crosslingual.transfer": {"TransferEvaluator.__init__"},
+    "bridgeembed.crosslingual.retrieval": {"RetrievalEvaluator.__init__"},
+    "bridgeembed.crosslingual.neutrality": {"NeutralityEvaluator.__init__"},
+}
+
+
+def heads_parsed(tree: ast.AST) -> set:
+    """The functions (qualified names) of `tree` that call HeadSpec.parse."""
+    found = set()
+
+    def visit(node: ast.AST, where: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                visit(child, f"{where}.{child.name}".lstrip("."))
+                continue
+            if (isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute) and child.func.attr == "parse"
+                    and isinstance(child.func.value, ast.Name) and child.func.value.id == "HeadSpec"):
+                found.add(where or "<module>")
+            visit(child, where)
+
+    visit(tree, "")
+    return found
+
+
+def test_heads_are_parsed_only_at_the_edges():
+    for module in set(MODULES) - CLI_MODULES:
+        inner = heads_parsed(_tree(module)) - PUBLIC_CALLS.get(module, set())
+        assert not inner, (f"{module}: {sorted(inner)} parse(s) a heads value; take a HeadSpec resolved at the edge "
+                           f"(the command line or the public call) instead")
+
+
+def test_the_heads_check_sees_a_parse_in_a_method():
+    tree = ast.parse("class Shards:\n    def read(self, heads):\n        return HeadSpec.parse(heads)\n")
+    assert heads_parsed(tree) == {"Shards.read"}

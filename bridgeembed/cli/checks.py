@@ -6,8 +6,11 @@ import os
 import sys
 from pathlib import Path
 
+from bridgeembed.encoders.options import EncodeOptions
 from bridgeembed.encoders.pool import check_timeout
+from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError
+from bridgeembed.evaluation.options import OPTIONS
 from bridgeembed.paths import check_output
 
 
@@ -52,11 +55,15 @@ def job_timeout(value: float | None) -> float | None:
         raise BridgeembedError(f"--job-timeout {value:g}: expected a positive number of seconds") from None
 
 
-def pool_options(args: argparse.Namespace, threads: int) -> dict:
-    """encode_to_shards' pool keywords from a command's --processes, --job-timeout and --quiet: the `threads` that
-    set_threads gave shared among the processes (at least one each; `pool_device` checked the counts)."""
-    return {"processes": args.processes, "threads_per_process": max(1, threads // args.processes),
-            "show_progress": False if args.quiet else None, "job_timeout": args.job_timeout}
+def encode_options(args: argparse.Namespace, heads: HeadSpec, device: str | None, threads: int,
+                   normalize: bool) -> EncodeOptions:
+    """The resolved options of encoding a file into shards, from a command's checked options: `heads` parsed,
+    `device` from `pool_device`, and the `threads` that `set_threads` gave shared among the processes (at least
+    one each; `pool_device` checked the counts)."""
+    return EncodeOptions(heads=heads, batch_size=args.batch_size, normalize=normalize, half=args.half,
+                         processes=args.processes, threads=max(1, threads // args.processes),
+                         job_timeout=args.job_timeout, show_progress=False if args.quiet else None,
+                         model=args.model or OPTIONS["--model"]["default"], device=device)
 
 
 def output_file(path: str | Path, option: str, suffix: str = "") -> Path | None:

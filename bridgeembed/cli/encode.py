@@ -11,12 +11,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 
 from bridgeembed.cli.checks import (
+    encode_options,
     job_timeout,
     output_file,
     pool_device,
-    pool_options,
     positive_int,
     read_sentences,
     set_threads,
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
 def run_shards(args: argparse.Namespace, heads: HeadSpec) -> int:
     """--shards DIR: the file streamed into resumable shards (bridgeembed.mining.shards)."""
     from bridgeembed.encoders.bridge import BridgeEncoder
-    from bridgeembed.mining.shards import SHARD_SIZE, check_text_file, encode_to_shards
+    from bridgeembed.mining.shards import SHARD_SIZE, check_text_file, write_shards
 
     if not args.shards:
         raise BridgeembedError("--shard-size, --half, --processes and --job-timeout go with --shards DIR")
@@ -90,11 +91,10 @@ def run_shards(args: argparse.Namespace, heads: HeadSpec) -> int:
     device = pool_device(args.processes, args.threads, args.device)
     job_timeout(args.job_timeout)
     check_text_file(args.input)
-    threads = set_threads(args.threads)
-    encoder = BridgeEncoder(args.model, device=device)
-    shards = encode_to_shards(encoder, args.input, args.lang, args.shards, model=args.model, shard_size=shard_size,
-                              heads=heads.resolve(encoder, what="--heads"), half=args.half, normalize=args.normalize,
-                              batch_size=args.batch_size, **pool_options(args, threads))
+    options = encode_options(args, heads, device, set_threads(args.threads), normalize=args.normalize)
+    encoder = BridgeEncoder(options.model, device=options.device)
+    options = replace(options, heads=heads.resolve(encoder, what="--heads"))
+    shards = write_shards(encoder, args.input, args.lang, args.shards, shard_size, options)
     print(f"wrote {shards.folder}: {len(shards)} sentences, {-(-len(shards) // shard_size)} shards of "
           f"{shards.dtype} vectors ({shards.dim},)", file=sys.stderr)
     return 0

@@ -19,12 +19,14 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from bridgeembed.cli.checks import job_timeout, output_file, pool_device, pool_options, positive_int, set_threads
+from bridgeembed.cli.checks import encode_options, job_timeout, output_file, pool_device, positive_int, set_threads
 from bridgeembed.cli.registry import add_common, run_main
+from bridgeembed.encoders.options import EncodeOptions
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError, UnknownLanguageError
 from bridgeembed.evaluation.options import add_options
@@ -76,7 +78,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def check_options(args: argparse.Namespace) -> tuple:
-    """Everything that can be checked before a model loads or a file is read: (out, index config)."""
+    """Everything that can be checked before a model loads or a file is read: (out, index config, heads, device)."""
     from bridgeembed.mining.index import IndexConfig
     from bridgeembed.mining.mine import check_threshold
 
@@ -84,17 +86,17 @@ def check_options(args: argparse.Namespace) -> tuple:
         value = getattr(args, option)
         if value is not None or option not in ("threads", "nlist"):  # those two may be left to the default
             positive_int(value, "--" + option.replace("_", "-"))
-    args.device = pool_device(args.processes, args.threads, args.device)
+    device = pool_device(args.processes, args.threads, args.device)
     job_timeout(args.job_timeout)
     check_threshold(args.threshold, args.scoring, "--threshold")
     out = output_file(args.out, "--out")
     if args.documents and args.mode != "align":
         raise BridgeembedError("--documents goes with --mode align (mining within each pair of documents)")
-    args.heads_spec = HeadSpec.parse(args.heads, what="--heads").one_vector("--heads", needs="mining needs")
+    heads = HeadSpec.parse(args.heads, what="--heads").one_vector("--heads", needs="mining needs")
     for option in ("src", "tgt"):
         _check_input(getattr(args, option), getattr(args, f"{option}_lang"), f"--{option}")
     config = IndexConfig(args.index, nlist=args.nlist, nprobe=args.nprobe, ef_search=args.ef_search)
-    return out, config
+    return out, config, heads, device
 
 
 def _check_input(path: str, lang: str | None, option: str) -> None:
@@ -114,11 +116,12 @@ def run(args: argparse.Namespace) -> int:
     from bridgeembed.mining.index import set_threads as faiss_threads
     from bridgeembed.mining.mine import mine
 
-    out, config = check_options(args)
-    args.threads_total = set_threads(args.threads)
-    faiss_threads(args.threads_total)  # FAISS's OpenMP threads as torch's
+    out, config, heads, device = check_options(args)
+    threads = set_threads(args.threads)
+    faiss_threads(threads)  # FAISS's OpenMP threads as torch's
+    options = encode_options(args, heads, device, threads, normalize=True)
     with ExitStack() as stack:
-        src, tgt = open_sides(args, stack)
+        src, tgt = open_sides(args, options, stack)
         src_vecs, tgt_vecs, docs = views(args, src, tgt)
         pairs = mine(src_vecs, tgt_vecs, k=args.k, scoring=args.scoring, mode=args.mode, threshold=args.threshold,
                      retrieval=args.retrieval, index=config, **docs)
@@ -129,56 +132,48 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def open_sides(args: argparse.Namespace, stack: ExitStack) -> tuple:
+def open_sides(args: argparse.Namespace, options: EncodeOptions, stack: ExitStack) -> tuple:
     """(source Shards, target Shards): shard folders opened, text files encoded (into --shards or a temporary
     folder); the model loads only when a text file needs it or --model names it."""
-    from bridgeembed.mining.shards import ShardError, Shards, fingerprint
+    from bridgeembed.mining.shards import ShardError, Shards, fingerprint, write_shards
 
     sides = {"src": (args.src, args.src_lang), "tgt": (args.tgt, args.tgt_lang)}
     encoder = None
     if args.model is not None or any(not Path(path).is_dir() for path, _ in sides.values()):
-        encoder = load_checked_encoder(args, [lang for path, lang in sides.values() if lang])
+        encoder, options = load_checked_encoder(options, [lang for path, lang in sides.values() if lang])
     opened = {}
     for name, (path, lang) in sides.items():
         if Path(path).is_dir():
             shards = Shards(path)
             if lang and lang != shards.lang:
                 raise ShardError(f"--{name} {path} holds {shards.lang!r} sentences, not --{name}-lang {lang!r}")
-            if shards.manifest["heads"] != args.heads_spec.encoder_heads:
+            if shards.manifest["heads"] != options.heads.encoder_heads:
                 raise ShardError(f"--{name} {path} holds vectors of heads {shards.manifest['heads']!r}, not --heads "
-                                 f"{args.heads_spec}; give --heads {shards.manifest['heads']} or encode it again")
+                                 f"{options.heads}; give --heads {shards.manifest['heads']} or encode it again")
             if encoder is not None and fingerprint(encoder) != shards.manifest["fingerprint"]:
                 raise ShardError(f"--{name} {path} was encoded with model {shards.manifest['model']!r}, not "
-                                 f"--model {args.model or 'multi30k-m2m'}; encode it again with this model")
+                                 f"--model {options.model}; encode it again with this model")
         else:
             opened_path = Path(path)
             folder = (Path(args.shards) if args.shards else Path(stack.enter_context(tempfile.TemporaryDirectory(
                 prefix="bridgeembed-mine-")))) / f"{opened_path.name}.{lang}"
-            shards = encode_side(encoder, args, opened_path, lang, folder)
+            shards = write_shards(encoder, opened_path, lang, folder, args.shard_size, options)
         opened[name] = shards
     opened["src"].check_same_space(opened["tgt"])
     return opened["src"], opened["tgt"]
 
 
-def load_checked_encoder(args: argparse.Namespace, langs: list) -> object:
+def load_checked_encoder(options: EncodeOptions, langs: list) -> tuple:
+    """(the encoder of options.model, the options with --heads resolved against it)."""
     from bridgeembed.evaluation.languages import known_languages
     from bridgeembed.evaluation.models import load_encoder
 
-    encoder = load_encoder(args.model or "multi30k-m2m", device=args.device)
+    encoder = load_encoder(options.model, device=options.device)
     known = known_languages(encoder)
     for lang in langs:
         if known is not None and lang not in known:
             raise UnknownLanguageError(lang, known, "the model")
-    args.heads_spec = args.heads_spec.resolve(encoder, what="--heads")
-    return encoder
-
-
-def encode_side(encoder: object, args: argparse.Namespace, path: Path, lang: str, folder: Path) -> object:
-    from bridgeembed.mining.shards import encode_to_shards
-
-    return encode_to_shards(encoder, path, lang, folder, model=args.model or "multi30k-m2m",
-                            shard_size=args.shard_size, heads=args.heads_spec.encoder_heads, half=args.half,
-                            normalize=True, batch_size=args.batch_size, **pool_options(args, args.threads_total))
+    return encoder, replace(options, heads=options.heads.resolve(encoder, what="--heads"))
 
 
 def views(args: argparse.Namespace, src: object, tgt: object) -> tuple:

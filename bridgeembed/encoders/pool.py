@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bridgeembed.encoders.options import EncodeOptions
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError
 from bridgeembed.paths import save_array_atomic
@@ -54,21 +55,21 @@ class WorkerHung(WorkerDied):
 
 
 # --- what one process does, in the parent or in a worker ---------------------------------------------
-def encode_lines(encoder: SentenceEncoder, lines: Sequence[str], lang: str, heads: str | int = "mean",
-                 batch_size: int = 64, normalize: bool = False, dtype: str = "float32") -> np.ndarray:
+def encode_lines(encoder: SentenceEncoder, lines: Sequence[str], lang: str, options: EncodeOptions) -> np.ndarray:
     """(N, d) vectors of `lines` as a shard stores them: float32 from the encoder, unit length with
-    `normalize`, then `dtype` (float32 or float16)."""
-    vectors = np.asarray(encoder.encode(lines, lang, heads=heads, batch_size=batch_size), dtype=np.float32)
-    if normalize:
+    `options.normalize`, then `options.dtype` (float32 or float16)."""
+    vectors = np.asarray(encoder.encode(lines, lang, heads=options.heads, batch_size=options.batch_size),
+                         dtype=np.float32)
+    if options.normalize:
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    return vectors.astype(dtype)
+    return vectors.astype(options.dtype)
 
 
-def run_job(encoder: SentenceEncoder, lines: Sequence[str], path: Any, how: dict) -> tuple:
+def run_job(encoder: SentenceEncoder, lines: Sequence[str], path: Any, lang: str, options: EncodeOptions) -> tuple:
     """One job, in the parent or in a worker: (vectors, rows, seconds); with a `path` the vectors are written
     there (`save_array_atomic`) and None is returned in their place."""
     start = time.perf_counter()
-    vectors = encode_lines(encoder, lines, **how)
+    vectors = encode_lines(encoder, lines, lang, options)
     if path is not None:
         save_array_atomic(path, vectors)
         vectors = None
@@ -149,19 +150,17 @@ class SameWeights:
 
 
 # --- the pool ------------------------------------------------------------------------------------------
-def encode_jobs(encoder: SentenceEncoder, jobs: Iterable[tuple], how: dict, processes: int = 1,
-                threads: int | None = None, job_timeout: float | None = None) -> Iterator[tuple]:
+def encode_jobs(encoder: SentenceEncoder, jobs: Iterable[tuple], lang: str, options: EncodeOptions) -> Iterator[tuple]:
     """(key, lines, path or None) jobs -> (key, vectors or None, rows, seconds) per job; with a path the
-    vectors are written there (`save_array_atomic`) and not returned. `how`: the arguments of
-    `encode_lines` but the lines. processes 1: here, in order; more: by a pool, as the jobs finish.
-    `job_timeout` (pools only): a worker that holds one job longer than this many seconds is taken for
-    hung (a WorkerHung; the pool is stopped) instead of being waited for without end."""
-    if processes == 1:
+    vectors are written there (`save_array_atomic`) and not returned. `options.processes` 1: here, in order;
+    more: by a pool, as the jobs finish. `options.job_timeout` (pools only): a worker that holds one job longer
+    than this many seconds is taken for hung (a WorkerHung; the pool is stopped) instead of being waited for."""
+    if options.processes == 1:
         for key, lines, path in jobs:
-            yield key, *run_job(encoder, lines, path, how)
+            yield key, *run_job(encoder, lines, path, lang, options)
         return
-    settings = {"how": how, "threads": threads_each(processes, threads), "check": SameWeights(fingerprint(encoder))}
-    yield from _pool(worker_factory(encoder, processes), settings, jobs, processes, check_timeout(job_timeout))
+    settings = {"lang": lang, "options": options, "check": SameWeights(fingerprint(encoder))}
+    yield from _pool(worker_factory(encoder, options.processes), settings, jobs, options.processes, options.job_timeout)
 
 
 def check_timeout(job_timeout: object) -> float | None:
@@ -283,7 +282,7 @@ def _serve(conn: Any, factory: Callable, settings: dict) -> None:
     try:
         encoder = factory()
         if "torch" in sys.modules:
-            sys.modules["torch"].set_num_threads(settings["threads"])
+            sys.modules["torch"].set_num_threads(settings["options"].threads)
         settings["check"](encoder)
     except Exception as err:
         _answer(conn, _failure(err))
@@ -294,7 +293,7 @@ def _serve(conn: Any, factory: Callable, settings: dict) -> None:
         except (EOFError, OSError):
             return
         try:
-            answer = ("done", *run_job(encoder, lines, path, settings["how"]))
+            answer = ("done", *run_job(encoder, lines, path, settings["lang"], settings["options"]))
         except Exception as err:
             answer = _failure(err)
         if not _answer(conn, answer):
@@ -336,19 +335,21 @@ def encode_multi_process(encoder: SentenceEncoder, sentences: Sequence[str], lan
     file larger than memory, `encode_to_shards(..., processes=N)` writes the vectors to disk instead.
     `job_timeout`: seconds a worker may hold one chunk before it is taken for hung (WorkerHung)."""
     processes = check_processes(processes)
-    spec = HeadSpec.parse(heads).one_vector(needs="encode_multi_process gives")
+    spec = HeadSpec.parse(heads).one_vector(needs="encode_multi_process gives").resolve(encoder)
     sentences = list(sentences)
     if chunk_size is None:
         chunk_size = max(1, min(5000, -(-len(sentences) // (10 * processes))))
     chunk_size = check_processes(chunk_size, "chunk_size")
-    how = {"lang": lang, "heads": spec.encoder_heads, "batch_size": batch_size, "normalize": bool(normalize)}
     starts = range(0, len(sentences), chunk_size)
-    if processes == 1 or len(starts) <= 1:
-        return encode_lines(encoder, sentences, **how)
+    processes = min(processes, len(starts))
+    options = EncodeOptions(heads=spec, batch_size=batch_size, normalize=bool(normalize), processes=max(1, processes),
+                            threads=threads_each(processes, threads_per_process) if processes > 1 else None,
+                            job_timeout=check_timeout(job_timeout))
+    if options.processes == 1:
+        return encode_lines(encoder, sentences, lang, options)
     jobs = ((i, sentences[start:start + chunk_size], None) for i, start in enumerate(starts))
     parts: dict = {}
-    for key, vectors, _, _ in encode_jobs(encoder, jobs, how, min(processes, len(starts)), threads_per_process,
-                                          job_timeout):
+    for key, vectors, _, _ in encode_jobs(encoder, jobs, lang, options):
         parts[key] = vectors
     return np.concatenate([parts[i] for i in range(len(starts))])
 

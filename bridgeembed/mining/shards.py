@@ -21,6 +21,7 @@ import json
 import logging
 from collections.abc import Iterator
 from contextlib import ExitStack, closing
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from bridgeembed.encoders.pool import WorkerDied, check_processes, check_timeout, encode_jobs, fingerprint, threads_each
+from bridgeembed.encoders.options import EncodeOptions
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError, DataError
 from bridgeembed.paths import remove_stale_temporaries, write_text_atomic
@@ -83,7 +85,7 @@ def check_text_file(path: str | Path) -> Path:
     return path
 
 
-def probe_dim(encoder: SentenceEncoder, lang: str, heads: str | int) -> int:
+def probe_dim(encoder: SentenceEncoder, lang: str, heads: HeadSpec) -> int:
     """The vector size, from one sentence; an unknown language fails here, before any file is read."""
     return int(np.asarray(encoder.encode(["."], lang, heads=heads, batch_size=1)).shape[1])
 
@@ -110,37 +112,41 @@ def encode_to_shards(encoder: SentenceEncoder, path: str | Path, lang: str, fold
     if not isinstance(shard_size, int) or shard_size < 1:
         raise BridgeembedError(f"shard_size must be a positive integer, got {shard_size!r}")
     processes = check_processes(processes)
-    job_timeout = check_timeout(job_timeout)
-    # "mean" or one index: what the manifest records and `encode` takes
-    heads = HeadSpec.parse(heads).one_vector(needs="shards hold").encoder_heads
+    options = EncodeOptions(heads=HeadSpec.parse(heads).one_vector(needs="shards hold").resolve(encoder),
+                            batch_size=batch_size, normalize=bool(normalize), half=bool(half), processes=processes,
+                            threads=threads_each(processes, threads_per_process) if processes > 1 else None,
+                            job_timeout=check_timeout(job_timeout), show_progress=show_progress,
+                            model=str(model or getattr(encoder, "source", "")))
+    return write_shards(encoder, path, lang, folder, shard_size, options)
+
+
+def write_shards(encoder: SentenceEncoder, path: str | Path, lang: str, folder: str | Path, shard_size: int,
+                 options: EncodeOptions) -> Shards:
+    """`encode_to_shards` with the options resolved by the caller (a command line, `encode_to_shards`)."""
     folder = Path(folder)
-    dim = probe_dim(encoder, lang, heads)
-    manifest = {"format": FORMAT, "version": VERSION, "model": str(model or getattr(encoder, "source", "")),
-                "fingerprint": fingerprint(encoder), "dim": dim, "heads": heads, "normalized": bool(normalize),
-                "dtype": "float16" if half else "float32", "lang": lang, "shard_size": shard_size,
-                "input": scan_input(path)}
+    dim = probe_dim(encoder, lang, options.heads)
+    manifest = {"format": FORMAT, "version": VERSION, "model": options.model, "fingerprint": fingerprint(encoder),
+                "dim": dim, "heads": options.heads.encoder_heads, "normalized": options.normalize,
+                "dtype": options.dtype, "lang": lang, "shard_size": shard_size, "input": scan_input(path)}
     _start_or_resume(folder, manifest)
     rows, todo = manifest["input"]["lines"], missing_shards(folder, manifest)
     if not todo:
         logger.info("%s: all %d shards are there already", folder, -(-rows // shard_size))
         return Shards(folder)
-    processes = min(processes, len(todo))
-    threads = threads_each(processes, threads_per_process) if processes > 1 else None
-    pool = f" by {processes} processes of {threads} thread(s)" if threads else ""
+    options = replace(options, processes=min(options.processes, len(todo)))
+    pool = f" by {options.processes} processes of {options.threads} thread(s)" if options.processes > 1 else ""
     logger.info("%s: encoding %d of %d shards (%d lines)%s", folder, len(todo), -(-rows // shard_size), rows, pool)
-    how = {"lang": lang, "heads": heads, "batch_size": batch_size, "normalize": bool(normalize),
-           "dtype": manifest["dtype"]}
     jobs = ((index, lines, folder / shard_name(index)) for index, lines in _shard_lines(path, shard_size, set(todo)))
     to_encode = sum(min(shard_size, rows - index * shard_size) for index in todo)
     with ExitStack() as stack:
         bar = stack.enter_context(tqdm(total=to_encode, desc=f"{folder.name}: shards", unit="sent", unit_scale=True,
-                                       disable=None if show_progress is None else not show_progress))
+                                       disable=None if options.show_progress is None else not options.show_progress))
         if not bar.disable:
             from tqdm.contrib.logging import logging_redirect_tqdm
 
             stack.enter_context(logging_redirect_tqdm())  # the per-shard lines above the bar, not through it
         try:
-            done = encode_jobs(encoder, jobs, how, processes, threads, job_timeout)
+            done = encode_jobs(encoder, jobs, lang, options)
             with closing(done):  # closed: the workers are stopped
                 for index, _, count, seconds in done:
                     logger.info("%s: %s, %d sentences in %.1f s", folder, shard_name(index), count, seconds)
@@ -149,7 +155,7 @@ def encode_to_shards(encoder: SentenceEncoder, path: str | Path, lang: str, fold
             raise type(err)(f"{err}; the shards written are complete: run the same encoding again to encode "
                             f"the missing ones") from None
         finally:
-            if processes > 1:
+            if options.processes > 1:
                 remove_stale_temporaries(folder)  # what a stopped worker was writing
     return Shards(folder)
 
