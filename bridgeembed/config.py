@@ -66,6 +66,64 @@ class DataConfig:
     monolingual: bool = True  # add A->A copies for every language (they make zero-shot translation work)
     # directions left out of training, e.g. [de-fr, fr-de]; still evaluated
     zero_shot: list = field(default_factory=list)
+    # more corpora trained in the same run beside this one (the main corpus): a list of mappings with the keys
+    # of CorpusConfig below, e.g. [{path: europarl, languages: [en, de], weight: 1, dev_lines: 1000}]
+    corpora: list = field(default_factory=list)
+    weight: float = 1.0  # with corpora: the main corpus's share of the steps, relative to theirs
+
+
+@dataclass
+class CorpusConfig:
+    """One more corpus of a run (`data.corpora`): its own folder, languages, directions, share of the steps, use
+    and dev set. Its languages must be among data.languages (one encoder and decoder per language)."""
+
+    path: str = ""  # the corpus folder, found as data.path is
+    languages: list = field(default_factory=list)  # a subset of data.languages, line-aligned {train}.{lang}[.gz]
+    name: str = ""  # in logs and validation records ("": the folder's name)
+    train: str = "train"  # the training split (file prefix)
+    # the dev split: a file prefix in the folder, or "" with dev_lines > 0 (held out of train), or "" alone (none)
+    valid: str = ""
+    dev_lines: int = 0  # > 0: the training split's last dev_lines lines are this corpus's dev set, never trained on
+    directions: object = "many-to-many"  # as data.directions
+    pivot: str = "en"
+    monolingual: bool = True  # A->A copies for its languages
+    weight: float = 1.0  # share of the steps, relative to the other corpora's (spread evenly over its directions)
+    # both: translation and alignment losses | translation: no alignment loss on its steps | alignment: no translation
+    # loss (comparable text such as independent captions of one image: positives, never translations)
+    use: str = "both"
+
+    @property
+    def label(self) -> str:
+        return self.name or Path(self.path).name
+
+    def as_data(self, main: "DataConfig") -> "DataConfig":
+        """The DataConfig of this corpus alone (for `translation.directions`)."""
+        return DataConfig(path=self.path, languages=list(self.languages), train=self.train, valid=self.valid,
+                          test="", directions=self.directions, pivot=self.pivot, monolingual=self.monolingual)
+
+
+def corpus_configs(data: DataConfig, source: str = "config") -> list:
+    """data.corpora as CorpusConfig objects, each checked (a ConfigError naming the entry and key)."""
+    out = []
+    for i, raw in enumerate(data.corpora):
+        where = f"{source}: data.corpora[{i}]"
+        corpus = _section(CorpusConfig, raw, where)
+        _check_section(corpus, CorpusConfig, CORPUS_FIELDS, where)
+        if not corpus.path:
+            raise ConfigError(f"{where}: path is required (the corpus folder)")
+        extra = [lang for lang in corpus.languages if lang not in data.languages]
+        if extra:
+            raise ConfigError(f"{where}: languages {', '.join(extra)} are not among data.languages "
+                              f"({', '.join(data.languages)}); every language needs its encoder and decoder")
+        if corpus.valid and corpus.dev_lines:
+            raise ConfigError(f"{where}: give valid (a dev split) or dev_lines (held out of train), not both")
+        out.append(corpus)
+    labels = [Path(data.path).name] + [c.label for c in out]
+    twice = sorted({x for x in labels if labels.count(x) > 1})
+    if twice:
+        raise ConfigError(f"{source}: data.corpora: the name {twice[0]!r} is used twice (the main corpus is "
+                          f"{labels[0]!r}); give each corpus a distinct name")
+    return out
 
 
 @dataclass
@@ -225,6 +283,7 @@ def validate(config: Config, source: str = "config") -> None:
     """Every field by its type and its rule in FIELDS, then the rules that need more than one field."""
     m, t, d = config.model, config.train, config.data
     _check_fields(config, source)
+    corpus_configs(d, source)
     if m.tie_embeddings and m.dec_hidden != m.emb_dim:
         raise ConfigError(f"{source}: model.tie_embeddings needs dec_hidden == emb_dim ({m.dec_hidden} != {m.emb_dim})")
     if t.select_by != "bleu" and len(d.languages) < 2:
@@ -288,6 +347,8 @@ FIELDS = {
                         "a preset name (many-to-many, many-to-one, one-to-many, bilingual) or a list like "
                         "[en-de, de-en]"),
     "data.zero_shot": (lambda v: all(isinstance(x, str) for x in v), "a list of directions like [de-fr, fr-de]"),
+    "data.corpora": (lambda v: all(isinstance(x, dict) for x in v), "a list of mappings (path, languages, ...)"),
+    "data.weight": (lambda v: 0 < v < float("inf"), "a positive number"),
     "train.optimizer": _one_of("adam", "sgd"),
     "train.lr": (lambda v: 0 < v < float("inf"), "a positive number"),
     **{f"train.{k}": (_positive, "at least 1") for k in ("batch_size", "max_steps", "valid_every", "valid_beam",
@@ -313,15 +374,29 @@ FIELDS = {
 TYPES = {"bool": bool, "int": int, "float": (int, float), "str": str, "list": list, "object": object}
 
 
+CORPUS_FIELDS = {
+    "languages": (lambda v: _language_codes(v) and len(v) >= 1, "distinct language codes, at least one"),
+    "directions": FIELDS["data.directions"],
+    "dev_lines": (_non_negative, "0 (none held out) or positive"),
+    "weight": (lambda v: 0 < v < float("inf"), "a positive number"),
+    "use": _one_of("both", "translation", "alignment"),
+}
+
+
 def _check_fields(config: Config, source: str) -> None:
     """Values torch or sentencepiece would reject with a traceback much later, or worse, accept:
     `batch_size: true` is an int to Python and trained with batch 1; `max_steps: -5` saved an untrained model."""
     for name, kind in SECTIONS.items():
-        section = getattr(config, name)
-        for f in dataclasses.fields(kind):
-            key, value = f"{name}.{f.name}", getattr(section, f.name)
-            if not isinstance(value, TYPES[f.type]) or (isinstance(value, bool) and f.type != "bool"):
-                raise ConfigError(f"{source}: {key}: expected {f.type}, got {value!r}")
-            test, expected = FIELDS.get(key, (None, ""))
-            if test and not test(value):
-                raise ConfigError(f"{source}: {key} must be {expected}, got {value!r}")
+        _check_section(getattr(config, name), kind, {k.partition(".")[2]: v for k, v in FIELDS.items()
+                                                     if k.startswith(name + ".")}, f"{source}: {name}.", sep="")
+
+
+def _check_section(section: object, kind: type, rules: dict, where: str, sep: str = ": ") -> None:
+    """Each field of `section` by its annotated type, then by its rule in `rules` (field name -> (test, text))."""
+    for f in dataclasses.fields(kind):
+        key, value = f"{where}{sep}{f.name}", getattr(section, f.name)
+        if not isinstance(value, TYPES[f.type]) or (isinstance(value, bool) and f.type != "bool"):
+            raise ConfigError(f"{key}: expected {f.type}, got {value!r}")
+        test, expected = rules.get(f.name, (None, ""))
+        if test and not test(value):
+            raise ConfigError(f"{key} must be {expected}, got {value!r}")

@@ -7,7 +7,7 @@ same files, so the cache must be a folder every node sees.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,6 +37,7 @@ class TrainingData:
     raw_valid: dict  # {lang: dev lines}, the text BLEU and dev retrieval compare against
     data_config: DataConfig
     tokenizer_config: TokenizerConfig
+    corpora: list = field(default_factory=list)  # CorpusData of each data.corpora entry (training.corpora)
 
 
 def training_files(config: Config, folder: Path) -> dict:
@@ -60,10 +61,12 @@ def reused_tokenizers(config: Config) -> dict | None:
 
 
 def prepare_training_data(config: Config, folder: Path, tokenizers: dict | None = None, world: World | None = None,
-                          progress: bool | None = None, workers: int = 0) -> tuple[dict, PackedCorpus]:
-    """({lang: tokenizer}, the training split as a PackedCorpus), from the cache or prepared into it."""
+                          progress: bool | None = None, workers: int = 0,
+                          files: dict | None = None) -> tuple[dict, PackedCorpus]:
+    """({lang: tokenizer}, the training split as a PackedCorpus), from the cache or prepared into it.
+    `files`: {lang: file} of another corpus's training split (default: the main corpus's, in `folder`)."""
     world = world or distributed.World()
-    job = dict(files=training_files(config, folder), settings=tokenizer_settings(config),
+    job = dict(files=files or training_files(config, folder), settings=tokenizer_settings(config),
                cache=cache_root(config.train.cache_dir or None), tokenizers=tokenizers, workers=workers)
     if not world.distributed:
         return prepare(**job, progress=progress)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from bridgeembed.checkpoint import build_from_payload, load_checkpoint
-from bridgeembed.config import ALIGNMENT_KEYS
+from bridgeembed.config import ALIGNMENT_KEYS, DataConfig, corpus_configs
 from bridgeembed.devices import resolve_device, set_threads
 from bridgeembed.errors import ConfigError
 from bridgeembed.model import BridgeModel
@@ -24,6 +24,7 @@ from bridgeembed.model.encoder import check_encoder_config
 from bridgeembed.pretrained import resolve
 from bridgeembed.text.parallel import corpus_dir, encode_split, read_split
 from bridgeembed.training import distributed
+from bridgeembed.training.corpora import corpus_files, load_corpus
 from bridgeembed.training.data import TrainingData, prepare_training_data
 from bridgeembed.training.validation import check_validation_data
 from bridgeembed.translation.directions import evaluation_directions
@@ -60,12 +61,25 @@ def prepare(config: Config, data_root: str | Path | None = None, world: World | 
     known = build_from_payload(start, str(last if resume else t.init_from))[1] if start else None
     # the training split from the cache of prepared corpora (tokenised once, memory-mapped; text/prepare.py)
     tokenizers, train = prepare_training_data(config, folder, known, world, show_progress)
+    extra = extra_corpora(config, data_root, tokenizers, world, show_progress)
     data = TrainingData(tokenizers, train, encode_split(raw_valid, tokenizers, config.tokenizer.max_len), raw_valid,
-                        config.data, config.tokenizer)
+                        config.data, config.tokenizer, extra)
     model = build_model(config.model, tokenizers, t.seed, init)
     if init:
         logger.info("initialised from %s", t.init_from)
     return Prepared(model.to(device), data, resume)
+
+
+def extra_corpora(config: Config, data_root: str | Path | None, tokenizers: dict, world: World,
+                  show_progress: bool | None) -> list:
+    """CorpusData of each data.corpora entry: its training split through the cache (with the run's tokenizers),
+    its dev set (checked before step 1, as the main corpus's)."""
+    found = [(corpus, *corpus_files(config, corpus, data_root)) for corpus in corpus_configs(config.data)]
+    out = []
+    for corpus, folder, files in found:
+        _, train = prepare_training_data(config, folder, tokenizers, world, show_progress, files=files)
+        out.append(load_corpus(corpus, folder, files, train, tokenizers, config.data, config.tokenizer.max_len))
+    return out
 
 
 def start_process(t: TrainConfig, world: World) -> torch.device:
@@ -90,7 +104,10 @@ def build_model(cfg: ModelConfig, tokenizers: dict, seed: int, init: dict | None
 
 def check_resumable(payload: dict, config: Config, path: Path) -> None:
     """`path` (a last.pt) continues this run only with the same model, tokenizer, data and alignment settings."""
-    saved = payload["config"]
+    saved = dict(payload["config"])
+    # checkpoints from before data.corpora: the keys they lack had their defaults
+    saved["data"] = {**{k: v for k, v in asdict(DataConfig()).items() if k in ("corpora", "weight")},
+                     **(saved.get("data") or {})}
     for section in ("model", "tokenizer", "data"):
         if saved.get(section) != asdict(getattr(config, section)):
             raise ConfigError(f"{path} was trained with a different {section} config; "

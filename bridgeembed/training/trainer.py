@@ -30,6 +30,8 @@ from bridgeembed.paths import FolderLock, remove_stale_temporaries, write_text_a
 from bridgeembed.text.packed import PackedSplit
 from bridgeembed.text.parallel import DirectionBatches, make_batch, shard_slice
 from bridgeembed.training import distributed
+from bridgeembed.training.corpora import Unit, shares
+from bridgeembed.training.corpora import units as corpus_units
 from bridgeembed.training.log import TrainingLog
 from bridgeembed.training.prepare import check_resumable, prepare
 from bridgeembed.training.sampling import SubwordDropout
@@ -43,7 +45,6 @@ if TYPE_CHECKING:  # for annotations only
     from bridgeembed.text.parallel import Batch
     from bridgeembed.training.data import TrainingData
     from bridgeembed.training.distributed import World
-    from bridgeembed.translation.directions import Direction
 
 logger = logging.getLogger(__name__)
 
@@ -101,12 +102,17 @@ class Trainer:
         self.device = next(model.parameters()).device
         self.autocast_dtype = pick_precision(train.precision, self.device)
         self.out, self.show_progress = Path(train.out_dir), show_progress
-        self.packed = PackedSplit(data.train, self.device)  # the training ids on the device
-        self.directions = training_directions(data.data_config)
+        # the training ids of every corpus (0: the main one, then data.corpora's) on the device
+        self.corpora = [data.train] + [c.train for c in data.corpora]
+        self.packed = [PackedSplit(corpus, self.device) for corpus in self.corpora]
+        self.languages = [list(data.data_config.languages)] + [list(c.config.languages) for c in data.corpora]
+        self.directions = training_directions(data.data_config)  # of the main corpus
         self.eval_directions = evaluation_directions(data.data_config)
-        self.scheduler = RotatingScheduler(self.directions, train.seed)
-        self.batches = [DirectionBatches(data.train.pairs(d.src, d.tgt), data.train.lengths[d.src], train.batch_size,
-                                         train.seed, key) for key, d in enumerate(self.directions)]
+        self.units, visits = corpus_units(data.data_config)  # what a step trains on: (corpus, direction)
+        self.scheduler = RotatingScheduler(self.units, train.seed, visits)
+        self.batches = [DirectionBatches(self._trained_pairs(u), self.corpora[u.corpus].lengths[u.direction.src],
+                                         train.batch_size, train.seed, key) for key, u in enumerate(self.units)]
+        self.shares = shares(self.units, visits, [Path(data.data_config.path).name] + [c.name for c in data.corpora])
         self.optimizer = make_optimizer(model.parameters(), train.optimizer, train.lr)
         self.subword_dropout = (SubwordDropout(data.tokenizers, train.subword_dropout, data.tokenizer_config.max_len,
                                                train.seed) if train.subword_dropout > 0 else None)
@@ -128,6 +134,14 @@ class Trainer:
         return trainer
 
     # --- set-up -----------------------------------------------------------------------------
+    def _trained_pairs(self, unit: Unit) -> np.ndarray:
+        """Line numbers of `unit`'s corpus with text on both sides of its direction, its held-out dev lines left
+        out."""
+        pairs = self.corpora[unit.corpus].pairs(*unit.direction)
+        if unit.corpus == 0:
+            return pairs
+        return pairs[pairs < self.data.corpora[unit.corpus - 1].train_rows]
+
     def _wrap(self) -> torch.nn.Module:
         if not self.world.distributed:
             return self.model
@@ -194,72 +208,80 @@ class Trainer:
             group["lr"] = lr
 
     # --- the loop ---------------------------------------------------------------------------
-    def _rows(self, step: int) -> tuple[Direction, np.ndarray]:
-        """(direction, line numbers) of the batch every rank agrees on at `step`."""
+    def _rows(self, step: int) -> tuple[Unit, np.ndarray]:
+        """(unit, line numbers of its corpus) of the batch every rank agrees on at `step`."""
         index = self.scheduler.index(step)
-        return self.directions[index], self.batches[index].batch(self.scheduler.visits_before(step, index))
+        return self.units[index], self.batches[index].batch(self.scheduler.visits_before(step, index))
 
     def global_batch(self, step: int) -> Batch:
         """The batch every rank agrees on at `step` (each then trains on its slice)."""
-        d, rows = self._rows(step)
-        ids = self.data.train.ids
+        unit, rows = self._rows(step)
+        d, ids = unit.direction, self.corpora[unit.corpus].ids
         return make_batch([ids[d.src][i] for i in rows], [ids[d.tgt][i] for i in rows], d.src, d.tgt)
 
-    def partner_language(self, step: int, d: Direction) -> str:
+    def partner_language(self, step: int, unit: Unit) -> str | None:
         """The language whose sentences the alignment loss pairs with the source: the target, or for
-        a copy A->A another language, a different one every cycle of the scheduler."""
+        a copy A->A another language of its corpus, a different one every cycle of the scheduler (None: the
+        corpus has no other language)."""
+        d = unit.direction
         if d.src != d.tgt:
             return d.tgt
-        others = [lang for lang in self.cfg.data.languages if lang != d.src]
-        return others[(step // len(self.directions)) % len(others)]
+        others = [lang for lang in self.languages[unit.corpus] if lang != d.src]
+        return others[(step // len(self.directions)) % len(others)] if others else None
 
-    def partner_languages(self, step: int, d: Direction) -> list:
+    def partner_languages(self, step: int, unit: Unit) -> list:
         """The languages the alignment loss pairs with the source: one (partner_language), or with
-        train.align_multiway every other language of the corpus."""
+        train.align_multiway every other language of the corpus; none on a step of a translation-only corpus."""
+        if unit.use == "translation":
+            return []
         if self.cfg.train.align_multiway:
-            return [lang for lang in self.cfg.data.languages if lang != d.src]
-        return [self.partner_language(step, d)]
+            return [lang for lang in self.languages[unit.corpus] if lang != unit.direction.src]
+        lang = self.partner_language(step, unit)
+        return [lang] if lang else []
 
     def partner(self, step: int, lang: str | None = None) -> Partner:
         """This rank's rows of the step's batch in a partner language (`lang` None: partner_language(step))."""
-        d, rows = self._rows(step)
+        unit, rows = self._rows(step)
         return self._partner(rows[shard_slice(len(rows), self.world.rank, self.world.size)],
-                             lang or self.partner_language(step, d), step)
+                             lang or self.partner_language(step, unit), step, unit.corpus)
 
-    def _partner(self, rows: np.ndarray, lang: str, step: int) -> Partner:
-        """`rows` in `lang`, rows without text there left out; on the training device (lengths on the host).
-        With train.subword_dropout, segmented anew as sampling key (step, 1 + the language's index) says."""
-        found = np.flatnonzero(self.packed.lengths(lang)[rows] > 0)
+    def _partner(self, rows: np.ndarray, lang: str, step: int, corpus: int = 0) -> Partner:
+        """`rows` of `corpus` in `lang`, rows without text there left out; on the training device (lengths on the
+        host). With train.subword_dropout, segmented anew as sampling key (step, 1 + the language's index) says."""
+        packed = self.packed[corpus]
+        found = np.flatnonzero(packed.lengths(lang)[rows] > 0)
         if not len(found):
             empty = torch.zeros(0, dtype=torch.long)
             return Partner(empty.view(0, 1).to(self.device), empty, lang, empty.to(self.device))
         rows = rows[found]
         if self.subword_dropout:
-            src, lengths = self._resegmented(lang, rows, (step, 1 + self.cfg.data.languages.index(lang)))
+            src, lengths = self._resegmented(lang, rows, (step, 1 + self.cfg.data.languages.index(lang)), corpus)
         else:
-            src, lengths = self.packed.padded(lang, rows), torch.from_numpy(self.packed.lengths(lang)[rows])
+            src, lengths = packed.padded(lang, rows), torch.from_numpy(packed.lengths(lang)[rows])
         return Partner(src, lengths, lang, torch.from_numpy(found).to(self.device))
 
-    def _resegmented(self, lang: str, rows: np.ndarray, key: tuple) -> tuple[torch.Tensor, torch.Tensor]:
+    def _resegmented(self, lang: str, rows: np.ndarray, key: tuple,
+                     corpus: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
         """train.subword_dropout: `rows` in `lang` segmented anew, as (B, T) ids on the device and (B,) lengths."""
-        ids = self.data.train.ids[lang]
+        ids = self.corpora[corpus].ids[lang]
         return self.subword_dropout.tensors(lang, [ids[int(i)] for i in rows], key, self.device)
 
     def train_step(self, step: int) -> dict:
         """One optimizer step. The losses come back as tensors on the device: reading them would make the
         host wait for the GPU every step, so the log sums them there and reads them every log_every steps."""
         t = self.cfg.train
-        d, rows = self._rows(step)
-        tokens, sentences = int(self.packed.lengths(d.tgt)[rows].sum()), len(rows)  # global counts, from the host
+        unit, rows = self._rows(step)
+        d, packed = unit.direction, self.packed[unit.corpus]
+        tokens, sentences = int(packed.lengths(d.tgt)[rows].sum()), len(rows)  # global counts, from the host
         mine = rows[shard_slice(len(rows), self.world.rank, self.world.size)]
         # subword dropout segments the encoder's input only: the decoder learns the deterministic segmentation
-        source = self._resegmented(d.src, mine, (step, 0)) if self.subword_dropout else None
-        local = self.packed.batch(mine, d.src, d.tgt, source)
+        source = self._resegmented(d.src, mine, (step, 0), unit.corpus) if self.subword_dropout else None
+        local = packed.batch(mine, d.src, d.tgt, source)
         b = local.batch
         partner = None
         if t.align_weight > 0 or t.align_per_head > 0:
-            partners = [self._partner(mine, lang, step) for lang in self.partner_languages(step, d)]
-            partner = partners if t.align_multiway else partners[0]
+            partners = [self._partner(mine, lang, step, unit.corpus) for lang in self.partner_languages(step, unit)]
+            partner = (partners if t.align_multiway else partners[0]) if partners else None
         self.model.train()
         autocast = (torch.autocast(self.device.type, dtype=self.autocast_dtype) if self.autocast_dtype
                     else nullcontext())
@@ -267,8 +289,11 @@ class Trainer:
             output = self.ddp(b.src, b.lengths, b.src_lang, b.tgt_in, b.tgt_lang, keep=local.keep,
                               partner=partner)  # logits only on real target tokens
             parts = translation_loss(output, b.tgt_out, t.label_smoothing, keep=local.keep, tokens=local.tokens)
-            # normalised by the global counts; DDP averages over ranks, hence the factor world.size
-            loss = (parts.nll / tokens + t.penalty_weight * parts.penalty / sentences) * self.world.size
+            # normalised by the global counts; DDP averages over ranks, hence the factor world.size; a corpus used
+            # for alignment only (comparable text, not translations) adds no translation loss
+            translated = unit.use != "alignment"
+            nll = parts.nll / tokens if translated else parts.nll.new_zeros(())
+            loss = (nll + t.penalty_weight * parts.penalty / sentences) * self.world.size
             align = heads = 0.0  # means over this rank's pairs; DDP averages the ranks
             rows = None if partner is None else [p.rows for p in partners] if t.align_multiway else partner.rows
             if partner is not None and t.align_weight > 0:
@@ -283,7 +308,8 @@ class Trainer:
         if t.clip_norm > 0:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), t.clip_norm)
         self.optimizer.step()
-        return {"nll": _detached(parts.nll), "penalty": _detached(parts.penalty), "tokens": parts.tokens,
+        return {"nll": _detached(parts.nll) if translated else 0.0, "penalty": _detached(parts.penalty),
+                "tokens": parts.tokens if translated else 0,
                 "sentences": b.src.size(0), "src_tokens": int(b.lengths.sum()),
                 "align": _detached(align), "align_heads": _detached(heads)}
 
@@ -336,9 +362,10 @@ class Trainer:
         """The start (or resume) record, and config.yaml: the resolved config this run trains with (a resumed
         run's too, with the lr, max_steps or other train values it was given this time)."""
         d = self.data.train
-        log.start(self.state.step, directions=[str(x) for x in self.directions], steps_per_epoch=self.steps_per_epoch,
+        extra = {"corpora": self.shares} if self.data.corpora else {}  # each corpus's share of the steps, in %
+        log.start(self.state.step, directions=[str(x) for x in self.units], steps_per_epoch=self.steps_per_epoch,
                   max_steps=self.max_steps, world_size=self.world.size, empty_lines=d.empty, truncated=d.truncated,
-                  parameters=sum(p.numel() for p in self.model.parameters()))
+                  parameters=sum(p.numel() for p in self.model.parameters()), **extra)
         if self.world.main:
             write_text_atomic(self.out / "config.yaml", yaml.safe_dump(self.cfg.to_dict(), sort_keys=False))
         if any(d.empty.values()) or any(d.truncated.values()):
@@ -354,6 +381,18 @@ class Trainer:
             shown["heads"] = f"{record['align_heads']:.3f}"
         return shown
 
+    def validate_corpora(self) -> dict:
+        """{name: ValidationResult} of each extra corpus that has a dev set (data.corpora), on its own directions."""
+        t, out = self.cfg.train, {}
+        for corpus in self.data.corpora:
+            if corpus.valid is None:
+                continue
+            data = corpus.config.as_data(self.cfg.data)
+            out[corpus.name] = validate(self.model, self.data, evaluation_directions(data), training_directions(data),
+                                        sentences=t.valid_sentences, beam=t.valid_beam,
+                                        split=(corpus.valid, corpus.raw_valid))
+        return out
+
     def validate_and_save(self, log: TrainingLog) -> bool:
         """Validate on rank 0, keep the best checkpoint by train.select_by, decay the lr, save last.pt; True: stop."""
         t = self.cfg.train
@@ -361,13 +400,17 @@ class Trainer:
         if self.world.main:
             result = validate(self.model, self.data, self.eval_directions, self.directions,
                               sentences=t.valid_sentences, beam=t.valid_beam)
-            score = result.score(t.select_by)
+            others = self.validate_corpora()
+            # with dev sets of several corpora, the selection score is the mean of theirs
+            score = float(np.mean([result.score(t.select_by)] + [r.score(t.select_by) for r in others.values()]))
             improved = score > self.state.best_score
             decision = {"improved": improved, "mean_bleu": result.mean_bleu, "score": score}
+            extra = {"corpora": {name: r.record() for name, r in others.items()}} if others else {}
             log.event("valid", step=self.state.step, best=improved, lr=self.state.lr, select_by=t.select_by,
-                      score=score, **result.record())
+                      score=score, **result.record(), **extra)
             # a line per validation whether or not a terminal shows the bar (logs of nohup and batch jobs)
-            logger.info("step %d: %s%s", self.state.step, result.summary(),
+            summary = "; ".join([result.summary()] + [f"{name}: {r.summary()}" for name, r in others.items()])
+            logger.info("step %d: %s%s", self.state.step, summary,
                         "; new best.pt" if improved else f"; best stays step {self.state.best_step}")
         decision = distributed.from_main(decision, self.world)
         if decision["improved"]:

@@ -159,13 +159,14 @@ def dev_retrieval(model: BridgeModel, encoded: EncodedSplit, raw: dict, language
 
 
 def validate(model: BridgeModel, data: TrainingData, directions: Sequence[Direction], trained: Sequence[Direction],
-             sentences: int = 0, beam: int = 1) -> ValidationResult:
+             sentences: int = 0, beam: int = 1, split: tuple | None = None) -> ValidationResult:
     """Dev loss, BLEU and retrieval of `directions` on `data.valid`; `trained`: the training directions
-    (those choose mean_bleu); `sentences`: dev pairs per direction (0: all); `beam`: 1 is greedy."""
+    (those choose mean_bleu); `sentences`: dev pairs per direction (0: all); `beam`: 1 is greedy;
+    `split`: (encoded, raw) of another dev set (an extra corpus's) instead of data.valid."""
     model.eval()
     device = next(model.parameters()).device
     translator = Translator(model, data.tokenizers, data.tokenizer_config.max_len)
-    encoded, raw = data.valid, data.raw_valid
+    encoded, raw = split or (data.valid, data.raw_valid)
     result = ValidationResult()
     for d in directions:
         lines = encoded.pairs(d.src, d.tgt)

@@ -101,7 +101,7 @@ def test_training_takes_the_same_steps_as_on_the_in_memory_path(toy_corpus, tmp_
     t = old.cfg.tokenizer
     tokenizers, encoded = in_memory(files, TokenizerSettings(t.vocab_size, t.lowercase, t.moses, t.max_len, 3))
     assert all(tokenizers[lang].spm_model == new.data.tokenizers[lang].spm_model for lang in files)
-    old.packed = PackedSplit.from_encoded(encoded)
+    old.packed = [PackedSplit.from_encoded(encoded)]
     old.batches = [DirectionBatches(encoded.pairs(d.src, d.tgt),
                                     np.array([0 if s is None else len(s) for s in encoded.ids[d.src]]),
                                     old.cfg.train.batch_size, old.cfg.train.seed, i)

@@ -55,8 +55,9 @@ def test_a_step_resegments_the_encoder_inputs_only(toy_corpus, tmp_path, monkeyp
     monkeypatch.setattr(trainer, "ddp", spy)
     step = 1  # x->y: source and partner are different languages
     trainer.train_step(step)
-    d, rows = trainer._rows(step)
-    plain = trainer.packed.batch(rows, d.src, d.tgt).batch
+    unit, rows = trainer._rows(step)
+    d = unit.direction
+    plain = trainer.packed[0].batch(rows, d.src, d.tgt).batch
     sources = rows_of(seen["src"])
     assert sources != rows_of(plain.src)
     assert seen["lengths"].tolist() == [len(s) for s in sources]

@@ -1,0 +1,156 @@
+"""Several corpora in one run (data.corpora): shares of the steps, held-out dev lines, per-corpus validation,
+uses, resume, and the config's refusals."""
+
+import json
+import re
+from collections import Counter
+
+import numpy as np
+import pytest
+import torch
+
+from bridgeembed.config import Config
+from bridgeembed.errors import ConfigError
+from bridgeembed.training.corpora import units
+from bridgeembed.training.schedule import RotatingScheduler
+from bridgeembed.training.trainer import Trainer
+from tests.helpers.toy import toy_config, write_toy_corpus
+
+
+@pytest.fixture(scope="module")
+def second_corpus(tmp_path_factory):
+    """Another x-y corpus (other sentences) with a third language z only there: z is x's words upper-cased."""
+    folder = write_toy_corpus(tmp_path_factory.mktemp("second"), n_train=300, n_valid=20, seed=11)
+    import gzip
+
+    with gzip.open(folder / "train.x.gz", "rt", encoding="utf-8") as handle:
+        xs = handle.read().splitlines()
+    with gzip.open(folder / "train.z.gz", "wt", encoding="utf-8") as handle:
+        handle.write("\n".join(x.upper() for x in xs) + "\n")
+    return folder
+
+
+def config_with(toy_corpus, out, corpora, weight=1.0, **train):
+    config = toy_config(toy_corpus, out, **train)
+    raw = config.to_dict()
+    raw["data"]["corpora"], raw["data"]["weight"] = corpora, weight
+    return Config.from_dict(raw)
+
+
+def test_units_without_corpora_are_the_directions_once_each(toy_corpus, tmp_path):
+    config = toy_config(toy_corpus, tmp_path)
+    found, visits = units(config.data)
+    assert [str(u) for u in found] == ["x-y", "y-x", "x-x", "y-y"] and visits == [1, 1, 1, 1]
+
+
+def test_weights_give_each_corpus_its_share_of_steps(toy_corpus, second_corpus, tmp_path):
+    corpora = [{"path": str(second_corpus), "name": "second", "languages": ["x", "y"], "directions": ["x-y"],
+                "monolingual": False, "weight": 3.0}]
+    config = config_with(toy_corpus, tmp_path, corpora)
+    found, visits = units(config.data)
+    scheduler = RotatingScheduler(found, seed=5, visits=visits)
+    steps = Counter(found[scheduler.index(s)].corpus for s in range(sum(visits) * 10))
+    assert steps[1] / (steps[0] + steps[1]) == pytest.approx(0.75)
+    # visits_before counts exactly the earlier steps of each unit
+    seen = Counter()
+    for step in range(sum(visits) * 3):
+        index = scheduler.index(step)
+        assert scheduler.visits_before(step, index) == seen[index]
+        seen[index] += 1
+
+
+def test_uniform_visits_are_the_old_rotation():
+    old = RotatingScheduler(list("abcde"), seed=3)
+    new = RotatingScheduler(list("abcde"), seed=3, visits=[1] * 5)
+    assert [old.index(s) for s in range(40)] == [new.index(s) for s in range(40)]
+
+
+def test_run_on_two_corpora_validates_each_and_never_trains_on_held_out_lines(toy_corpus, second_corpus, tmp_path):
+    corpora = [{"path": str(second_corpus), "name": "second", "languages": ["x", "y"], "dev_lines": 50}]
+    config = config_with(toy_corpus, tmp_path / "run", corpora, max_steps=40, valid_every=20, log_every=10)
+    trainer = Trainer.from_config(config, show_progress=False)
+    extra = trainer.data.corpora[0]
+    assert extra.train_rows == 250 and len(extra.raw_valid["x"]) == 50
+    for unit, batches in zip(trainer.units, trainer.batches):
+        if unit.corpus == 1:
+            assert batches.pairs.max() < 250
+    trainer.train()
+    records = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    start = records[0]
+    assert start["corpora"] == {str(toy_corpus.name): 50.0, "second": 50.0}
+    assert "x-y@1" in start["directions"]
+    valid = [r for r in records if r["event"] == "valid"]
+    assert len(valid) == 2
+    second = valid[-1]["corpora"]["second"]
+    assert set(second["bleu"]) == {"x-y", "y-x", "x-x", "y-y"} and second["retrieval"]["sentences"] == 50
+    assert valid[-1]["select_by"] == "bleu"  # the score is the mean over the dev sets
+    assert valid[-1]["score"] == pytest.approx((valid[-1]["mean_bleu"] + second["mean_bleu"]) / 2)
+
+
+def test_resume_of_a_run_on_two_corpora_is_exact(toy_corpus, second_corpus, tmp_path):
+    corpora = [{"path": str(second_corpus), "name": "second", "languages": ["x", "y"], "dev_lines": 30}]
+    settings = dict(max_steps=12, valid_every=100, save_every=100, align_weight=0.5)
+    straight = Trainer.from_config(config_with(toy_corpus, tmp_path / "a", corpora, **settings), show_progress=False)
+    straight.train()
+    first = Trainer.from_config(config_with(toy_corpus, tmp_path / "b", corpora, **{**settings, "max_steps": 5}),
+                                show_progress=False)
+    first.train()
+    resumed = Trainer.from_config(config_with(toy_corpus, tmp_path / "b", corpora, **settings), show_progress=False)
+    resumed.train()
+    for key, value in straight.model.state_dict().items():
+        assert torch.equal(value, resumed.model.state_dict()[key]), key
+
+
+def test_alignment_only_corpus_adds_no_translation_loss_and_translation_only_no_alignment(toy_corpus, second_corpus,
+                                                                                         tmp_path):
+    corpora = [{"path": str(second_corpus), "name": "cmp", "languages": ["x", "y"], "directions": ["x-y"],
+                "monolingual": False, "use": "alignment"},
+               {"path": str(second_corpus), "name": "tr", "languages": ["x", "y"], "directions": ["y-x"],
+                "monolingual": False, "use": "translation"}]
+    trainer = Trainer.from_config(config_with(toy_corpus, tmp_path, corpora, align_weight=1.0), show_progress=False)
+    seen = set()
+    for step in range(len(trainer.scheduler._slots)):
+        unit = trainer.units[trainer.scheduler.index(step)]
+        stats = trainer.train_step(step)
+        if unit.use == "alignment":
+            assert stats["nll"] == 0.0 and stats["tokens"] == 0 and float(stats["align"]) > 0
+        elif unit.use == "translation":
+            assert stats["tokens"] > 0 and stats["align"] == 0.0
+        seen.add(unit.use)
+    assert seen == {"both", "alignment", "translation"}
+
+
+def test_a_copy_in_a_one_language_corpus_has_no_partner(toy_corpus, second_corpus, tmp_path):
+    corpora = [{"path": str(second_corpus), "name": "mono", "languages": ["x"], "directions": []}]
+    trainer = Trainer.from_config(config_with(toy_corpus, tmp_path, corpora, align_weight=1.0), show_progress=False)
+    mono = [i for i, u in enumerate(trainer.units) if u.corpus == 1]
+    assert [str(trainer.units[i]) for i in mono] == ["x-x@1"]
+    step = next(s for s in range(100) if trainer.scheduler.index(s) == mono[0])
+    assert trainer.partner_languages(step, trainer.units[mono[0]]) == []
+    assert np.isfinite(float(trainer.train_step(step)["nll"]))
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"languages": ["x"]}, "data.corpora[0]: path is required"),
+    ({"path": "p", "languages": ["q"]}, "data.corpora[0]: languages q are not among data.languages (x, y)"),
+    ({"path": "p", "languages": ["x"], "weight": 0}, "data.corpora[0]: weight must be a positive number, got 0"),
+    ({"path": "p", "languages": ["x"], "use": "all"}, "data.corpora[0]: use must be both, translation or alignment"),
+    ({"path": "p", "languages": ["x"], "dev_lines": 5, "valid": "val"}, "give valid (a dev split) or dev_lines"),
+    ({"path": "p", "languages": ["x"], "lang": "x"}, "data.corpora[0]: unknown key(s) lang"),
+    ({"path": "p", "languages": ["x"], "dev_lines": "5"}, "data.corpora[0]: dev_lines: expected int, got '5'"),
+])
+def test_bad_corpus_entries_are_refused(toy_corpus, tmp_path, entry, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        config_with(toy_corpus, tmp_path, [entry])
+
+
+def test_two_corpora_of_one_name_are_refused(toy_corpus, second_corpus, tmp_path):
+    entry = {"path": str(second_corpus), "languages": ["x"]}
+    with pytest.raises(ConfigError, match="the name 'second.*' is used twice"):
+        config_with(toy_corpus, tmp_path, [entry, entry])
+
+
+def test_dev_lines_of_the_whole_split_are_refused_before_training(toy_corpus, second_corpus, tmp_path):
+    corpora = [{"path": str(second_corpus), "languages": ["x", "y"], "dev_lines": 300}]
+    with pytest.raises(ConfigError, match="dev_lines=300 holds out every line of its training split"):
+        Trainer.from_config(config_with(toy_corpus, tmp_path, corpora), show_progress=False)
