@@ -6,8 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from bridgeembed.encoders.options import EncodeOptions
-from bridgeembed.encoders.pool import check_timeout
+from bridgeembed.encoders.options import EncodeOptions, check_timeout
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError
 from bridgeembed.evaluation.options import OPTIONS

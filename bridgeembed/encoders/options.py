@@ -4,9 +4,13 @@ its workers take an `EncodeOptions` as it is and check nothing again (README, La
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from bridgeembed.encoders.protocol import MEAN, HeadSpec
+from bridgeembed.errors import BridgeembedError
 
 
 @dataclass(frozen=True)
@@ -25,3 +29,29 @@ class EncodeOptions:
     @property
     def dtype(self) -> str:
         return "float16" if self.half else "float32"
+
+
+# --- the checks of the public calls' values, before an EncodeOptions is built -------------------------------
+def check_processes(processes: object, what: str = "processes") -> int:
+    if isinstance(processes, bool) or not isinstance(processes, (int, np.integer)) or processes < 1:
+        raise BridgeembedError(f"{what} must be a positive integer, got {processes!r}")
+    return int(processes)
+
+
+def threads_each(processes: int, threads: int | None = None) -> int:
+    """Torch threads per worker: `threads` if given, else the cores other work leaves idle
+    (`devices.default_threads`) shared among the processes, at least one each."""
+    if threads is not None:
+        return check_processes(threads, "threads_per_process")
+    from bridgeembed.devices import default_threads
+
+    return max(1, default_threads() // processes)
+
+
+def check_timeout(job_timeout: object) -> float | None:
+    """None, or a positive finite number of seconds; otherwise a BridgeembedError naming job_timeout."""
+    if job_timeout is None:
+        return None
+    if isinstance(job_timeout, bool) or not isinstance(job_timeout, (int, float)) or not 0 < job_timeout < math.inf:
+        raise BridgeembedError(f"job_timeout must be a positive number of seconds or None, got {job_timeout!r}")
+    return float(job_timeout)

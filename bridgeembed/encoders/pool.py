@@ -1,49 +1,43 @@
-"""Encoding in a pool of worker processes: the shards of `encode_to_shards(..., processes=N)`, and
-`encode_multi_process` for a list of sentences (as sentence-transformers' method of that name).
+"""Encoding in a pool of worker processes (`concurrent.futures.ProcessPoolExecutor`): the shards of
+`encode_to_shards(..., processes=N)`, and `encode_multi_process` for a list of sentences (as
+sentence-transformers' method of that name).
 
-Each worker is a spawned process (it inherits none of the parent's threads, CUDA state or locks) that
-builds the encoder once from a picklable factory (`worker_factory`), checks that its weights are the
-parent's (their fingerprint), sets torch to `threads` CPU threads and then takes one job at a time: a
-list of lines in, their vectors out, or written by the worker itself to the job's file, atomically, by
-the code one process runs (`encode_lines`, `save_array_atomic`). The parent reads the input and gives
-each idle worker one job, reading the next one ahead: each process holds at most two jobs of lines,
-whatever the input's size.
+Each worker is a spawned process whose initializer builds the encoder once (`workers.worker_factory`), checks
+that its weights are the parent's and sets its torch threads; then it takes one job at a time, by the code one
+process runs (`run_job`): a list of lines in, their vectors out, or written by the worker itself to the job's
+file, atomically. The parent hands out one job a worker, so a process holds at most one job of lines.
 
-An error in a worker reaches the parent as the same error (one line from the command-line tools); a
-worker that dies (kill -9, out of memory) ends the run with a `WorkerDied` error naming the job it held.
-A worker whose parent dies exits by itself: its pipe to the parent closes.
-
-The vectors are bit for bit those of one process with as many torch threads as each worker has; with
-another thread count a torch model may differ in the last float32 digits, as any torch computation does.
+An error in a worker reaches the parent as the same error; a worker that dies (kill -9, out of memory) ends
+the run with a `WorkerDied` naming it and the job it held, one that holds a job past `job_timeout` with a
+`WorkerHung`. A worker whose parent dies exits by itself. The vectors are bit for bit those of one process
+with as many torch threads as each worker has.
 """
 
 from __future__ import annotations
 
-import hashlib
-import logging
-import math
 import multiprocessing
+import os
 import pickle
 import signal
 import sys
+import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from functools import partial
-from multiprocessing.connection import wait
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bridgeembed.encoders.options import EncodeOptions
+from bridgeembed.encoders.options import EncodeOptions, check_processes, check_timeout, threads_each
 from bridgeembed.encoders.protocol import HeadSpec
+from bridgeembed.encoders.workers import SameWeights, fingerprint, worker_factory
 from bridgeembed.errors import BridgeembedError
 from bridgeembed.paths import save_array_atomic
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.encoders.protocol import Heads, SentenceEncoder
-
-logger = logging.getLogger(__name__)
 
 
 class WorkerDied(BridgeembedError):
@@ -54,7 +48,6 @@ class WorkerHung(WorkerDied):
     """A worker process held one job longer than `job_timeout` seconds: it was stopped, its work is not done."""
 
 
-# --- what one process does, in the parent or in a worker ---------------------------------------------
 def encode_lines(encoder: SentenceEncoder, lines: Sequence[str], lang: str, options: EncodeOptions) -> np.ndarray:
     """(N, d) vectors of `lines` as a shard stores them: float32 from the encoder, unit length with
     `options.normalize`, then `options.dtype` (float32 or float16)."""
@@ -66,8 +59,8 @@ def encode_lines(encoder: SentenceEncoder, lines: Sequence[str], lang: str, opti
 
 
 def run_job(encoder: SentenceEncoder, lines: Sequence[str], path: Any, lang: str, options: EncodeOptions) -> tuple:
-    """One job, in the parent or in a worker: (vectors, rows, seconds); with a `path` the vectors are written
-    there (`save_array_atomic`) and None is returned in their place."""
+    """One job, here or in a worker: (vectors, rows, seconds); with a `path` the vectors are written there
+    (`save_array_atomic`) and None is returned in their place."""
     start = time.perf_counter()
     vectors = encode_lines(encoder, lines, lang, options)
     if path is not None:
@@ -76,194 +69,66 @@ def run_job(encoder: SentenceEncoder, lines: Sequence[str], path: Any, lang: str
     return vectors, len(lines), time.perf_counter() - start
 
 
-def fingerprint(encoder: SentenceEncoder) -> str:
-    """sha256 of an encoder's weights (its `model.state_dict()`), or of its class and source for one without."""
-    digest = hashlib.sha256(type(encoder).__name__.encode())
-    model = getattr(encoder, "model", None)
-    if hasattr(model, "state_dict"):
-        import torch
-
-        for name, tensor in sorted(model.state_dict().items()):
-            digest.update(name.encode())
-            digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(dtype=torch.uint8).numpy().tobytes())
-    else:
-        digest.update(str(getattr(encoder, "source", getattr(encoder, "name", ""))).encode())
-    return digest.hexdigest()[:16]
-
-
-def check_processes(processes: object, what: str = "processes") -> int:
-    if isinstance(processes, bool) or not isinstance(processes, (int, np.integer)) or processes < 1:
-        raise BridgeembedError(f"{what} must be a positive integer, got {processes!r}")
-    return int(processes)
-
-
-def threads_each(processes: int, threads: int | None = None) -> int:
-    """Torch threads per worker: `threads` if given, else the cores other work leaves idle
-    (`devices.default_threads`) shared among the processes, at least one each."""
-    if threads is not None:
-        return check_processes(threads, "threads_per_process")
-    from bridgeembed.devices import default_threads
-
-    return max(1, default_threads() // processes)
-
-
-# --- how a worker gets the encoder ---------------------------------------------------------------------
-def worker_factory(encoder: SentenceEncoder, processes: int = 2) -> Callable[[], Any]:
-    """A picklable zero-argument callable that builds `encoder` again in a worker process: the encoder's own
-    `worker_factory()` where it has one (`BridgeEncoder`: load its source again, on the CPU), else the
-    encoder itself, pickled. An encoder on a GPU, or one that offers neither, is refused."""
-    device = getattr(encoder, "device", None)
-    if device is not None and str(device).split(":")[0] != "cpu":
-        raise BridgeembedError(f"processes={processes}: a pool of processes encodes on CPU cores, but the encoder "
-                               f"is on {device}; on a GPU, encode in one process (processes=1)")
-    own = getattr(encoder, "worker_factory", None)
-    if callable(own):
-        factory = own()
-    else:
-        try:
-            factory = partial(pickle.loads, pickle.dumps(encoder))
-        except Exception as err:
-            raise BridgeembedError(f"processes={processes}: a worker process cannot build this "
-                                   f"{type(encoder).__name__} again: it cannot be pickled ({err}); give it a "
-                                   f"worker_factory() method, or encode in one process (processes=1)") from None
-    try:
-        pickle.dumps(factory)
-    except Exception as err:
-        raise BridgeembedError(f"processes={processes}: {type(encoder).__name__}.worker_factory() returned "
-                               f"{factory!r}, which cannot be sent to a worker process ({err})") from None
-    return factory
-
-
-class SameWeights:
-    """A worker's check that the encoder it built has the parent's weights (a fingerprint)."""
-
-    def __init__(self, expected: str) -> None:
-        self.expected = expected
-
-    def __call__(self, encoder: SentenceEncoder) -> None:
-        found = fingerprint(encoder)
-        if found != self.expected:
-            raise BridgeembedError(f"the encoder a worker process built again has other weights than the one "
-                                   f"given (fingerprint {found}, not {self.expected}): changed in memory after "
-                                   f"loading? Save it and load it from there, or encode in one process "
-                                   f"(processes=1)")
-
-
-# --- the pool ------------------------------------------------------------------------------------------
 def encode_jobs(encoder: SentenceEncoder, jobs: Iterable[tuple], lang: str, options: EncodeOptions) -> Iterator[tuple]:
-    """(key, lines, path or None) jobs -> (key, vectors or None, rows, seconds) per job; with a path the
-    vectors are written there (`save_array_atomic`) and not returned. `options.processes` 1: here, in order;
-    more: by a pool, as the jobs finish. `options.job_timeout` (pools only): a worker that holds one job longer
-    than this many seconds is taken for hung (a WorkerHung; the pool is stopped) instead of being waited for."""
+    """(key, lines, path or None) jobs -> (key, vectors or None, rows, seconds) per job; `options.processes` 1:
+    here, in order; more: by a pool, as the jobs finish (stopped, with the workers, when the iterator closes)."""
     if options.processes == 1:
         for key, lines, path in jobs:
             yield key, *run_job(encoder, lines, path, lang, options)
         return
-    settings = {"lang": lang, "options": options, "check": SameWeights(fingerprint(encoder))}
-    yield from _pool(worker_factory(encoder, options.processes), settings, jobs, options.processes, options.job_timeout)
-
-
-def check_timeout(job_timeout: object) -> float | None:
-    """None, or a positive finite number of seconds (an infinite one would overflow `wait`); otherwise a
-    BridgeembedError naming job_timeout."""
-    if job_timeout is None:
-        return None
-    if isinstance(job_timeout, bool) or not isinstance(job_timeout, (int, float)) or not 0 < job_timeout < math.inf:
-        raise BridgeembedError(f"job_timeout must be a positive number of seconds or None, got {job_timeout!r}")
-    return float(job_timeout)
-
-
-def _pool(factory: Callable, settings: dict, jobs: Iterable[tuple], processes: int,
-          job_timeout: float | None = None) -> Iterator[tuple]:
     context = multiprocessing.get_context("spawn")
-    workers: list = []
-    finished = False
+    taken = context.SimpleQueue()  # (job key, pid) as a worker takes a job: who holds what
+    pool = ProcessPoolExecutor(options.processes, mp_context=context, initializer=_start,
+                               initargs=(worker_factory(encoder, options.processes), SameWeights(fingerprint(encoder)),
+                                         options.threads, taken))
+    running, holders, processes, jobs, finished = {}, {}, {}, iter(jobs), False
     try:
-        for _ in range(processes):
-            workers.append(_Worker(context, factory, settings))  # one by one: those started are stopped below
-        jobs = iter(jobs)
-        ahead = next(jobs, None)
         while True:
-            for worker in workers:
-                if worker.job is None and ahead is not None:
-                    worker.give(ahead)
-                    ahead = next(jobs, None)  # read while the workers encode
-            busy = [worker for worker in workers if worker.job is not None]
-            if not busy:
+            while len(running) < options.processes and (job := next(jobs, None)) is not None:
+                key, lines, path = job
+                label = str(path) if path is not None else f"job {key} ({len(lines)} lines)"
+                running[pool.submit(_encode, key, lines, path, lang, options)] = (key, label, time.monotonic())
+                processes.update(pool._processes)  # pid -> Process; no public way to name a dead worker
+            if not running:
                 break
-            timeout = None if job_timeout is None else max(0.0, min(w.since for w in busy) + job_timeout
-                                                               - time.monotonic())
-            ready = set(wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout))
-            if not ready:  # the oldest job ran past job_timeout
-                raise min(busy, key=lambda w: w.since).hung(job_timeout)
-            for worker in busy:
-                if worker.conn in ready or worker.process.sentinel in ready:
-                    yield worker.take()
+            oldest = min(since for _, _, since in running.values())
+            timeout = None if options.job_timeout is None else max(0.0, oldest + options.job_timeout - time.monotonic())
+            done, _ = wait(running, timeout, return_when=FIRST_COMPLETED)
+            while not taken.empty():
+                held, pid = taken.get()
+                holders[held] = pid
+            if not done:
+                key, label, _ = min(running.values(), key=lambda job: job[2])
+                raise WorkerHung(f"a worker process (pid {holders.get(key)}) gave no answer in {options.job_timeout:g} "
+                                 f"s (job_timeout) while encoding {label}: taken for hung and stopped")
+            for future in done:
+                key, label, _ = running.pop(future)
+                try:
+                    yield (key, *future.result())
+                except BrokenProcessPool:
+                    raise _died(processes, holders, {**{future: (key, label, 0)}, **running}) from None
+                except BridgeembedError:
+                    raise
+                except Exception as err:
+                    raise RuntimeError(f"a worker process failed while encoding {label}:\n{err}") from None
         finished = True
     finally:
-        for worker in workers:
-            worker.stop(finished)
+        if not finished:
+            for process in processes.values():
+                process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
-class _Worker:
-    """One worker process and the parent's end of its pipe; `job`: the job it holds (None: idle)."""
-
-    def __init__(self, context: Any, factory: Callable, settings: dict) -> None:
-        self.conn, theirs = context.Pipe()
-        self.process = context.Process(target=_serve, args=(theirs, factory, settings), daemon=True,
-                                       name="bridgeembed-encode")
-        try:  # started with Ctrl-C ignored (kept across exec): it reaches the parent, which stops the pool
-            before = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        except ValueError:  # not the main thread: the worker ignores it once it runs
-            before = None
-        try:
-            self.process.start()
-        finally:
-            if before is not None:
-                signal.signal(signal.SIGINT, before)
-        theirs.close()  # the worker's end lives in the worker only: its death closes the pipe
-        self.job = None
-
-    def give(self, job: tuple) -> None:
-        key, lines, path = job
-        self.job = (key, len(lines), path)  # the lines are the worker's now: not kept here
-        self.since = time.monotonic()
-        try:
-            self.conn.send(job)
-        except OSError:  # it died (or failed to start): `take` says how
-            pass
-
-    def label(self) -> str:
-        key, count, path = self.job
-        return str(path) if path is not None else f"job {key} ({count} lines)"
-
-    def hung(self, job_timeout: float) -> WorkerHung:
-        return WorkerHung(f"a worker process (pid {self.process.pid}) gave no answer in {job_timeout:g} s "
-                          f"(job_timeout) while encoding {self.label()}: taken for hung and stopped")
-
-    def take(self) -> tuple:
-        key, label, self.job = self.job[0], self.label(), None
-        try:
-            answer = self.conn.recv()
-        except (EOFError, OSError):
-            self.process.join(timeout=10)
-            raise WorkerDied(f"a worker process (pid {self.process.pid}) died ({_how(self.process.exitcode)}) "
-                             f"while encoding {label}") from None
-        if answer[0] == "done":
-            return (key, *answer[1:])
-        if answer[0] == "error":
-            raise answer[1]
-        raise RuntimeError(f"a worker process (pid {self.process.pid}) failed while encoding {label}:\n{answer[1]}")
-
-    def stop(self, finished: bool) -> None:
-        """A finished pool's workers are idle and exit when their pipe closes; otherwise they are stopped."""
-        self.conn.close()
-        if not finished and self.process.is_alive():
-            self.process.terminate()
-        self.process.join(timeout=10)
-        if self.process.is_alive():
-            self.process.kill()
-            self.process.join()
+def _died(processes: dict, holders: dict, running: dict) -> WorkerDied:
+    """The WorkerDied of a broken pool: the dead worker (not one the pool stopped after it) and its job."""
+    for process in processes.values():
+        process.join(timeout=1 if process.exitcode is None else 0)
+    dead = [p for p in processes.values() if p.exitcode not in (None, 0, -signal.SIGTERM)] or \
+        [p for p in processes.values() if p.exitcode is not None]
+    pid, code = (dead[0].pid, dead[0].exitcode) if dead else (None, None)
+    labels = [label for key, label, _ in running.values() if holders.get(key) == pid] or \
+        [label for _, label, _ in running.values()]
+    return WorkerDied(f"a worker process (pid {pid}) died ({_how(code)}) while encoding {labels[0]}")
 
 
 def _how(exitcode: int | None) -> str:
@@ -276,36 +141,35 @@ def _how(exitcode: int | None) -> str:
     return f"exit status {exitcode}" if exitcode is not None else "its pipe closed"
 
 
-def _serve(conn: Any, factory: Callable, settings: dict) -> None:
-    """A worker's life: build the encoder, then answer jobs until the parent closes the pipe (or dies)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # already ignored where the parent started it in its main thread
+# --- in a worker ---------------------------------------------------------------------------------------------
+_worker: dict = {}
+
+
+def _start(factory: Any, check: SameWeights, threads: int, taken: Any) -> None:
+    """A worker's initializer: Ctrl-C is the parent's to handle; its death ends the worker; the encoder is built
+    once. A failure is kept and raised by the first job, so that it reaches the parent as itself."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = multiprocessing.parent_process()
+    threading.Thread(target=lambda: parent.join() or os._exit(1), daemon=True).start()
+    _worker["taken"] = taken
     try:
-        encoder = factory()
-        if "torch" in sys.modules:
-            sys.modules["torch"].set_num_threads(settings["options"].threads)
-        settings["check"](encoder)
+        _worker["encoder"] = factory()
+        if "torch" in sys.modules:  # an encoder without torch does not import it
+            sys.modules["torch"].set_num_threads(threads)
+        check(_worker["encoder"])
     except Exception as err:
-        _answer(conn, _failure(err))
-        return
-    while True:
-        try:
-            key, lines, path = conn.recv()
-        except (EOFError, OSError):
-            return
-        try:
-            answer = ("done", *run_job(encoder, lines, path, settings["lang"], settings["options"]))
-        except Exception as err:
-            answer = _failure(err)
-        if not _answer(conn, answer):
-            return
+        _worker["failed"] = err
 
 
-def _answer(conn: Any, answer: tuple) -> bool:
+def _encode(key: Any, lines: Sequence[str], path: Any, lang: str, options: EncodeOptions) -> tuple:
+    _worker["taken"].put((key, os.getpid()))
     try:
-        conn.send(answer)
-        return True
-    except OSError:  # the parent is gone
-        return False
+        if "failed" in _worker:
+            raise _worker["failed"]
+        return run_job(_worker["encoder"], lines, path, lang, options)
+    except Exception as err:
+        kind, what = _failure(err)
+        raise what if kind == "error" else RuntimeError(what) from None
 
 
 def _failure(err: Exception) -> tuple:

@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from tqdm.auto import tqdm
 
-from bridgeembed.encoders.pool import WorkerDied, check_processes, check_timeout, encode_jobs, fingerprint, threads_each
-from bridgeembed.encoders.options import EncodeOptions
+from bridgeembed.encoders.options import EncodeOptions, check_processes, check_timeout, threads_each
+from bridgeembed.encoders.pool import WorkerDied, encode_jobs
 from bridgeembed.encoders.protocol import HeadSpec
+from bridgeembed.encoders.workers import fingerprint
 from bridgeembed.errors import BridgeembedError, DataError
 from bridgeembed.paths import remove_stale_temporaries, write_text_atomic
 from bridgeembed.text.streaming import iter_lines

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from bridgeembed.encoders.baselines import HashBowEncoder
-from bridgeembed.encoders.pool import SameWeights, WorkerDied, WorkerHung, _failure, fingerprint, worker_factory
+from bridgeembed.encoders.pool import WorkerDied, WorkerHung, _failure
+from bridgeembed.encoders.workers import SameWeights, fingerprint, worker_factory
 from bridgeembed.errors import BridgeembedError, DataError, UnknownLanguageError
 from bridgeembed.mining import encode_multi_process
 from bridgeembed.mining.shards import ShardError, Shards, encode_to_shards, missing_shards, read_manifest, shard_name
