@@ -22,7 +22,7 @@ from bridgeembed.crosslingual.margin import CHOICES, K, parse_scoring
 from bridgeembed.crosslingual.readers import find_bitext, read_bitext
 from bridgeembed.crosslingual.report import retrieval_table, to_markdown, transfer_table
 from bridgeembed.crosslingual.retrieval import RetrievalEvaluator
-from bridgeembed.crosslingual.sources import NliTemplates, TsvTemplates, XlmtTweets, XnliXtreme, multi30k_test
+from bridgeembed.crosslingual.sources import BITEXT_SETS, NliTemplates, TsvTemplates, XlmtTweets, XnliXtreme, bitext_set
 from bridgeembed.crosslingual.transfer import TransferEvaluator, parse_langs, parse_train_sets
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import ConfigError, DataError
@@ -61,8 +61,12 @@ def add_classifier(parser: argparse.ArgumentParser, train_default: list[str]) ->
 
 
 def _out(args: argparse.Namespace, task: str) -> Path:
-    """The output folder, checked (callers check it before loading anything)."""
-    return check_output(args.out if args.out else default_out(task, args.model), "--out", "folder")
+    """The output folder, checked (callers check it before loading anything); a named --set other than the
+    default has a folder of its own below the model's, so its results never replace test_2016's."""
+    folder = default_out(task, args.model)
+    if getattr(args, "set", None) and args.set != "test_2016":
+        folder = Path(folder) / args.set
+    return check_output(args.out if args.out else folder, "--out", "folder")
 
 
 def _check_common(args: argparse.Namespace, task: str) -> Path:
@@ -140,7 +144,10 @@ class Sentiment:
 
 def read_parallel(args: argparse.Namespace) -> tuple:
     """--langs/--template/--limit -> ({lang: lines}, {lang: path}, {lang: why skipped})."""
-    paths, skipped = find_bitext(args.template or multi30k_test(data_root(args.data)), parse_langs(args.langs))
+    if args.template and args.set:
+        raise ConfigError("give --set (a named set) or --template (your own files), not both")
+    template = args.template or bitext_set(data_root(args.data), args.set or "test_2016")
+    paths, skipped = find_bitext(template, parse_langs(args.langs))
     for lang, reason in skipped.items():
         logger.warning("skipping %s: %s", lang, reason)
     if len(paths) < 2:
@@ -154,6 +161,10 @@ def read_parallel(args: argparse.Namespace) -> tuple:
 def add_parallel(parser: argparse.ArgumentParser, task: str) -> None:
     add_task_options(parser, task)
     parser.add_argument("--langs", default="en,de,fr,cs", help="comma-separated languages")
+    parser.add_argument("--set", choices=sorted(BITEXT_SETS),
+                        help="a named set under the data root: " + ", ".join(f"{k} ({v})" for k, v in
+                                                                         BITEXT_SETS.items())
+                             + "; default: test_2016; results go to a folder of the set's name unless --out")
     parser.add_argument("--template", help="line-aligned (multi-way parallel) files with {lang} "
                                            "(default: DATA/multi30k/test_2016_flickr.{lang}.gz)")
     parser.add_argument("--scoring", default="cosine",

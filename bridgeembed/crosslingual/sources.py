@@ -136,6 +136,20 @@ class TsvTemplates:
         return tuple(self.labels or ())
 
 
+# named line-aligned sets under the data root (`bridgeembed-bench retrieval --set NAME`): captions in and out of
+# training's images, and PUD, news and Wikipedia (the out-of-domain test: never trained or tuned on)
+BITEXT_SETS = {
+    "test_2016": "multi30k/test_2016_flickr.{lang}.gz",
+    "val": "multi30k/val.{lang}.gz",
+    "pud": "pud/test.{lang}.gz",
+}
+
+
+def bitext_set(root: str | Path, name: str = "test_2016") -> str:
+    """The path template of a named set (BITEXT_SETS) below a data root."""
+    return str(Path(root) / BITEXT_SETS[name])
+
+
 def multi30k_test(root: str | Path) -> str:
     """The path template of Multi30k's test_2016_flickr below a data root: the default bitext for retrieval."""
-    return str(Path(root) / "multi30k" / "test_2016_flickr.{lang}.gz")
+    return bitext_set(root, "test_2016")

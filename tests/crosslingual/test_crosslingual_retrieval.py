@@ -139,3 +139,22 @@ def test_heat_map_has_a_fixed_scale_and_an_unclipped_title(langs):
         assert "some-checkpoint-name.pt" in ax.get_title().replace("\n", " ")
     finally:
         plt.close(fig)
+
+
+def test_retrieval_and_neutrality_take_a_named_set(tmp_path, toy_model, monkeypatch):
+    """--set pud reads DATA/pud/test.{lang}.gz and writes below the model's folder in one of the set's name."""
+    import gzip
+
+    template = write_bitext(tmp_path / "bitext", langs=("en", "de"))
+    (tmp_path / "data" / "pud").mkdir(parents=True)
+    for lang in ("en", "de"):
+        text = (tmp_path / "bitext" / f"bitext.{lang}").read_bytes()
+        with gzip.open(tmp_path / "data" / "pud" / f"test.{lang}.gz", "wb") as handle:
+            handle.write(text)
+    monkeypatch.chdir(tmp_path)
+    for task in ("retrieval", "neutrality"):
+        assert bench.main([task, "--model", "toy", "--set", "pud", "--data", str(tmp_path / "data"),
+                           "--langs", "en,de"]) == 0
+        written = json.loads((tmp_path / "results" / task / "toy" / "pud" / f"{task}.json").read_text())
+        assert str(tmp_path / "data" / "pud" / "test.en.gz") in json.dumps(written)
+    assert bench.main(["retrieval", "--model", "toy", "--set", "pud", "--template", template]) == 2
