@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 $(VENV)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q $(TORCH)  # unquoted: TORCH may carry options (--index-url ...)
-	$(PY) -m pip install -q -e ".[test]"
+	$(PY) -m pip install -q -e ".[test,mining]"  # mining: FAISS, which the mining tests need
 	touch $@
 
 install: $(VENV)/.installed

@@ -118,10 +118,10 @@ def run(args: argparse.Namespace) -> int:
 
     out, config, heads, device = check_options(args)
     threads = set_threads(args.threads)
-    faiss_threads(threads)  # FAISS's OpenMP threads as torch's
     options = encode_options(args, heads, device, threads, normalize=True)
     with ExitStack() as stack:
         src, tgt = open_sides(args, options, stack)
+        faiss_threads(threads)  # FAISS's OpenMP threads as torch's
         src_vecs, tgt_vecs, docs = views(args, src, tgt)
         pairs = mine(src_vecs, tgt_vecs, k=args.k, scoring=args.scoring, mode=args.mode, threshold=args.threshold,
                      retrieval=args.retrieval, index=config, **docs)
@@ -135,12 +135,14 @@ def run(args: argparse.Namespace) -> int:
 def open_sides(args: argparse.Namespace, options: EncodeOptions, stack: ExitStack) -> tuple:
     """(source Shards, target Shards): shard folders opened, text files encoded (into --shards or a temporary
     folder); the model loads only when a text file needs it or --model names it."""
+    from bridgeembed.mining.index import faiss_module
     from bridgeembed.mining.shards import ShardError, Shards, fingerprint, write_shards
 
     sides = {"src": (args.src, args.src_lang), "tgt": (args.tgt, args.tgt_lang)}
     encoder = None
     if args.model is not None or any(not Path(path).is_dir() for path, _ in sides.values()):
         encoder, options = load_checked_encoder(options, [lang for path, lang in sides.values() if lang])
+    faiss_module()  # "need FAISS" after every argument (languages too) is checked, before anything is encoded
     opened = {}
     for name, (path, lang) in sides.items():
         if Path(path).is_dir():

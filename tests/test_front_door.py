@@ -1,0 +1,33 @@
+"""The front door (issue 32): what a user meets first works as the README says. The README's test command
+installs what the tests need; arguments are checked before FAISS is looked for."""
+
+import re
+import sys
+
+import pytest
+
+from tests.helpers import REPO
+
+
+def test_make_install_installs_the_extras_the_tests_need():
+    """`make test` on a fresh clone: the install target installs FAISS (the mining extra) beside the test extra,
+    so the mining tests run instead of failing; torch stays pinned."""
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    installs = re.findall(r'pip install -q -e "\.\[([a-z,]+)\]"', makefile.split("install: ")[0])
+    assert installs and {"test", "mining"} <= set(installs[0].split(",")), installs
+    assert "TORCH ?= torch==2.13.0" in makefile
+
+
+@pytest.mark.usefixtures("shipped_model")
+def test_mine_checks_its_languages_before_it_looks_for_faiss(tmp_path, monkeypatch, capsys):
+    from bridgeembed.cli import mine
+
+    (tmp_path / "in.txt").write_text("Ein Hund rennt.\n", encoding="utf-8")
+    monkeypatch.setitem(sys.modules, "faiss", None)  # import faiss raises ImportError
+    argv = ["--src", str(tmp_path / "in.txt"), "--src-lang", "xx", "--tgt", str(tmp_path / "in.txt"),
+            "--tgt-lang", "en", "--out", str(tmp_path / "pairs.tsv")]
+    assert mine.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "unknown language 'xx'" in err and "FAISS" not in err
+    assert mine.main(["--k", "0", *argv]) == 2
+    assert "--k must be a positive integer" in capsys.readouterr().err
