@@ -1,0 +1,82 @@
+"""Translation retrieval in and out of the caption domain, one table for several models (issue 29).
+
+For every model: `bridgeembed-bench retrieval` (cosine, mean vectors) on captions (test_2016, val) and on
+PUD (news and Wikipedia, the out-of-domain test), then one Markdown row per model with the figures the
+issue's targets name: mean and worst of the 12 ordered pairs, PUD en->de and de->en.
+
+    BRIDGEEMBED_DATA=../shared/data python benchmarks/domains.py multi30k-m2m runs/stage10/best.pt use-m \\
+        --out results/domains
+
+A model's results are reused when its folder holds them already (--fresh to recompute). PUD is for
+reporting: never choose a checkpoint or a setting by it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SETS = ("test_2016", "val", "pud")
+
+
+def label(model: str) -> str:
+    """A folder name for a model: its name, or a checkpoint's parent folder and file stem."""
+    path = Path(model)
+    return f"{path.parent.name}-{path.stem}" if path.suffix == ".pt" else path.name
+
+
+def run(model: str, name: str, out: Path, threads: int, fresh: bool) -> dict:
+    """{set: retrieval.json} of one model, computed where missing."""
+    found = {}
+    for split in SETS:
+        folder = out / label(model) / split
+        if fresh or not (folder / "retrieval.json").is_file():
+            command = [sys.executable, "-m", "bridgeembed.cli.bench", "retrieval", "--model", model, "--set", split,
+                       "--threads", str(threads), "--quiet", "--out", str(folder)]
+            subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        found[split] = json.loads((folder / "retrieval.json").read_text())
+    return found
+
+
+def figures(result: dict) -> dict:
+    """mean and worst of the ordered pairs (%), and every ordered pair by name."""
+    pairs = {}
+    for pair in result["pairs"]:
+        a, b = pair["pair"].split("-")
+        pairs[f"{a}-{b}"], pairs[f"{b}-{a}"] = 100 * pair["a_to_b"], 100 * pair["b_to_a"]
+    values = list(pairs.values())
+    return {"mean": sum(values) / len(values), "worst": min(values), "pairs": pairs}
+
+
+def table(results: dict) -> str:
+    rows = ["| model | test_2016 mean | test_2016 worst | val mean | val worst | PUD mean | PUD en→de | PUD de→en "
+            "| PUD en/de/fr mean |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for name, found in results.items():
+        test, val, pud = (figures(found[s]) for s in SETS)
+        three = [v for k, v in pud["pairs"].items() if "cs" not in k]
+        rows.append(f"| {name} | {test['mean']:.1f} | {test['worst']:.1f} | {val['mean']:.1f} | {val['worst']:.1f} "
+                    f"| {pud['mean']:.1f} | {pud['pairs']['en-de']:.1f} | {pud['pairs']['de-en']:.1f} "
+                    f"| {sum(three) / len(three):.1f} |")
+    return "\n".join(rows)
+
+
+def main(argv: list | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("models", nargs="+", help="model names, checkpoints or export folders (also use-m)")
+    parser.add_argument("--out", default="results/domains", help="results folder (default: results/domains)")
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads per run (default: 1)")
+    parser.add_argument("--fresh", action="store_true", help="recompute results that are there already")
+    args = parser.parse_args(argv)
+    results = {model: run(model, label(model), Path(args.out), args.threads, args.fresh) for model in args.models}
+    print(table(results))
+    print("\nnearest neighbour by cosine of the mean vectors; mean and worst over the 12 ordered pairs of en, de, fr, "
+          "cs (models without Czech: their pairs); en/de/fr: the 6 pairs without cs.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
