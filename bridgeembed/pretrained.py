@@ -4,7 +4,8 @@ A name is looked up in `$BRIDGEEMBED_PRETRAINED`, then in the `pretrained/` fold
 checkout (editable installs), then in `<prefix>/share/bridgeembed/pretrained` (wheel installs).
 A bare name (no `/`) that a shipped model has is always that model, even where the working
 directory holds a folder of the same name (pass `./NAME` for the folder). Anything else is taken as
-a path: a model folder, a checkpoint file, or a folder holding `model.pt`.
+a path: a model folder, a checkpoint file, a training run's folder (`train.out_dir`: its `best.pt`), or a
+folder holding `model.pt`.
 """
 
 import os
@@ -16,14 +17,16 @@ from bridgeembed.errors import CheckpointError
 
 DEFAULT_MODEL = "multi30k-m2m"
 MODEL_FILE = "model.pt"  # older exports: a folder holding one checkpoint file
+RUN_FILE, RUN_SIGNS = "best.pt", ("last.pt", "log.jsonl")  # a training run's folder (train.out_dir) and its model
 
 
 def _model_in(folder: Path) -> Path | None:
-    """The model a folder holds: itself (a model folder) or its model.pt."""
+    """The model a folder holds: itself (a model folder), its model.pt, or a training run's best.pt."""
     if (folder / FOLDER_CONFIG).is_file():
         return folder
-    if (folder / MODEL_FILE).is_file():
-        return folder / MODEL_FILE
+    for name in (MODEL_FILE, RUN_FILE):
+        if (folder / name).is_file():
+            return folder / name
     return None
 
 
@@ -46,7 +49,8 @@ def list_pretrained() -> list:
 
 
 def resolve(name_or_path: str | Path) -> Path:
-    """A shipped model's name, a model folder, a checkpoint file, or a folder with model.pt -> what to load."""
+    """A shipped model's name, a model folder, a checkpoint file, a training run's folder (its best.pt), or a
+    folder with model.pt -> what to load."""
     text = str(name_or_path)
     if "/" not in text and os.sep not in text:  # a bare name is a shipped model's first: a folder of that
         for folder in search_path():           # name in the working directory is reached as ./NAME
@@ -58,6 +62,9 @@ def resolve(name_or_path: str | Path) -> Path:
         return path
     if path.is_dir() and _model_in(path):
         return _model_in(path)
+    if path.is_dir() and any((path / sign).is_file() for sign in RUN_SIGNS):
+        raise CheckpointError(f"{str(name_or_path)!r} is a training run without {RUN_FILE} yet (it is written at the "
+                              f"first validation): give {path / RUN_SIGNS[0]} for the latest weights, or wait")
     shipped = ", ".join(list_pretrained()) or "none found"
     raise CheckpointError(f"no model {str(name_or_path)!r}: not a model folder, a checkpoint file, a folder with "
-                          f"{MODEL_FILE}, or a shipped model (shipped: {shipped})")
+                          f"{MODEL_FILE}, or a shipped model (shipped: {shipped})")  # docs/bad_input.md quotes it

@@ -24,11 +24,10 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from bridgeembed.checkpoint import container, load_model, make_payload, save_model
+from bridgeembed.checkpoint import check_model_target, load_model, make_payload, save_model
 from bridgeembed.devices import resolve_device
 from bridgeembed.encoders.protocol import Heads, HeadSpec
 from bridgeembed.errors import ConfigError, UnknownLanguageError
-from bridgeembed.paths import check_output
 from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained, resolve
 from bridgeembed.text.parallel import check_sentences, pad, with_eos
 
@@ -48,7 +47,10 @@ class BridgeEncoder:
 
     `BridgeEncoder()` loads the shipped model; `BridgeEncoder("multi30k-m2m")` or
     `BridgeEncoder("runs/x/best.pt")` a shipped model by name or any checkpoint or export by path,
-    as `SentenceTransformer("...")` does. `from_pretrained` is the same with a classmethod's name.
+    as `SentenceTransformer("...")` does; `BridgeEncoder("runs/x")`, a training run's folder, its best.pt.
+    `from_pretrained` is the same with a classmethod's name. sentence-transformers' names work too
+    (`normalize_embeddings`, `convert_to_numpy`, `max_seq_length`, `.to()`, `.eval()`, `encode_multi_process`);
+    docs/sentence_transformers.md maps them.
     """
 
     def __init__(self, model_name_or_path: str | Path = DEFAULT_MODEL,
@@ -100,12 +102,12 @@ class BridgeEncoder:
     def save(self, path: str | Path, half: bool = False) -> None:
         """An encoder-only export that `from_pretrained(path)` loads back (float16 weights with `half`):
         a model folder (see `save_pretrained`), or one checkpoint file where `path` ends in `.pt`."""
-        self._save(check_output(path, "path", container(path)), half)  # a link, a read-only place: refused first
+        self._save(check_model_target(path, "path"), half)  # a link, a read-only place, a foreign folder: refused first
 
     def save_pretrained(self, folder: str | Path, half: bool = False) -> None:
         """A model folder: config.json, model.safetensors, sentencepiece.LANG.model and a README.md card
-        (kept if the folder has one), loaded back by `BridgeEncoder(folder)` and every `--model`."""
-        self._save(check_output(folder, "folder", "folder"), half)
+        (kept when the folder held the same model), loaded back by `BridgeEncoder(folder)` and every `--model`."""
+        self._save(check_model_target(folder, "folder", "folder"), half)
 
     def _save(self, path: Path, half: bool) -> None:
         if not isinstance(half, (bool, np.bool_)):
@@ -157,6 +159,29 @@ class BridgeEncoder:
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
 
+    @property
+    def max_seq_length(self) -> int:
+        """Subword tokens a sentence keeps, its end marker included (sentence-transformers' name for `max_len`);
+        longer sentences are cut, with a warning. Settable, as there."""
+        return self.max_len
+
+    @max_seq_length.setter
+    def max_seq_length(self, value: int) -> None:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 2:
+            raise ValueError(f"max_seq_length must be an integer >= 2 (one token and the end marker), got {value!r}")
+        self.max_len = int(value)
+
+    def to(self, device: str | torch.device) -> "BridgeEncoder":
+        """All weights onto `device` (or none of them, with a ConfigError); returns the encoder, as
+        `SentenceTransformer.to` does."""
+        self._move_to(resolve_device(device))
+        return self
+
+    def eval(self) -> "BridgeEncoder":
+        """The encoder is always in inference mode (dropout off, no gradients): returns it as it is, as
+        `SentenceTransformer.eval()` returns the model."""
+        return self
+
     def __repr__(self) -> str:
         m = self.config.model
         return (f"BridgeEncoder(source={self.source!r}, languages={self.languages}, heads={self.num_heads}, "
@@ -165,12 +190,15 @@ class BridgeEncoder:
     # --- encoding -----------------------------------------------------------------------------
     def encode(self, sentences: Sequence[str], lang: str, heads: Heads = "mean", batch_size: int = 64,
                normalize: bool = False, show_progress_bar: bool | None = None,
-               device: str | torch.device | None = None, convert_to_tensor: bool = False) -> np.ndarray | torch.Tensor:
+               device: str | torch.device | None = None, convert_to_tensor: bool = False,
+               normalize_embeddings: bool | None = None, convert_to_numpy: bool = True) -> np.ndarray | torch.Tensor:
         """float32 vectors: (N, d) for heads="mean" or one head, (N, k, d) for "each", (N, len, d) for a list.
 
         A single string gives one vector ((d,) or (k, d)). `lang` is one code or one per sentence.
         `normalize` scales every returned vector to unit L2 norm. `convert_to_tensor` returns a torch
-        tensor on the encoder's device instead of a numpy array. `heads` takes the forms of `HeadSpec` (a
+        tensor on the encoder's device instead of a numpy array. sentence-transformers' spellings work:
+        `normalize_embeddings` is `normalize`, `convert_to_numpy=False` gives a tensor (one array, not a list of
+        tensors: every row has the same shape). `heads` takes the forms of `HeadSpec` (a
         bad one is a ConfigError, a ValueError). Every argument is checked before any work, so a bad one is
         a TypeError or ValueError naming it, never a silently wrong array.
         """
@@ -179,9 +207,11 @@ class BridgeEncoder:
         langs = self._check_langs(lang, len(sentences))
         spec = HeadSpec.parse(heads).resolve(self)  # a ConfigError naming the value and what it may be
         _check_batch_size(batch_size)
-        for name, flag in (("normalize", normalize), ("convert_to_tensor", convert_to_tensor)):
+        for name, flag in (("normalize", normalize), ("convert_to_tensor", convert_to_tensor),
+                           ("convert_to_numpy", convert_to_numpy)):
             if not isinstance(flag, (bool, np.bool_)):
                 raise TypeError(f"{name} must be True or False, got {flag!r}")
+        normalize = _normalize(normalize, normalize_embeddings)
         if device is not None:
             self._move_to(resolve_device(device))  # checked before anything moves
         if show_progress_bar is None:  # as sentence-transformers: by log level; never into a log file
@@ -195,7 +225,33 @@ class BridgeEncoder:
                 vectors = vectors / vectors.norm(dim=-1, keepdim=True).clamp_min(1e-12)
             out[rows] = vectors.cpu().numpy()
         out = out[0] if single else out
-        return torch.from_numpy(out).to(self.device) if convert_to_tensor else out
+        return torch.from_numpy(out).to(self.device) if convert_to_tensor or not convert_to_numpy else out
+
+    def encode_multi_process(self, sentences: Sequence[str], lang: str, processes: int = 2, heads: Heads = "mean",
+                             batch_size: int = 64, normalize: bool = False, chunk_size: int | None = None,
+                             threads_per_process: int | None = None, job_timeout: float | None = None,
+                             normalize_embeddings: bool | None = None) -> np.ndarray:
+        """`encode` by `processes` worker processes on the CPU, float32 (N, d) in order, as sentence-transformers'
+        `encode_multi_process` (no pool to start: the workers start and load the model on every call, so it pays
+        for many sentences only). The workers are spawned and import the caller's main module again: in a script,
+        call it under `if __name__ == "__main__":`. The same as `bridgeembed.encoders.pool.encode_multi_process`."""
+        from bridgeembed.encoders.pool import encode_multi_process
+
+        if self.max_len != self.config.tokenizer.max_len:
+            raise ConfigError(f"max_seq_length was set to {self.max_len}, but worker processes load the model again "
+                              f"with its own {self.config.tokenizer.max_len}: set it back, or use encode()")
+        return encode_multi_process(self, sentences, lang, processes=processes, heads=heads, batch_size=batch_size,
+                                    normalize=_normalize(normalize, normalize_embeddings), chunk_size=chunk_size,
+                                    threads_per_process=threads_per_process, job_timeout=job_timeout)
+
+    def encode_query(self, *args: Any, **kwargs: Any) -> None:
+        """Refused: see `encode_document`."""
+        raise NotImplementedError(_NO_ROLES.format(name="encode_query"))
+
+    def encode_document(self, *args: Any, **kwargs: Any) -> None:
+        """Refused: this model has no query and document roles (no prompts, no asymmetric training), so the
+        error says to use `encode` for both."""
+        raise NotImplementedError(_NO_ROLES.format(name="encode_document"))
 
     @staticmethod
     def similarity(a: np.ndarray | torch.Tensor, b: np.ndarray | torch.Tensor) -> np.ndarray | torch.Tensor:
@@ -278,6 +334,23 @@ class BridgeEncoder:
             if code not in self.tokenizers:
                 raise UnknownLanguageError(code, self.tokenizers, "the model")
         return langs
+
+
+_NO_ROLES = ("BridgeEncoder.{name}: this model has no query and document roles. It was trained on translation, not on "
+             "query-document pairs, and has no prompts: a query and a document are encoded the same way. Use "
+             "encode(sentences, lang=...) for both (semantic search: bridgeembed.mining.semantic_search)")
+
+
+def _normalize(normalize: bool, normalize_embeddings: bool | None) -> bool:
+    """`normalize`, or sentence-transformers' `normalize_embeddings` for it; two that disagree are refused."""
+    if normalize_embeddings is None:
+        return bool(normalize)
+    if not isinstance(normalize_embeddings, (bool, np.bool_)):
+        raise TypeError(f"normalize_embeddings must be True or False, got {normalize_embeddings!r}")
+    if normalize and not normalize_embeddings:
+        raise ValueError("normalize=True and normalize_embeddings=False disagree; normalize_embeddings is "
+                         "sentence-transformers' name for normalize: give one of them")
+    return bool(normalize_embeddings)
 
 
 def _load_again(path: str, seed: int | None) -> BridgeEncoder:

@@ -1,0 +1,80 @@
+"""The habits sentence-transformers users bring (issue 32; docs/sentence_transformers.md maps them): its keyword
+names and methods work on BridgeEncoder, a training run's folder is a model, and the calls that have no meaning
+here say why."""
+
+import numpy as np
+import pytest
+import torch
+
+from bridgeembed import BridgeEncoder
+from bridgeembed.errors import CheckpointError, ConfigError
+
+pytestmark = pytest.mark.usefixtures("shipped_model")
+
+SENTENCES = ["A dog runs on the beach.", "Two girls are reading.", "A man rides a bike.", "A chef cooks."]
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    return BridgeEncoder(device="cpu")
+
+
+def test_normalize_embeddings_and_convert_to_numpy_are_our_normalize_and_convert_to_tensor(encoder):
+    ours = encoder.encode(SENTENCES, lang="en", normalize=True)
+    theirs = encoder.encode(SENTENCES, lang="en", normalize_embeddings=True)
+    np.testing.assert_array_equal(ours, theirs)
+    np.testing.assert_allclose(np.linalg.norm(theirs, axis=1), 1.0, rtol=1e-5)
+    assert isinstance(encoder.encode(SENTENCES, lang="en", convert_to_numpy=True), np.ndarray)
+    tensor = encoder.encode(SENTENCES, lang="en", convert_to_numpy=False)
+    assert isinstance(tensor, torch.Tensor) and tensor.shape == (4, 512)
+    np.testing.assert_array_equal(tensor.numpy(), encoder.encode(SENTENCES, lang="en"))
+    with pytest.raises(ValueError, match="normalize=True and normalize_embeddings=False disagree"):
+        encoder.encode(SENTENCES, lang="en", normalize=True, normalize_embeddings=False)
+    with pytest.raises(TypeError, match="normalize_embeddings must be True or False"):
+        encoder.encode(SENTENCES, lang="en", normalize_embeddings="yes")
+    with pytest.raises(TypeError, match="convert_to_numpy must be True or False"):
+        encoder.encode(SENTENCES, lang="en", convert_to_numpy=1)
+
+
+def test_max_seq_length_to_and_eval(encoder):
+    assert encoder.max_seq_length == encoder.max_len == 50
+    assert encoder.eval() is encoder and encoder.to("cpu") is encoder and encoder.device.type == "cpu"
+    with pytest.raises(ConfigError, match="device 'nonsense'"):
+        encoder.to("nonsense")
+    long = " ".join(["dog"] * 30)  # 31 tokens with the end marker: within 50
+    full = encoder.encode(long, lang="en")
+    try:
+        encoder.max_seq_length = 10
+        assert encoder.max_len == 10
+        with pytest.warns(UserWarning, match="maximum of 10"):
+            short = encoder.encode(long, lang="en")
+        assert not np.allclose(short, full)
+        with pytest.raises(ConfigError, match="max_seq_length was set to 10"):
+            encoder.encode_multi_process(SENTENCES, "en")
+    finally:
+        encoder.max_seq_length = 50
+    with pytest.raises(ValueError, match="max_seq_length must be an integer >= 2"):
+        encoder.max_seq_length = 1
+
+
+def test_encode_multi_process_on_the_encoder_gives_what_encode_gives(encoder):
+    many = SENTENCES * 3
+    vectors = encoder.encode_multi_process(many, "en", processes=2, normalize_embeddings=True)
+    np.testing.assert_allclose(vectors, encoder.encode(many, lang="en", normalize=True), atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["encode_query", "encode_document"])
+def test_query_and_document_roles_are_refused_with_the_reason(encoder, name):
+    with pytest.raises(NotImplementedError, match="no query and document roles.*encode\\(sentences, lang=...\\)"):
+        getattr(encoder, name)(SENTENCES)
+
+
+def test_a_training_run_folder_is_its_best_checkpoint(encoder, tmp_path):
+    run = tmp_path / "runs" / "my"
+    run.mkdir(parents=True)
+    (run / "log.jsonl").write_text("")
+    with pytest.raises(CheckpointError, match="is a training run without best.pt yet.*last.pt"):
+        BridgeEncoder(str(run))
+    encoder.save(run / "best.pt", half=False)
+    loaded = BridgeEncoder(str(run), device="cpu")
+    np.testing.assert_allclose(loaded.encode(SENTENCES, lang="en"), encoder.encode(SENTENCES, lang="en"), atol=1e-6)
