@@ -76,6 +76,49 @@ def container(path: str | Path) -> str:
     return "file" if str(path).endswith(".pt") else "folder"
 
 
+OWN_FILES = (FOLDER_CONFIG, FOLDER_WEIGHTS, FOLDER_CARD, "sentencepiece.*.model", ".*.tmp")  # what a save writes
+
+
+def check_model_target(path: str | Path, option: str, kind: str | None = None) -> Path:
+    """Where a model will be saved, checked before any work (`paths.check_output`, plus): not an empty path
+    (it would be the working directory), and a folder that is new, empty or a bridgeembed model folder
+    (replaced), never one holding other files (the user's own config.json, another library's model)."""
+    from bridgeembed.errors import ConfigError
+    from bridgeembed.paths import check_output
+
+    if str(path) == "":
+        raise ConfigError(f"{option} {str(path)!r} is an empty path: give a folder's name (or a file name ending "
+                          f"in .pt)")
+    kind = kind or container(path)
+    path = check_output(path, option, kind)
+    if kind == "file" or not path.is_dir() or not any(path.iterdir()):
+        return path
+    if is_model_folder(path):
+        try:
+            ours = json.loads((path / FOLDER_CONFIG).read_text(encoding="utf-8")).get("format") == FORMAT
+        except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+            ours = False
+    else:  # an unfinished save (killed before config.json): our weights and our file names only
+        ours = _our_weights(path / FOLDER_WEIGHTS) and all(any(p.match(n) for n in OWN_FILES) for p in path.iterdir())
+    if not ours:
+        names = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir())
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        raise ConfigError(f"{option} {path} is a folder holding files that are not a bridgeembed model's ({shown}): "
+                          f"saving there would overwrite or mix with them; give a new or empty folder")
+    return path
+
+
+def _our_weights(path: Path) -> bool:
+    """Whether `path` is a safetensors file that bridgeembed wrote (its metadata says so)."""
+    from safetensors import safe_open
+
+    try:
+        with safe_open(str(path), "pt") as handle:
+            return (handle.metadata() or {}).get("format") == FORMAT
+    except Exception:  # missing, or not safetensors: safetensors raises several types
+        return False
+
+
 def save_model(payload: dict, path: str | Path, card: str | None = None) -> Path:
     """An encoder or export payload to `path`: a `.pt` file, or else a model folder (see `save_folder`)."""
     path = Path(path)
@@ -93,6 +136,8 @@ def save_folder(payload: dict, folder: str | Path, card: str | None = None) -> N
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise CheckpointError(f"{folder} is a file; a model folder must be a directory (or name a .pt file)")
+    check_model_target(folder, "folder", "folder")
+    old = _old_meta(folder)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / FOLDER_CONFIG).unlink(missing_ok=True)  # unfinished until it is written again, last
     state, tied = _untied(payload["model"])
@@ -102,18 +147,34 @@ def save_folder(payload: dict, folder: str | Path, card: str | None = None) -> N
         name = f"sentencepiece.{lang}.model"
         files[name] = tok["spm_model"]
         tokenizers[lang] = {**{k: v for k, v in tok.items() if k != "spm_model"}, "file": name}
+    digests = {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
     for name, data in files.items():
         with atomic_file(folder / name) as handle:
             handle.write(data)
-    if card is not None or not (folder / FOLDER_CARD).exists():
+    same_model = old.get("config") == payload["config"] and \
+        {k: v for k, v in (old.get("sha256") or {}).items() if k != FOLDER_WEIGHTS} == \
+        {k: v for k, v in digests.items() if k != FOLDER_WEIGHTS}
+    if card is not None or not same_model or not (folder / FOLDER_CARD).exists():  # a card of the same model: kept
         with atomic_file(folder / FOLDER_CARD, "w", encoding="utf-8") as handle:
             handle.write(card if card is not None else default_card(payload))
     meta = {"format": FORMAT, "version": VERSION, "kind": payload["kind"], "config": payload["config"],
             "decoder_languages": list(payload["decoder_languages"]), "tokenizers": tokenizers, "tied": tied,
-            "sha256": {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}}
+            "sha256": digests}
     with atomic_file(folder / FOLDER_CONFIG, "w", encoding="utf-8") as handle:
         json.dump(meta, handle, indent=2)
         handle.write("\n")
+    for name in set(old.get("sha256") or {}) - set(files):  # the other model's files (its other tokenizers)
+        if Path(name).name == name and any(Path(name).match(n) for n in OWN_FILES):
+            (folder / name).unlink(missing_ok=True)
+
+
+def _old_meta(folder: Path) -> dict:
+    """The config.json of the model folder about to be replaced ({} if none or unreadable)."""
+    try:
+        meta = json.loads((folder / FOLDER_CONFIG).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
 
 
 def _untied(state: dict) -> tuple[dict, dict]:
