@@ -21,6 +21,7 @@ from bridgeembed.devices import resolve_device, set_threads
 from bridgeembed.errors import ConfigError
 from bridgeembed.model import BridgeModel
 from bridgeembed.model.encoder import check_encoder_config
+from bridgeembed.paths import FolderLock
 from bridgeembed.pretrained import resolve
 from bridgeembed.text.parallel import corpus_dir, encode_split, read_split
 from bridgeembed.training import distributed
@@ -50,6 +51,8 @@ def prepare(config: Config, data_root: str | Path | None = None, world: World | 
     t, world = config.train, world or distributed.from_environment()
     device = start_process(t, world)
     last = Path(t.out_dir) / "last.pt"
+    if not last.exists():
+        check_new_out_dir(Path(t.out_dir))
     resume = load_checkpoint(last) if last.exists() else None
     if resume:
         check_resumable(resume, config, last)
@@ -80,6 +83,22 @@ def extra_corpora(config: Config, data_root: str | Path | None, tokenizers: dict
         _, train = prepare_training_data(config, folder, tokenizers, world, show_progress, files=files)
         out.append(load_corpus(corpus, folder, files, train, tokenizers, config.data, config.tokenizer.max_len))
     return out
+
+
+# what a run writes into train.out_dir besides last.pt: a new run there would replace each of them
+RUN_FILES = ("best.pt", "config.yaml", "log.jsonl")
+
+
+def check_new_out_dir(out_dir: Path) -> None:
+    """A new run (no last.pt to resume) refuses an out_dir holding files it would replace: an earlier run's best.pt
+    and log, or a user's own config.yaml, were silently overwritten."""
+    if (out_dir / ".lock").exists():
+        FolderLock(out_dir).release()  # a live run there: say so, not that its files are in the way
+    found = [name for name in RUN_FILES if (out_dir / name).exists()]
+    if found:
+        raise ConfigError(f"train.out_dir {out_dir} holds {', '.join(found)} but no last.pt to resume from: a new "
+                          f"run would replace {'them' if len(found) > 1 else 'it'}; choose another train.out_dir, or "
+                          f"move {'them' if len(found) > 1 else 'it'} away first")
 
 
 def start_process(t: TrainConfig, world: World) -> torch.device:

@@ -170,6 +170,26 @@ def test_a_config_inside_out_dir_is_never_overwritten(toy_corpus, tmp_path, caps
     assert mine.read_text() == text
 
 
+@pytest.mark.parametrize("left", [["best.pt", "config.yaml"], ["best.pt"], ["log.jsonl"]])
+def test_a_new_run_over_an_earlier_one_is_refused(toy_corpus, tmp_path, capsys, left):
+    """Issue 31: an out_dir with an earlier run's best.pt (or a user's files) but no last.pt was trained over,
+    silently replacing them."""
+    from bridgeembed.cli.train import main
+
+    out = tmp_path / "run"
+    out.mkdir()
+    for name in left:
+        (out / name).write_bytes(b"earlier " + name.encode())
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump(toy_config(toy_corpus, out, max_steps=2).to_dict()))
+    assert main([str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert f"error: train.out_dir {out} holds {', '.join(left)} but no last.pt to resume from" in err
+    assert all((out / name).read_bytes() == b"earlier " + name.encode() for name in left)
+    assert not (out / "last.pt").exists()
+
+
 def test_a_second_trainer_on_the_same_out_dir_is_refused(toy_corpus, tmp_path):
     """Issue 19: two trainers on one out_dir overwrote each other's checkpoints; the second is now refused."""
     from bridgeembed.errors import ConfigError
@@ -181,10 +201,10 @@ def test_a_second_trainer_on_the_same_out_dir_is_refused(toy_corpus, tmp_path):
         config = toy_config(toy_corpus, out, max_steps=100000, valid_every=100000, save_every=10, log_every=5,
                             threads=1)
         config.model.dropout = 0.2  # as _launch's: a resumable config, whether last.pt is there yet or not
-        second = Trainer.from_config(config, show_progress=False)
         with pytest.raises(ConfigError, match=f"train.out_dir {out} is in use by process {proc.pid}: two runs in "
                                               f"one folder would overwrite each other's checkpoints"):
-            second.train()
+            # refused before any data is prepared (before last.pt exists), or else when it trains
+            Trainer.from_config(config, show_progress=False).train()
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=60)
