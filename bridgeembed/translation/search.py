@@ -16,6 +16,19 @@ from bridgeembed.text.tokenization import BOS, EOS, PAD
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.model import BridgeModel
 
+MAX_BEAM = 100  # each sentence of a batch decodes `beam` hypotheses at once; past ~10 they rarely help
+
+
+def check_beam(beam: object, what: str = "beam") -> int:
+    """A beam size: a positive integer, at most MAX_BEAM (a beam of 100000 would exhaust memory, not search
+    better). A ValueError naming `what` otherwise."""
+    if isinstance(beam, bool) or not isinstance(beam, int) or beam < 1:
+        raise ValueError(f"{what} must be a positive integer, got {beam!r}")
+    if beam > MAX_BEAM:
+        raise ValueError(f"{what} {beam} is too large: give at most {MAX_BEAM} (every sentence of a batch decodes "
+                         f"{what} hypotheses at once; beams past 10 rarely translate better)")
+    return beam
+
 
 @torch.no_grad()
 def beam_search(model: BridgeModel, src: torch.Tensor, lengths: torch.Tensor, src_lang: str, tgt_lang: str,

@@ -12,7 +12,7 @@ from tqdm.auto import tqdm
 
 from bridgeembed.errors import UnknownLanguageError
 from bridgeembed.text.parallel import check_sentences, pad, with_eos
-from bridgeembed.translation.search import beam_search
+from bridgeembed.translation.search import beam_search, check_beam
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.model import BridgeModel
@@ -37,17 +37,18 @@ class Translator:
     @torch.no_grad()
     def translate(self, sentences: Sequence[str], src: str, tgt: str, beam: int = 5, batch_size: int = 64,
                   alpha: float = 1.0, show_progress: bool = False) -> list:
-        for name, value in (("beam", beam), ("batch_size", batch_size)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        check_beam(beam)
         if tgt not in self.model.decoders:
             raise UnknownLanguageError(tgt, self.model.decoders, "the model (decoders)")
         was_training = self.model.training
         self.model.eval()
-        ids = self.source_ids(check_sentences(sentences), src)
-        order = np.argsort([-len(s) for s in ids], kind="stable")  # long first: the slowest batches show early
-        out = [None] * len(ids)
-        starts = range(0, len(ids), batch_size)
+        sentences = check_sentences(sentences)
+        ids = self.source_ids(sentences, src)
+        out = ["" if not s.strip() else None for s in sentences]  # a blank line stays blank, never "translated"
+        order = [i for i in np.argsort([-len(s) for s in ids], kind="stable") if out[i] is None]  # long first
+        starts = range(0, len(order), batch_size)
         for start in tqdm(starts, desc=f"{src}-{tgt}", disable=not show_progress, leave=False):
             rows = order[start : start + batch_size]
             seqs = [ids[i] for i in rows]

@@ -95,3 +95,18 @@ def test_library_translate_rejects_bad_beam_and_text(toy_run):
         translator.translate(["apple"], "x", "y", batch_size=-1)
     with pytest.raises(ValueError, match="sentence 1 is not valid Unicode"):
         translator.translate(["apple", "kite \udce9"], "x", "y")
+
+
+def test_blank_lines_stay_blank_and_a_huge_beam_is_refused(toy_run):
+    """Issue 31: a blank line was translated (into "asleep." and the like), and --beam 100000 ran out of memory."""
+    from bridgeembed.checkpoint import load_model
+    from bridgeembed.translation.translator import Translator
+
+    model, tokenizers, config = load_model(toy_run[0] / "best.pt")
+    translator = Translator(model, tokenizers, config.tokenizer.max_len)
+    alone = translator.translate(["apple banana", "kite"], "x", "y", batch_size=1)
+    assert translator.translate(["", "apple banana", "  ", "kite", "\t"], "x", "y", batch_size=1) == \
+        ["", alone[0], "", alone[1], ""]
+    assert translator.translate(["", " "], "x", "y") == ["", ""]
+    with pytest.raises(ValueError, match="beam 100000 is too large: give at most 100"):
+        translator.translate(["apple"], "x", "y", beam=100000)
