@@ -264,10 +264,14 @@ class BridgeEncoder:
             if v.dim() not in (1, 2):
                 raise ValueError(f"similarity: {name} must be one vector (d,) or a matrix (N, d), got shape "
                                  f"{tuple(v.shape)}")
+            if v.shape[-1] == 0:
+                raise ValueError(f"similarity: {name} has vectors of 0 dimensions (shape {tuple(v.shape)}): nothing "
+                                 f"to compare")
         x, y = x.reshape(-1, x.shape[-1]), y.reshape(-1, y.shape[-1])
         if x.shape[1] != y.shape[1]:
             raise ValueError(f"similarity: vectors of {x.shape[1]} and {y.shape[1]} dimensions cannot be compared")
         x, y = (v.to(x.device if tensor else "cpu") for v in (x, y))
+        x, y = (v / v.abs().amax(dim=1, keepdim=True).clamp_min(torch.finfo(v.dtype).tiny) for v in (x, y))  # 1e30
         scores = torch.nn.functional.normalize(x, dim=1) @ torch.nn.functional.normalize(y, dim=1).T
         return scores if tensor else scores.cpu().numpy()
 

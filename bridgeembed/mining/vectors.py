@@ -80,6 +80,8 @@ class Vectors:
         if not np.isfinite(block).all():
             bad = start + int(np.argwhere(~np.isfinite(block))[0, 0])
             raise DataError(f"{self.name}: vector {int(self.ids[bad])} is not finite (NaN or Inf)")
+        scale = np.abs(block).max(axis=1, keepdims=True)  # rows scaled by 1e30 or 1e-40 would overflow or
+        np.divide(block, scale, out=block, where=scale > 0)  # underflow the norm: brought to [-1, 1] first
         block /= np.maximum(np.linalg.norm(block, axis=1, keepdims=True), _FLOOR)
         return block
 

@@ -224,3 +224,15 @@ def test_bad_vectors_are_data_errors():
     bad[2, 1] = np.nan
     with pytest.raises(DataError, match="src_vecs: vector 2 is not finite"):
         mine(bad, rng.standard_normal((5, 8)))
+
+
+def test_vectors_scaled_by_1e30_or_1e_40_mine_as_the_unscaled_ones():
+    """Issue 31: the norm of such rows overflowed (inf) or underflowed (0), and every cosine became 0."""
+    rng = np.random.default_rng(0)
+    src = rng.standard_normal((20, 16)).astype(np.float32)
+    tgt = src + 0.1 * rng.standard_normal((20, 16)).astype(np.float32)
+    expected = mine(src, tgt, k=3)
+    for scale in (1e30, 1e-40):
+        got = mine((src * scale).astype(np.float32), tgt, k=3)
+        assert list(got.src) == list(expected.src) and list(got.tgt) == list(expected.tgt), scale
+        np.testing.assert_allclose(got.score, expected.score, rtol=1e-4)
