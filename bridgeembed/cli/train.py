@@ -25,7 +25,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="override config keys, e.g. train.lr=0.001 model.heads=5 data.languages=[en,de]")
     add_options(parser, "--data")
     add_common(parser)
-    return parser.parse_args(argv)
+    return parser.parse_intermixed_args(argv)  # overrides may follow options (`c.yaml --quiet train.lr=0.1`)
 
 
 def run(args: argparse.Namespace) -> int:
