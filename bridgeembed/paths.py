@@ -64,14 +64,27 @@ def data_root(explicit: str | Path | None = None) -> Path:
     return DEFAULT_ROOT.expanduser()
 
 
-def cache_root(explicit: str | Path | None = None) -> Path:
-    """The cache of prepared corpora: `explicit` if given, else `$BRIDGEEMBED_CACHE`, else
-    `~/.cache/bridgeembed/prepared`. One per user by default, so later runs and every rank of a run share it."""
+def cache_root(explicit: str | Path | None = None, what: str = "train.cache_dir") -> Path:
+    """The cache of prepared corpora: `explicit` if given (`what` names where it came from), else
+    `$BRIDGEEMBED_CACHE`, else `~/.cache/bridgeembed/prepared`. One per user by default, so later runs and
+    every rank of a run share it. A file or a dangling symbolic link there is a ConfigError naming its source."""
     if explicit:
-        return Path(explicit).expanduser()
-    if os.environ.get(CACHE_ENV_VAR):
-        return Path(os.environ[CACHE_ENV_VAR]).expanduser()
-    return DEFAULT_CACHE.expanduser()
+        path = Path(explicit).expanduser()
+    elif os.environ.get(CACHE_ENV_VAR):
+        path, what = Path(os.environ[CACHE_ENV_VAR]).expanduser(), f"${CACHE_ENV_VAR}"
+    else:
+        path, what = DEFAULT_CACHE.expanduser(), "the default cache"
+    existing = path
+    while not existing.exists() and not existing.is_symlink() and existing != existing.parent:
+        existing = existing.parent
+    where = "" if existing == path else f": {existing}"
+    if existing.is_symlink() and not existing.exists():
+        raise ConfigError(f"{what} {path}{where} is a dangling symbolic link (to {os.readlink(existing)}); create "
+                          f"the folder it points to, or give another cache folder")
+    if not existing.is_dir():
+        raise ConfigError(f"{what} {path}{where} is a file, not a folder: the cache of prepared corpora is a folder; "
+                          f"give another")
+    return path
 
 
 def check_output(path: str | Path, option: str, kind: str = "file", suffix: str = "",
@@ -121,6 +134,27 @@ def check_output(path: str | Path, option: str, kind: str = "file", suffix: str 
     if path.exists() and not os.access(path, os.W_OK):
         raise ConfigError(f"{option} {path}: the file is read-only")
     return path
+
+
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether two paths name one file: the same real path (symbolic links resolved), or, where both exist,
+    the same file on disk (hard links, bind mounts)."""
+    a, b = Path(a).expanduser(), Path(b).expanduser()
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return False
+
+
+def check_not_input(out: str | Path, option: str, inputs: list) -> None:
+    """An output that is also one of the command's inputs ([(option, path)]) would replace what the command
+    reads with what it writes: refused before any work, naming both."""
+    for name, path in inputs:
+        if path and same_file(out, path):
+            raise ConfigError(f"{option} {out} is the same file as {name} {path}: writing the output would replace "
+                              f"the input; give another {option}")
 
 
 @contextmanager

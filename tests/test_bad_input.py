@@ -3,6 +3,7 @@ table (`…` = any text), with exit status 2 and no traceback for command-line e
 
 import gzip
 import io
+import json
 import re
 import shlex
 import shutil
@@ -61,6 +62,7 @@ def scratch(tmp_path_factory) -> Path:
     (folder / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
     (folder / "latin1.txt").write_bytes(b"A dog runs.\nA caf\xe9.\n")
     (folder / "in.txt").write_text("Ein Hund rennt.\n", encoding="utf-8")
+    (folder / "text.npy").write_text("Ein Hund rennt.\n", encoding="utf-8")  # a text file named like vectors
     (folder / "empty.txt").write_text("", encoding="utf-8")
     (folder / "list.yaml").write_text("- model\n- train\n")
     (folder / "twice.yaml").write_text("train:\n  lr: 0.1\n  batch_size: 8\n  lr: 0.2\n")
@@ -71,6 +73,18 @@ def scratch(tmp_path_factory) -> Path:
     (folder / "mine").mkdir()
     shutil.copy(REPO / "configs" / "tiny.yaml", folder / "mine" / "config.yaml")
     (folder / "empty").mkdir()
+    manifest = {"format": "bridgeembed-shards", "version": 1, "model": "multi30k-m2m", "fingerprint": "0" * 16,
+                "dim": 512, "heads": "mean", "normalized": True, "dtype": "float32", "lang": "de",
+                "shard_size": 100000, "input": {"path": str(folder / "in.txt"), "bytes": 16, "sha256": "0" * 64,
+                                                "lines": 1, "blank_lines": []}}
+    edits = {"m-no-dim": {"dim": None}, "m-dim-str": {"dim": "512"}, "m-no-input": {"input": None},
+             "m-size0": {"shard_size": 0}, "m-size-neg": {"shard_size": -5}, "m-v99": {"version": 99},
+             "m-lines-str": {"input": {**manifest["input"], "lines": "1"}},
+             "m-blank": {"input": {**manifest["input"], "blank_lines": [7]}}}
+    for name, edit in edits.items():  # shard manifests edited by hand (issue 31)
+        (folder / name).mkdir()
+        edited = {k: v for k, v in {**manifest, **edit}.items() if v is not None}
+        (folder / name / "manifest.json").write_text(json.dumps(edited))
     mr = folder / "cut-mr" / "senteval" / "downstream" / "MR"
     mr.mkdir(parents=True)
     for name in ("rt-polarity.pos", "rt-polarity.neg"):  # the first 3 of 5331 lines

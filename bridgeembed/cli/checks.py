@@ -72,6 +72,17 @@ def output_file(path: str | Path, option: str, suffix: str = "") -> Path | None:
     return check_output(path, option, "file", suffix)
 
 
+def shard_dir(path: str | Path, option: str = "--shards") -> Path:
+    """--shards DIR, checked before the model loads: a folder, or one that can be made (a link to a folder on
+    another disk is fine; a file or a dangling link is not)."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        return path
+    if path.is_symlink() and not path.exists():
+        raise BridgeembedError(f"{option} {path} is a dangling symbolic link (to {os.readlink(path)}); give a folder")
+    return check_output(path, option, "folder")
+
+
 def stdout_open(hint: str) -> None:
     """A command about to write its result to stdout: a closed stdout (`>&-`) is an error, not a silent loss."""
     if sys.stdout is None or getattr(sys.stdout, "closed", False):

@@ -21,12 +21,14 @@ from bridgeembed.cli.checks import (
     positive_int,
     read_sentences,
     set_threads,
+    shard_dir,
     stdout_open,
 )
 from bridgeembed.cli.registry import add_common, run_main
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError
 from bridgeembed.evaluation.options import add_options
+from bridgeembed.paths import check_not_input
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
     if args.shards or args.shard_size is not None or args.half or args.processes != 1 or args.job_timeout is not None:
         return run_shards(args, heads)
     out = output_file(args.out, "--out", suffix=".npy")  # np.save appends .npy: say where it really goes
+    if out:
+        check_not_input(out, "--out", [("--in", args.input)])
     if not out:
         stdout_open("give --out FILE.npy")
     set_threads(args.threads)
@@ -90,6 +94,7 @@ def run_shards(args: argparse.Namespace, heads: HeadSpec) -> int:
     heads.one_vector("--heads", needs="shards hold")
     device = pool_device(args.processes, args.threads, args.device)
     job_timeout(args.job_timeout)
+    shard_dir(args.shards)
     check_text_file(args.input)
     options = encode_options(args, heads, device, set_threads(args.threads), normalize=args.normalize)
     encoder = BridgeEncoder(options.model, device=options.device)

@@ -24,7 +24,15 @@ from pathlib import Path
 
 import numpy as np
 
-from bridgeembed.cli.checks import encode_options, job_timeout, output_file, pool_device, positive_int, set_threads
+from bridgeembed.cli.checks import (
+    encode_options,
+    job_timeout,
+    output_file,
+    pool_device,
+    positive_int,
+    set_threads,
+    shard_dir,
+)
 from bridgeembed.cli.registry import add_common, run_main
 from bridgeembed.encoders.options import EncodeOptions
 from bridgeembed.encoders.protocol import HeadSpec
@@ -32,7 +40,7 @@ from bridgeembed.errors import BridgeembedError, UnknownLanguageError
 from bridgeembed.evaluation.options import add_options
 from bridgeembed.mining.index import KINDS as INDEXES
 from bridgeembed.mining.mine import MODES, RETRIEVALS, SCORINGS
-from bridgeembed.paths import atomic_file
+from bridgeembed.paths import atomic_file, check_not_input
 
 logger = logging.getLogger("bridgeembed.mine")
 
@@ -90,26 +98,34 @@ def check_options(args: argparse.Namespace) -> tuple:
     job_timeout(args.job_timeout)
     check_threshold(args.threshold, args.scoring, "--threshold")
     out = output_file(args.out, "--out")
+    if args.shards:
+        shard_dir(args.shards)
     if args.documents and args.mode != "align":
         raise BridgeembedError("--documents goes with --mode align (mining within each pair of documents)")
     heads = HeadSpec.parse(args.heads, what="--heads").one_vector("--heads", needs="mining needs")
+    inputs = []
     for option in ("src", "tgt"):
-        _check_input(getattr(args, option), getattr(args, f"{option}_lang"), f"--{option}")
+        inputs += _check_input(getattr(args, option), getattr(args, f"{option}_lang"), f"--{option}")
+    check_not_input(out, "--out", inputs)
     config = IndexConfig(args.index, nlist=args.nlist, nprobe=args.nprobe, ef_search=args.ef_search)
     return out, config, heads, device
 
 
-def _check_input(path: str, lang: str | None, option: str) -> None:
-    from bridgeembed.mining.shards import MANIFEST, check_text_file
+def _check_input(path: str, lang: str | None, option: str) -> list:
+    """-> [(what, path)] of the files the input reads: the text file, or a shard folder's files and the text
+    file its shards were encoded from (none of which --out may name)."""
+    from bridgeembed.mining.shards import MANIFEST, check_text_file, read_manifest
 
     if Path(path).is_dir():
         if not (Path(path) / MANIFEST).is_file():
             raise BridgeembedError(f"{option} {path} is a folder without {MANIFEST}: give a text file or a shard "
                                    f"folder written by bridgeembed-encode --shards")
-        return
+        text = read_manifest(path)["input"]["path"]
+        return [(f"{option} {path}:", p) for p in Path(path).iterdir()] + [(f"the text of {option} {path}:", text)]
     check_text_file(path)
     if not lang:
         raise BridgeembedError(f"{option} {path} is a text file: give its language with {option}-lang")
+    return [(option, path)]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -143,7 +159,7 @@ def open_sides(args: argparse.Namespace, options: EncodeOptions, stack: ExitStac
     if args.model is not None or any(not Path(path).is_dir() for path, _ in sides.values()):
         encoder, options = load_checked_encoder(options, [lang for path, lang in sides.values() if lang])
     faiss_module()  # "need FAISS" after every argument (languages too) is checked, before anything is encoded
-    opened = {}
+    opened, folders = {}, {}
     for name, (path, lang) in sides.items():
         if Path(path).is_dir():
             shards = Shards(path)
@@ -156,13 +172,32 @@ def open_sides(args: argparse.Namespace, options: EncodeOptions, stack: ExitStac
                 raise ShardError(f"--{name} {path} was encoded with model {shards.manifest['model']!r}, not "
                                  f"--model {options.model}; encode it again with this model")
         else:
-            opened_path = Path(path)
-            folder = (Path(args.shards) if args.shards else Path(stack.enter_context(tempfile.TemporaryDirectory(
-                prefix="bridgeembed-mine-")))) / f"{opened_path.name}.{lang}"
-            shards = write_shards(encoder, opened_path, lang, folder, args.shard_size, options)
+            root = Path(args.shards) if args.shards else Path(stack.enter_context(tempfile.TemporaryDirectory(
+                prefix="bridgeembed-mine-")))
+            folder = shard_folder(root, Path(path), lang, folders)
+            folders[folder] = Path(path).resolve()
+            shards = write_shards(encoder, Path(path), lang, folder, args.shard_size, options)
         opened[name] = shards
     opened["src"].check_same_space(opened["tgt"])
     return opened["src"], opened["tgt"]
+
+
+def shard_folder(root: Path, path: Path, lang: str, taken: dict) -> Path:
+    """Where a text file's shards go under --shards DIR: DIR/NAME.LANG, the folder the next mining reuses;
+    DIR/NAME-HASH.LANG (a short hash of its real path) where NAME.LANG holds another file's shards, or is the
+    other side's, so two inputs of one base name (a/news.txt, b/news.txt) never share a folder."""
+    from bridgeembed.mining.shards import ShardError, read_manifest
+
+    real = path.resolve()
+    folder = root / f"{path.name}.{lang}"
+    try:
+        other = taken.get(folder, real) != real or \
+            ((folder / "manifest.json").exists() and read_manifest(folder)["input"]["path"] != str(real))
+    except ShardError:
+        other = True
+    if not other:
+        return folder
+    return root / f"{path.name}-{hashlib.sha256(str(real).encode('utf-8')).hexdigest()[:8]}.{lang}"
 
 
 def load_checked_encoder(options: EncodeOptions, langs: list) -> tuple:

@@ -39,18 +39,25 @@ def run(args: argparse.Namespace) -> int:
     from bridgeembed.checkpoint import load_model
     from bridgeembed.devices import resolve_device
     from bridgeembed.errors import ConfigError
-    from bridgeembed.paths import check_output, write_text_atomic
+    from bridgeembed.paths import check_not_input, check_output, write_text_atomic
     from bridgeembed.pretrained import resolve
     from bridgeembed.text.parallel import corpus_dir
     from bridgeembed.translation.directions import Direction
     from bridgeembed.translation.scoring import evaluate, markdown_table
+    from bridgeembed.translation.search import check_beam
     from bridgeembed.translation.translator import Translator
 
     positive_int(args.beam, "--beam")  # every option is checked before the model loads and the work starts
+    try:
+        check_beam(args.beam, "--beam")
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
     positive_int(args.batch_size, "--batch-size")
     if not args.evaluate and not (args.src and args.tgt):
         raise ConfigError("--src and --tgt are required to translate (or use --evaluate)")
     output = None if args.evaluate else output_file(args.out, "--out")
+    if output:
+        check_not_input(output, "--out", [("--in", args.input)])
     if not output and not args.evaluate:
         stdout_open("give --out FILE")
     evaluate_out = check_output(args.out, "--out", "folder") if args.out and args.evaluate else None

@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     config = Config.from_yaml(args.config, args.overrides)
     if args.cache:
         config.train.cache_dir = args.cache
+    cache_root(config.train.cache_dir or None, "--cache" if args.cache else "train.cache_dir")  # checked first
     folder = corpus_dir(config.data.path, args.data)
     _, corpus = prepare_training_data(config, folder, reused_tokenizers(config), workers=args.workers)
     for lang, lengths in corpus.lengths.items():

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import stat
 from collections.abc import Iterator
 from contextlib import ExitStack, closing
 from dataclasses import replace
@@ -76,12 +77,15 @@ def check_text_file(path: str | Path) -> Path:
     """A quick look before any work: the file exists, is a file, and is not empty (the full check is `scan_input`)."""
     path = Path(path)
     try:
-        size = path.stat().st_size
+        info = path.stat()
     except OSError as err:
         raise DataError(f"cannot read {path}: {err}") from None
     if path.is_dir():
         raise DataError(f"{path} is a folder; expected a text file with one sentence per line")
-    if size == 0:
+    if not stat.S_ISREG(info.st_mode):  # its size says nothing, and it cannot be read twice
+        raise DataError(f"{path} is not a regular file (a pipe or a device): shards record the size and checksum of "
+                        f"the file they encode and read it twice; save it to a file first")
+    if info.st_size == 0:
         raise DataError(f"{path} is empty: expected one sentence per line (UTF-8)")
     return path
 
@@ -228,7 +232,52 @@ def read_manifest(folder: str | Path) -> dict:
         raise ShardError(f"{path} is not a readable shard manifest: {err}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise ShardError(f"{path} is not a bridgeembed shard manifest (expected format {FORMAT!r})")
+    problem = _manifest_problem(manifest)
+    if problem:
+        raise ShardError(f"{path} is damaged or edited: {problem}; encode the file again into a new folder")
     return manifest
+
+
+def _is_int(value: object, least: int = 0) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
+def _ints(value: object) -> bool:
+    return isinstance(value, list) and all(_is_int(i) for i in value)
+
+
+def _manifest_problem(m: dict) -> str | None:
+    """What a manifest has wrong, by its schema (every field `write_shards` writes, its type and range), or None."""
+    if m.get("version") != VERSION:
+        return f"version {m.get('version')!r}, but this bridgeembed reads version {VERSION}"
+    for key, ok, expected in (("model", lambda v: isinstance(v, str), "a string"),
+                              ("fingerprint", lambda v: isinstance(v, str) and v, "a string"),
+                              ("dim", lambda v: _is_int(v, 1), "a positive integer"),
+                              ("heads", lambda v: v == "mean" or _is_int(v) or _ints(v), "mean or head indices"),
+                              ("normalized", lambda v: isinstance(v, bool), "true or false"),
+                              ("dtype", lambda v: v in ("float32", "float16"), "float32 or float16"),
+                              ("lang", lambda v: isinstance(v, str) and v, "a language code"),
+                              ("shard_size", lambda v: _is_int(v, 1), "a positive integer"),
+                              ("input", lambda v: isinstance(v, dict), "a mapping")):
+        if key not in m:
+            return f"{key} is missing"
+        if not ok(m[key]):
+            return f"{key} must be {expected}, got {m[key]!r:.40}"
+    given = m["input"]
+    for key, ok, expected in (("path", lambda v: isinstance(v, str) and v, "a file name"),
+                              ("bytes", _is_int, "a number of bytes"),
+                              ("sha256", lambda v: isinstance(v, str) and len(v) == 64, "a sha256 hex digest"),
+                              ("lines", lambda v: _is_int(v, 1), "a positive integer"),
+                              ("blank_lines", _ints, "a list of line numbers")):
+        if key not in given:
+            return f"input.{key} is missing"
+        if not ok(given[key]):
+            return f"input.{key} must be {expected}, got {given[key]!r:.40}"
+    blank = given["blank_lines"]
+    if blank != sorted(set(blank)) or (blank and blank[-1] >= given["lines"]) or len(blank) >= given["lines"]:
+        return f"input.blank_lines must be increasing line numbers below input.lines ({given['lines']}), leaving " \
+               f"one with text"
+    return None
 
 
 class Shards:

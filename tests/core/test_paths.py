@@ -48,3 +48,22 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path):
     with pytest.raises(OSError):  # still an OSError for callers that catch those
         with atomic_file(tmp_path / "b.json") as handle:
             raise OSError(errno.EDQUOT, "Disk quota exceeded")
+
+
+def test_a_cache_that_is_a_file_or_a_dangling_link_is_named_with_its_source(tmp_path, monkeypatch):
+    from bridgeembed.paths import CACHE_ENV_VAR, cache_root
+
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "dangling").symlink_to("nowhere")
+    monkeypatch.setenv(CACHE_ENV_VAR, str(tmp_path / "file"))
+    with pytest.raises(ConfigError, match=r"^\$BRIDGEEMBED_CACHE .*/file is a file, not a folder"):
+        cache_root()
+    monkeypatch.setenv(CACHE_ENV_VAR, str(tmp_path / "dangling" / "sub"))
+    with pytest.raises(ConfigError, match=r"^\$BRIDGEEMBED_CACHE .*/dangling/sub: .*/dangling is a dangling symbolic "
+                                          r"link \(to nowhere\)"):
+        cache_root()
+    with pytest.raises(ConfigError, match=r"^--cache .*/file/sub: .*/file is a file, not a folder"):
+        cache_root(tmp_path / "file" / "sub", "--cache")
+    assert cache_root(tmp_path / "new" / "cache") == tmp_path / "new" / "cache"
+    monkeypatch.setenv(CACHE_ENV_VAR, str(tmp_path / "env"))
+    assert cache_root() == tmp_path / "env"
