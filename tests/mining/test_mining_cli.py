@@ -149,3 +149,21 @@ def test_without_faiss_the_error_says_what_to_install(files, tmp_path, monkeypat
     assert ("error: bitext mining and search need FAISS: pip install faiss-cpu (or pip install "
             "'bridgeembed[mining]')") in capsys.readouterr().err
     assert not (tmp_path / "p.tsv").exists()
+
+
+def test_two_inputs_of_one_base_name_get_their_own_shard_folders(tmp_path, capsys):
+    """Issue 31: a/news.txt and b/news.txt of one language went to one folder, DIR/news.txt.en, and the second
+    was refused as "made with input a/news.txt"."""
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    src, tgt = write(tmp_path / "a" / "news.txt", EN[:3]), write(tmp_path / "b" / "news.txt", EN[3:])
+    shards, out = tmp_path / "shards", tmp_path / "pairs.tsv"
+    argv = ["--src", src, "--src-lang", "en", "--tgt", tgt, "--tgt-lang", "en", "--out", out, "--shards", shards]
+    assert run_mine(*argv) == 0, capsys.readouterr().err
+    folders = {p.name for p in shards.iterdir()}
+    assert len(folders) == 2 and "news.txt.en" in folders and (folders - {"news.txt.en"}).pop().startswith("news.txt-")
+    assert {src for _, src, _ in read_tsv(out)} <= set(EN[:3])
+    written = {p: p.stat().st_mtime_ns for p in shards.rglob("*.npy")}
+    assert run_mine(*argv) == 0  # the next mining finds each file's folder again
+    assert {p: p.stat().st_mtime_ns for p in shards.rglob("*.npy")} == written
