@@ -31,3 +31,25 @@ def test_mine_checks_its_languages_before_it_looks_for_faiss(tmp_path, monkeypat
     assert "unknown language 'xx'" in err and "FAISS" not in err
     assert mine.main(["--k", "0", *argv]) == 2
     assert "--k must be a positive integer" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("module, prog", [("bridgeembed.cli.bench", "bridgeembed-bench"),
+                                          ("bridgeembed.cli.fetch", "bridgeembed-data"),
+                                          ("bridgeembed.__main__", "python -m bridgeembed")])
+def test_help_of_the_tools_with_subcommands_ends_in_plain_text(module, prog, capsys):
+    """Their --help ended in the module docstring, backticks and all, under the listing."""
+    import importlib
+
+    assert importlib.import_module(module).main(["--help"]) == 0
+    text = capsys.readouterr().out.strip()
+    assert "`" not in text and text.endswith(f"'{prog} COMMAND --help' shows a command's options.")
+
+
+def test_help_states_the_defaults_of_beam_and_the_mining_threshold_of_the_docs(capsys):
+    from bridgeembed.cli import mine, translate
+
+    for module in (translate, mine):
+        with pytest.raises(SystemExit):
+            module.parse_args(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "beam size (default 5" in text and "1.06" not in text and "ratio: e.g. 1.1" in text

@@ -22,7 +22,7 @@ CAPTIONS = {
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_options(parser, "--model")
-    parser.add_argument("--beam", type=int, default=5)
+    parser.add_argument("--beam", type=int, default=5, help="beam size of the translations (default 5; 1: greedy)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -2,7 +2,7 @@
 
   bridgeembed-mine --src news.de.txt --src-lang de --tgt news.en.txt --tgt-lang en --out pairs.tsv
   bridgeembed-mine --src news.de.txt --src-lang de --tgt news.en.txt --tgt-lang en --out pairs.tsv \\
-      --shards shards/ --threshold 1.06 --processes 2        # keep the encodings for the next mining
+      --shards shards/ --threshold 1.1 --processes 2         # keep the encodings for the next mining
   bridgeembed-mine --src shards/news.de.txt.de --tgt shards/news.en.txt.en --out pairs.tsv   # from shards
   bridgeembed-mine --src a.de --src-lang de --tgt a.en --tgt-lang en --mode align --out scored.tsv
 
@@ -59,7 +59,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "align: score line i with line i (or mine within documents with --documents)")
     add("--scoring", default="ratio", choices=SCORINGS, help="ratio margin (default), distance margin, or "
         "absolute (the cosine)")
-    add("--threshold", type=float, default=None, help="keep pairs scoring at least this (ratio: e.g. 1.06; "
+    add("--threshold", type=float, default=None, help="keep pairs scoring at least this (ratio: e.g. 1.1, "
         "absolute: a cosine in [-1, 1]; distance: in [-2, 2]); default: keep all")
     add("--k", type=int, default=4, help="neighbours on each side for the margin (default 4, as LASER)")
     add("--retrieval", default="max", choices=RETRIEVALS, help="candidate selection: max (union of both "

@@ -102,8 +102,10 @@ def dispatch(prog: str, description: str, commands: dict, argv: Sequence[str] | 
 
         print(f"{prog} {__version__}")
         return 0
-    if not argv or argv[0] in ("-h", "--help"):
-        print(f"usage: {usage}\n\n{description}")
+    if not argv or argv[0] in ("-h", "--help"):  # the module docstring's first line, as plain text, under the usage
+        about = description.strip().split("\n")[0].replace(f"`{prog}`: ", "").replace("`", "")
+        print(f"usage: {usage}" if about.startswith(prog) else f"usage: {usage}".replace("\n\ncommands:",
+                                                                                   f"\n\n{about}\n\ncommands:", 1))
         return 0 if argv else 2
     name, rest = argv[0], argv[1:]
     if name not in commands:

@@ -29,7 +29,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", "--output", dest="out",
                         help="the translations, one per line (default: stdout); with --evaluate: the folder for "
                              "bleu.json, bleu.md, the plot and the translations (--output: the old spelling)")
-    parser.add_argument("--beam", type=int, default=5, help="beam size (1: greedy)")
+    parser.add_argument("--beam", type=int, default=5, help="beam size (default 5; 1: greedy, at most 100)")
     add_options(parser, "--model", "--data", "--batch-size", "--device", "--threads")
     add_common(parser)
     return parser.parse_args(argv)
