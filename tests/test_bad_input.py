@@ -101,6 +101,8 @@ def scratch(tmp_path_factory) -> Path:
             (folder / name / f"train.{lang}").write_text("a dog runs\na cat\nbirds\n")
             (folder / name / f"val.{lang}").write_text("a dog runs\n")
     (folder / "uneven" / "train.de").write_text("ein Hund\neine Katze\n")
+    shutil.copytree(folder / "latin1-corpus", folder / "both-gz")  # train.en and train.en.gz: which one?
+    (folder / "both-gz" / "train.en.gz").write_bytes(gzip.compress(b"a dog runs\na cat\nbirds\n"))
     (folder / "latin1-corpus" / "train.de").write_bytes("ein Hund\nein Caf\xe9\nVögel\n".encode("latin-1"))
     (folder / "cut-gz" / "train.de").unlink()
     whole = gzip.compress("".join(f"ein Hund {i}\n" for i in range(5000)).encode())

@@ -56,7 +56,7 @@ def read_lines(path: str | Path) -> List[str]:
         raise MissingFile(f"missing file: {path}")
     opener = gzip.open if path.suffix == ".gz" else open
     try:
-        with opener(path, "rt", encoding="utf-8", newline="") as handle:
+        with opener(path, "rt", encoding="utf-8-sig", newline="") as handle:  # a BOM is not text
             text = handle.read()
     except (UnicodeDecodeError, OSError, EOFError) as err:
         raise DataError(f"{path}: cannot read as UTF-8 text ({err})") from None

@@ -36,9 +36,13 @@ def corpus_dir(path: str, root: str | Path | None = None) -> Path:
 
 
 def corpus_file(folder: Path, split: str, lang: str) -> Path:
-    for name in (f"{split}.{lang}.gz", f"{split}.{lang}"):
-        if (folder / name).is_file():
-            return folder / name
+    """`folder/split.lang.gz` or `folder/split.lang`; both present is ambiguous (which is current?): a DataError."""
+    found = [folder / name for name in (f"{split}.{lang}.gz", f"{split}.{lang}") if (folder / name).is_file()]
+    if len(found) == 2:
+        raise DataError(f"both {found[0]} and {found[1]} exist: it is not clear which one is the {split} split's "
+                        f"{lang} side; remove or rename one")
+    if found:
+        return found[0]
     raise DataError(f"missing corpus file {folder / f'{split}.{lang}'}[.gz]")
 
 

@@ -105,3 +105,13 @@ def test_bitext_lengths_and_empty_lines(tmp_path):
     write(tmp_path / "t.de", "A\n \nC\n")
     with pytest.raises(DataError, match=r"t.de:2: empty line"):
         read_bitext({"en": a, "de": b})
+
+
+def test_a_utf8_bom_is_not_part_of_the_first_sentence(tmp_path):
+    """Issue 31: a BOM at the start of an XNLI file was kept in the first premise."""
+    from bridgeembed.crosslingual.readers import read_lines, read_nli_tsv
+
+    (tmp_path / "dev-en.tsv").write_bytes("\ufeffA man sleeps.\tSomeone rests.\tentailment\n".encode("utf-8"))
+    assert read_nli_tsv(tmp_path / "dev-en.tsv").texts[0] == "A man sleeps."
+    (tmp_path / "x.gz").write_bytes(gzip.compress("\ufeffone\ntwo\n".encode("utf-8")))
+    assert read_lines(tmp_path / "x.gz") == ["one", "two"]
