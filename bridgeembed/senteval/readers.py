@@ -82,6 +82,9 @@ def check_line_count(path: Path, found: int) -> None:
     `BRIDGEEMBED_SENTEVAL_ANY_SIZE=1` accepts any length: for subsets made on purpose (small stand-ins in
     tests and toy runs)."""
     parts = Path(path).parts
+    if "downstream" in parts and found == 0:  # even a subset made on purpose has lines: an empty one scored 100%
+        raise DataError(f"{path} is empty: no task is scored from an empty file; get it again with "
+                        f"`bridgeembed-data senteval`")
     if "downstream" not in parts or os.environ.get(ANY_SIZE) == "1":
         return
     at = len(parts) - 1 - parts[::-1].index("downstream")

@@ -84,3 +84,16 @@ def test_a_cut_senteval_file_is_never_scored(tmp_path, real_data):
     with pytest.raises(DataError, match=r"rt-polarity.pos: expected 5331 lines \(SentEval's release\), found \d+: "
                                         r"the file is truncated"):
         readers.binary(cut / "rt-polarity.pos", cut / "rt-polarity.neg")
+
+
+def test_an_empty_file_is_refused_even_when_any_size_is_accepted(tmp_path, monkeypatch):
+    """Issue 31: with BRIDGEEMBED_SENTEVAL_ANY_SIZE=1 an empty MR scored 100%."""
+    monkeypatch.setenv(readers.ANY_SIZE, "1")
+    mr = tmp_path / "senteval" / "downstream" / "MR"
+    mr.mkdir(parents=True)
+    (mr / "rt-polarity.pos").write_text("a fine film .\n", encoding="latin-1")
+    (mr / "rt-polarity.neg").write_text("", encoding="latin-1")
+    with pytest.raises(DataError, match=r"rt-polarity.neg is empty: no task is scored from an empty file"):
+        readers.binary(mr / "rt-polarity.pos", mr / "rt-polarity.neg")
+    (mr / "rt-polarity.neg").write_text("boring .\n", encoding="latin-1")
+    assert len(readers.binary(mr / "rt-polarity.pos", mr / "rt-polarity.neg")["all"].y) == 2
