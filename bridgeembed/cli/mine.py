@@ -15,10 +15,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import logging
+import signal
 import sys
 import tempfile
-from collections.abc import Sequence
-from contextlib import ExitStack
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -136,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
     threads = set_threads(args.threads)
     options = encode_options(args, heads, device, threads, normalize=True)
     with ExitStack() as stack:
+        stack.enter_context(_signals_unwind())  # the temporary shard folders go with SIGTERM and SIGHUP too
         src, tgt = open_sides(args, options, stack)
         faiss_threads(threads)  # FAISS's OpenMP threads as torch's
         src_vecs, tgt_vecs, docs = views(args, src, tgt)
@@ -146,6 +149,25 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {out}: {len(pairs)} pairs ({args.mode}, {args.scoring}, k = {args.k}, {kept}) from "
           f"{len(src)} x {len(tgt)} sentences", file=sys.stderr)
     return 0
+
+
+@contextmanager
+def _signals_unwind() -> Iterator[None]:
+    """While mining, SIGTERM and SIGHUP end the command as Ctrl-C does: by an exception that unwinds it, so
+    the temporary folders of shards are removed (the default action killed it and left them in /tmp).
+    The exit status is 128 + the signal, as for a process the signal ended."""
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 def open_sides(args: argparse.Namespace, options: EncodeOptions, stack: ExitStack) -> tuple:

@@ -167,3 +167,28 @@ def test_two_inputs_of_one_base_name_get_their_own_shard_folders(tmp_path, capsy
     written = {p: p.stat().st_mtime_ns for p in shards.rglob("*.npy")}
     assert run_mine(*argv) == 0  # the next mining finds each file's folder again
     assert {p: p.stat().st_mtime_ns for p in shards.rglob("*.npy")} == written
+
+
+def test_sigterm_during_mining_leaves_no_temporary_shard_folder(tmp_path):
+    """Issue 31: SIGTERM killed bridgeembed-mine without --shards and left bridgeembed-mine-* folders in /tmp."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    big = write(tmp_path / "big.txt", [f"{DE[i % len(DE)]} {i}" for i in range(20000)])
+    env = {**os.environ, "TMPDIR": str(temp)}
+    proc = subprocess.Popen([sys.executable, "-m", "bridgeembed.cli.mine", "--src", str(big), "--src-lang", "de",
+                             "--tgt", str(big), "--tgt-lang", "de", "--out", str(tmp_path / "p.tsv"), "--quiet",
+                             "--shard-size", "500"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not list(temp.glob("bridgeembed-mine-*/*/shard-*.npy")) and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and b"Traceback" not in err, err
+    assert list(temp.iterdir()) == []
