@@ -77,9 +77,9 @@ class LSTMDecoder(nn.Module):
     def forward(self, tokens: torch.Tensor, memory: torch.Tensor, keep: torch.Tensor = None) -> torch.Tensor:
         """Teacher forcing. tokens: (B, T) = BOS + target; returns logits (B, T, V), or (N, V) for
         the N real target tokens that `keep` names: the output layer and its softmax then run on
-        them only, not on padding (about 15% of a CPU training step). `keep` is a (B, T) bool mask,
-        or the (N,) flat indices of its True positions in row-major order, which a GPU can use
-        without first copying the count N back to the host."""
+        them only, not on padding (about 15% of a CPU training step). `keep`: the (N,) flat indices
+        of the real tokens in (B, T), row-major (`nmt.real_tokens`), which a GPU can use without
+        first copying the count N back to the host."""
         state = self.init(memory)
         if not self.input_feed:
             states = self.attentional(tokens, memory, state)[0]  # the LSTM runs over the whole sentence at once
@@ -89,8 +89,6 @@ class LSTMDecoder(nn.Module):
                 att, _, state = self.attentional(tokens[:, t : t + 1], memory, state)
                 steps.append(att)
             states = torch.cat(steps, dim=1)  # (B, T, H)
-        if keep is not None and keep.dtype == torch.bool:
-            states = states[keep]  # (N, H)
-        elif keep is not None:
+        if keep is not None:
             states = states.reshape(-1, states.size(-1)).index_select(0, keep)  # (N, H)
         return self.out(self.dropout(states))  # (B, T, V) or (N, V)

@@ -104,17 +104,20 @@ class BridgeModel(nn.Module):
         return ModelOutput(decoder(tgt_in, bridge.memory, keep), bridge, other)
 
 
+def real_tokens(tgt_out: torch.Tensor) -> torch.Tensor:
+    """(N,) int64: the flat indices of the real (non-PAD) tokens of (B, T) targets, row-major: a model's `keep`."""
+    return torch.nonzero(tgt_out.reshape(-1) != PAD).squeeze(1)
+
+
 def translation_loss(output: ModelOutput, tgt_out: torch.Tensor, label_smoothing: float = 0.0,
                      keep: torch.Tensor | None = None, tokens: int | None = None) -> LossParts:
     """tgt_out: (B, T_tgt) = target tokens + EOS, PAD where the sentence has ended.
 
-    `keep` (the flat indices of the real target tokens, as the model got them) and `tokens` (their
-    count), when the caller knows them from the host, spare two waits for the GPU per step."""
-    if output.logits.dim() == 2 and keep is not None and keep.dtype != torch.bool:
+    `keep`: the flat indices of the real target tokens that the model got (its logits are then (N, V));
+    None: logits of every position. `tokens` (their count), when the caller knows it from the host,
+    spares a wait for the GPU per step."""
+    if keep is not None:
         targets = tgt_out.reshape(-1).index_select(0, keep)  # (N,)
-        logits = output.logits  # (N, V)
-    elif output.logits.dim() == 2:  # logits of the real tokens only, in row-major order
-        targets = tgt_out[tgt_out != PAD]  # (N,)
         logits = output.logits  # (N, V)
     else:
         targets = tgt_out.reshape(-1)  # (B * T,)

@@ -11,7 +11,7 @@ import logging
 import math
 import signal
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +25,7 @@ from bridgeembed.checkpoint import make_payload, save_atomic
 from bridgeembed.config import Config, scaled_lr
 from bridgeembed.devices import pick_precision
 from bridgeembed.errors import BridgeembedError
-from bridgeembed.model.nmt import Partner, alignment_loss, translation_loss
+from bridgeembed.model.nmt import ModelOutput, Partner, alignment_loss, translation_loss
 from bridgeembed.paths import FolderLock, remove_stale_temporaries, write_text_atomic
 from bridgeembed.text.packed import PackedSplit
 from bridgeembed.text.parallel import DirectionBatches, make_batch, shard_slice
@@ -120,7 +120,7 @@ class Trainer:
         self._set_lr(self.state.lr)
         self.stopped_by = 0  # the signal (SIGINT, SIGTERM) that stopped train(), if one did
         self._loss_ok, self._loss_checked = True, 0  # all losses finite since step _loss_checked (check_loss)
-        self.ddp = self._wrap()
+        self.ddp = self._wrap()  # the DistributedDataParallel wrapper of self.model under torchrun, else None
 
     @classmethod
     def from_config(cls, config: Config, data_root: str | Path | None = None, world: World | None = None,
@@ -142,9 +142,9 @@ class Trainer:
             return pairs
         return pairs[pairs < self.data.corpora[unit.corpus - 1].train_rows]
 
-    def _wrap(self) -> torch.nn.Module:
+    def _wrap(self) -> torch.nn.Module | None:
         if not self.world.distributed:
-            return self.model
+            return None
         from torch.nn.parallel import DistributedDataParallel
 
         # device_ids None: DDP leaves the inputs where they are (source lengths stay on the host, where
@@ -267,51 +267,77 @@ class Trainer:
         return self.subword_dropout.tensors(lang, [ids[int(i)] for i in rows], key, self.device)
 
     def train_step(self, step: int) -> dict:
-        """One optimizer step. The losses come back as tensors on the device: reading them would make the
-        host wait for the GPU every step, so the log sums them there and reads them every log_every steps."""
+        """One optimizer step: translation loss, attention penalty and alignment terms of the step's batch. The
+        losses come back as tensors on the device: reading them would make the host wait for the GPU every
+        step, so the log sums them there and reads them every log_every steps."""
         t = self.cfg.train
         unit, rows = self._rows(step)
         d, packed = unit.direction, self.packed[unit.corpus]
         tokens, sentences = int(packed.lengths(d.tgt)[rows].sum()), len(rows)  # global counts, from the host
         mine = rows[shard_slice(len(rows), self.world.rank, self.world.size)]
-        # subword dropout segments the encoder's input only: the decoder learns the deterministic segmentation
-        source = self._resegmented(d.src, mine, (step, 0), unit.corpus) if self.subword_dropout else None
-        local = packed.batch(mine, d.src, d.tgt, source)
-        b = local.batch
-        partner = None
-        if t.align_weight > 0 or t.align_per_head > 0:
-            partners = [self._partner(mine, lang, step, unit.corpus) for lang in self.partner_languages(step, unit)]
-            partner = (partners if t.align_multiway else partners[0]) if partners else None
+        local = packed.batch(mine, d.src, d.tgt, self._source(step, unit, mine))
+        b, partners = local.batch, self._partners(step, unit, mine)
         self.model.train()
-        autocast = (torch.autocast(self.device.type, dtype=self.autocast_dtype) if self.autocast_dtype
-                    else nullcontext())
-        with autocast:
-            output = self.ddp(b.src, b.lengths, b.src_lang, b.tgt_in, b.tgt_lang, keep=local.keep,
-                              partner=partner)  # logits only on real target tokens
+        with self._autocast():
+            output = (self.ddp or self.model)(b.src, b.lengths, b.src_lang, b.tgt_in, b.tgt_lang, keep=local.keep,
+                                              partner=self._partner_argument(partners))
             parts = translation_loss(output, b.tgt_out, t.label_smoothing, keep=local.keep, tokens=local.tokens)
-            # normalised by the global counts; DDP averages over ranks, hence the factor world.size; a corpus used
-            # for alignment only (comparable text, not translations) adds no translation loss
-            translated = unit.use != "alignment"
+            translated = unit.use != "alignment"  # comparable text, not translations: no translation loss
+            # normalised by the global counts; DDP averages over ranks, hence the factor world.size
             nll = parts.nll / tokens if translated else parts.nll.new_zeros(())
             loss = (nll + t.penalty_weight * parts.penalty / sentences) * self.world.size
-            align = heads = 0.0  # means over this rank's pairs; DDP averages the ranks
-            rows = None if partner is None else [p.rows for p in partners] if t.align_multiway else partner.rows
-            if partner is not None and t.align_weight > 0:
-                align = alignment_loss(output, rows, t.align_loss, t.align_temperature)
-                loss = loss + t.align_weight * align
-            if partner is not None and t.align_per_head > 0:
-                heads = alignment_loss(output, rows, t.align_loss, t.align_temperature, per_head=True)
-                loss = loss + t.align_per_head * heads
-        self._loss_ok = torch.isfinite(loss.detach()) & self._loss_ok  # read at log and save
+            align, heads = self._alignment_terms(output, partners)
+            loss = loss + t.align_weight * align + t.align_per_head * heads
+        self._update(loss)
+        return {"nll": _detached(parts.nll) if translated else 0.0, "penalty": _detached(parts.penalty),
+                "tokens": parts.tokens if translated else 0, "sentences": b.src.size(0),
+                "src_tokens": int(b.lengths.sum()), "align": _detached(align), "align_heads": _detached(heads)}
+
+    def _source(self, step: int, unit: Unit, rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """The encoder's input segmented anew (train.subword_dropout), or None: the stored ids. The decoder always
+        learns the deterministic segmentation."""
+        if not self.subword_dropout:
+            return None
+        return self._resegmented(unit.direction.src, rows, (step, 0), unit.corpus)
+
+    def _partners(self, step: int, unit: Unit, rows: np.ndarray) -> list:
+        """This rank's `rows` in each partner language of the step (none without an alignment loss)."""
+        t = self.cfg.train
+        if not (t.align_weight > 0 or t.align_per_head > 0):
+            return []
+        return [self._partner(rows, lang, step, unit.corpus) for lang in self.partner_languages(step, unit)]
+
+    def _partner_argument(self, partners: list) -> Partner | list | None:
+        """What the model's forward takes: one Partner, or with train.align_multiway all of them."""
+        if not partners:
+            return None
+        return partners if self.cfg.train.align_multiway else partners[0]
+
+    def _alignment_terms(self, output: ModelOutput, partners: list) -> tuple:
+        """(align, heads): the alignment losses, means over this rank's pairs (DDP averages the ranks); 0.0 where
+        a term is off or the step has no partner."""
+        t = self.cfg.train
+        if not partners:
+            return 0.0, 0.0
+        rows = [p.rows for p in partners] if t.align_multiway else partners[0].rows
+        align = alignment_loss(output, rows, t.align_loss, t.align_temperature) if t.align_weight > 0 else 0.0
+        heads = (alignment_loss(output, rows, t.align_loss, t.align_temperature, per_head=True)
+                 if t.align_per_head > 0 else 0.0)
+        return align, heads
+
+    def _autocast(self) -> AbstractContextManager:
+        if not self.autocast_dtype:
+            return nullcontext()
+        return torch.autocast(self.device.type, dtype=self.autocast_dtype)
+
+    def _update(self, loss: torch.Tensor) -> None:
+        """Backward, clip and step; a non-finite loss is remembered for check_loss (read at log and save steps)."""
+        self._loss_ok = torch.isfinite(loss.detach()) & self._loss_ok
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        if t.clip_norm > 0:
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), t.clip_norm)
+        if self.cfg.train.clip_norm > 0:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.train.clip_norm)
         self.optimizer.step()
-        return {"nll": _detached(parts.nll) if translated else 0.0, "penalty": _detached(parts.penalty),
-                "tokens": parts.tokens if translated else 0,
-                "sentences": b.src.size(0), "src_tokens": int(b.lengths.sum()),
-                "align": _detached(align), "align_heads": _detached(heads)}
 
     def train(self) -> TrainState:
         """Train until max_steps / max_epochs, early stopping, or an interrupt; returns the final state.

@@ -14,7 +14,7 @@ from bridgeembed.devices import bf16_lstm_runs, pick_precision
 from bridgeembed.encoders.bridge import BridgeEncoder
 from bridgeembed.errors import ConfigError
 from bridgeembed.model.bridge import BridgeOutput
-from bridgeembed.model.nmt import ModelOutput, alignment_loss, translation_loss
+from bridgeembed.model.nmt import ModelOutput, alignment_loss, real_tokens, translation_loss
 from bridgeembed.text.parallel import read_lines
 from bridgeembed.text.tokenization import PAD
 from bridgeembed.training.trainer import Trainer, make_optimizer
@@ -122,14 +122,14 @@ def first_batch_loss(toy_corpus, folder):
     @torch.no_grad()
     def loss(**options):
         return translation_loss(trainer.model(batch.src, batch.lengths, "x", batch.tgt_in, "y", **options),
-                                batch.tgt_out)
+                                batch.tgt_out, keep=options.get("keep"))
 
     return batch, loss
 
 
 def test_real_token_logits_give_the_same_loss(toy_corpus, tmp_path):
     batch, loss = first_batch_loss(toy_corpus, tmp_path / "a")
-    full, kept = loss(), loss(keep=batch.tgt_out != PAD)
+    full, kept = loss(), loss(keep=real_tokens(batch.tgt_out))
     assert full.tokens == kept.tokens
     torch.testing.assert_close(full.nll, kept.nll, rtol=1e-5, atol=1e-4)
 
