@@ -21,6 +21,7 @@ mining within each pair of documents that share an id (neighbourhoods within the
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from bridgeembed.mining.vectors import BLOCK, Vectors, VectorsLike
 SCORINGS = MARGINS  # ratio | distance | absolute
 MODES = ("mine", "align")
 RETRIEVALS = ("max", "fwd", "bwd", "intersect")
+logger = logging.getLogger(__name__)
 RANGES = {"absolute": (-1.0, 1.0), "distance": (-2.0, 2.0), "ratio": (0.0, math.inf)}  # what a score can be
 
 
@@ -104,6 +106,9 @@ def mine(src_vecs: VectorsLike, tgt_vecs: VectorsLike, k: int = K, scoring: str 
         raise DataError(f"nothing to mine: src_vecs has {len(src)} rows and tgt_vecs {len(tgt)}")
     if (src_docs is None) != (tgt_docs is None):
         raise ConfigError("src_docs and tgt_docs go together: give a document id per row on both sides")
+    if scoring != "absolute" and bounded_k(k, len(src), len(tgt)) < k:
+        logger.warning("k = %d neighbours is too many for %d x %d sentences: the margin uses k = %d (fewer than "
+                       "either side holds)", k, len(src), len(tgt), bounded_k(k, len(src), len(tgt)))
     if mode == "mine":
         if src_docs is not None:
             raise ConfigError("src_docs/tgt_docs are for mode='align' (mining within each document pair)")
@@ -117,6 +122,13 @@ def mine(src_vecs: VectorsLike, tgt_vecs: VectorsLike, k: int = K, scoring: str 
 
 
 # --- the pieces --------------------------------------------------------------------------------------------
+def bounded_k(k: int, rows: int, other: int) -> int:
+    """The k neighbours a margin can use in a pool of `rows` x `other`: fewer than either side holds. A
+    neighbourhood that is a whole side averages every cosine, about 0, and the ratio over it explodes (k = 4
+    on 3 x 3 sentences gave scores of 1e11)."""
+    return max(1, min(int(k), rows - 1, other - 1))
+
+
 def neighbourhood_mean(neighbours: Neighbours) -> np.ndarray:
     """(N,) mean cosine of each row's k nearest (those the index found; 0 where it found none)."""
     found = np.isfinite(neighbours.sims)
@@ -136,6 +148,7 @@ def candidate_scores(neighbours: Neighbours, own_mean: np.ndarray, other_mean: n
 def _mine_pool(src: Vectors, tgt: Vectors, k: int, scoring: str, retrieval: str, config: IndexConfig,
                threshold: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(scores, source positions, target positions) of the selected candidates, in the views' numbering."""
+    k = bounded_k(k, len(src), len(tgt))
     fwd = knn(src, tgt, k, config)  # (N, k): each source's nearest targets
     bwd = knn(tgt, src, k, config)  # (M, k): each target's nearest sources
     src_mean, tgt_mean = neighbourhood_mean(fwd), neighbourhood_mean(bwd)  # (N,), (M,)
@@ -188,6 +201,7 @@ def _align_lines(src: Vectors, tgt: Vectors, k: int, scoring: str,
     rows = np.arange(len(src))
     if scoring == "absolute":
         return cos, rows, rows
+    k = bounded_k(k, len(src), len(tgt))
     src_mean = neighbourhood_mean(knn(src, tgt, k, config))  # (N,)
     tgt_mean = neighbourhood_mean(knn(tgt, src, k, config))  # (N,)
     return margin_score(cos, src_mean, tgt_mean, scoring), rows, rows

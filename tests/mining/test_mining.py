@@ -236,3 +236,18 @@ def test_vectors_scaled_by_1e30_or_1e_40_mine_as_the_unscaled_ones():
         got = mine((src * scale).astype(np.float32), tgt, k=3)
         assert list(got.src) == list(expected.src) and list(got.tgt) == list(expected.tgt), scale
         np.testing.assert_allclose(got.score, expected.score, rtol=1e-4)
+
+
+def test_k_is_bounded_by_both_sides(caplog):
+    """Issue 31: k >= a side's size made the neighbourhood a whole side and ratios of 1e11."""
+    rng = np.random.default_rng(1)
+    src, tgt = rng.random((3, 16)).astype(np.float32), rng.random((40, 16)).astype(np.float32)
+    bounded = mine(src, tgt, k=2)
+    for k in (3, 4, 100):
+        got = mine(src, tgt, k=k)
+        np.testing.assert_array_equal(got.score, bounded.score)
+        assert (got.score < 2).all()
+    assert "k = 100 neighbours is too many for 3 x 40 sentences: the margin uses k = 2" in caplog.text
+    unit = lambda x: x / np.linalg.norm(x, axis=1, keepdims=True)  # noqa: E731
+    assert mine(src, src, k=100, mode="align").score.tolist() == pytest.approx([1.0] * 3, abs=0.2)
+    assert np.isfinite(mine(unit(src), unit(tgt[:1]), k=4).score).all()
