@@ -41,12 +41,12 @@ def run(args: argparse.Namespace) -> int:
     trainer = Trainer.from_config(config, data_root=args.data, show_progress=False if args.quiet else None)
     state = trainer.train()
     distributed.shutdown()  # every rank got here: train() stops all ranks together
-    logging.getLogger("bridgeembed").info(
-        "stopped at step %d; best mean dev BLEU %.2f at step %d; checkpoints in %s",
+    say = logging.getLogger("bridgeembed").info if trainer.world.main else (lambda *_: None)  # once, not per rank
+    say("stopped at step %d; best mean dev BLEU %.2f at step %d; checkpoints in %s",
         state.step, state.best_bleu, state.best_step, config.train.out_dir)
     if trainer.stopped_by:  # saved, but not finished: 130 (SIGINT), 143 (SIGTERM) or 129 (SIGHUP: the terminal closed)
-        logging.getLogger("bridgeembed").info("interrupted by %s; last.pt is saved; run the same command to resume",
-                                              signal.Signals(trainer.stopped_by).name)
+        say("interrupted by %s; last.pt is saved; run the same command to resume",
+            signal.Signals(trainer.stopped_by).name)
         return 128 + trainer.stopped_by
     return 0
 

@@ -74,6 +74,12 @@ def _detached(value: torch.Tensor | float) -> torch.Tensor | float:
     return value.detach().float() if isinstance(value, torch.Tensor) else value
 
 
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
 @contextmanager
 def interrupt_guard() -> Iterator[dict]:
     """SIGINT/SIGTERM ask the loop to stop after the current step (and save) instead of dying mid-step."""
@@ -358,7 +364,10 @@ class Trainer:
         self._start(log)
         bar = tqdm(total=self.max_steps, initial=self.state.step, desc="train", unit="step",
                    disable=(not self.world.main) or (self.show_progress is False) or None)
-        reason = "max_steps"
+        # the stop the loop reaches by itself: max_epochs where it comes before max_steps
+        t = self.cfg.train
+        reason = "max_epochs" if t.max_epochs > 0 and self.max_steps < t.max_steps else "max_steps"
+        plain = bar.disable and self.world.main and self.show_progress is not False  # no terminal: log lines
         with interrupt_guard() as interrupt:
             while self.state.step < self.max_steps:
                 if distributed.any_rank(interrupt["stop"], self.world):
@@ -371,7 +380,10 @@ class Trainer:
                 step = self.state.step
                 if step % self.cfg.train.log_every == 0:
                     self.check_loss()
-                    bar.set_postfix(self._shown(log.flush_train(step, step / self.steps_per_epoch, self.state.lr)))
+                    record = log.flush_train(step, step / self.steps_per_epoch, self.state.lr)
+                    bar.set_postfix(self._shown(record))
+                    if plain:
+                        logger.info("%s", self._progress_line(record))
                 if step % self.cfg.train.valid_every == 0:
                     if self.validate_and_save(log):
                         reason = "early_stopping"
@@ -396,6 +408,17 @@ class Trainer:
             write_text_atomic(self.out / "config.yaml", yaml.safe_dump(self.cfg.to_dict(), sort_keys=False))
         if any(d.empty.values()) or any(d.truncated.values()):
             logger.info("training data: skipped empty lines %s; truncated to max_len %s", d.empty, d.truncated)
+
+    def _progress_line(self, record: dict) -> str:
+        """The progress bar's content as one log line, for runs without a terminal (nohup, batch jobs)."""
+        t, step = self.cfg.train, record["step"]
+        shown = ", ".join(f"{k} {v}" for k, v in self._shown(record).items())
+        steps_per_s = record["pairs_per_s"] / max(1, t.batch_size)
+        upcoming = (step // t.valid_every + 1) * t.valid_every
+        line = f"step {step:,} of {self.max_steps:,}: {shown}, {steps_per_s:.2f} steps/s"
+        if upcoming <= self.max_steps and steps_per_s > 0:
+            line += f"; next validation at step {upcoming:,}, in about {_duration((upcoming - step) / steps_per_s)}"
+        return line
 
     def _shown(self, record: dict) -> dict:
         """What the progress bar shows of a train record."""

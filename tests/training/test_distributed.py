@@ -73,10 +73,11 @@ def test_torchrun_of_bridgeembed_train_finishes_with_exit_0(toy_corpus, tmp_path
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(_config(toy_corpus, tmp_path / "run").to_dict()))
     run = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-                          "--master_port", str(_free_port()), "-m", "bridgeembed.cli.train", str(path), "--quiet"],
+                          "--master_port", str(_free_port()), "-m", "bridgeembed.cli.train", str(path)],
                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300,
                          env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert run.returncode == 0, run.stderr[-3000:]
     assert "SIGABRT" not in run.stderr and "terminate called" not in run.stderr, run.stderr[-3000:]
     starts = [line for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines() if '"start"' in line]
     assert len(starts) == 1 and '"world_size": 2' in starts[0]
+    assert run.stderr.count("stopped at step") == 1, run.stderr[-3000:]  # rank 0 says it, not every rank

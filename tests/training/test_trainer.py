@@ -370,3 +370,32 @@ def test_each_validation_prints_a_line_without_a_terminal(toy_corpus, tmp_path):
     assert all(re.search(r"dev loss \d+\.\d{3}, BLEU \d+\.\d\d, retrieval \d+\.\d% \(worst pair", line)
                for line in lines), lines
     assert "new best.pt" in lines[0]
+
+
+def test_without_a_terminal_training_logs_a_progress_line_per_log_interval(toy_corpus, tmp_path, caplog):
+    """Issue 32: training showed nothing between validations without a terminal (nohup, batch jobs)."""
+    import logging
+
+    from bridgeembed.cli.train import main
+
+    caplog.set_level(logging.INFO, "bridgeembed")
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump(toy_config(toy_corpus, tmp_path / "run", max_steps=20, valid_every=15,
+                                                log_every=5, save_every=100).to_dict()))
+    assert main([str(config)]) == 0
+    lines = [line for line in caplog.messages if re.search(r"step \d+ of 20:", line)]
+    assert len(lines) == 4, caplog.messages
+    assert re.search(r"step 5 of 20: nll \d+\.\d+, pen \d+\.\d+, pairs/s \d+, \d+\.\d+ steps/s; next validation at "
+                     r"step 15, in about \d+ s", lines[0]), lines[0]
+    assert "next validation" not in lines[-1]  # none after step 20
+    caplog.clear()
+    assert main([str(config), "train.max_steps=25", "--quiet"]) == 0
+    assert not [line for line in caplog.messages if "of 25:" in line]
+
+
+def test_a_stop_by_max_epochs_is_logged_as_such(toy_corpus, tmp_path):
+    trainer = Trainer.from_config(toy_config(toy_corpus, tmp_path / "run", max_epochs=0.5, valid_every=1000,
+                                             save_every=1000), show_progress=False)
+    trainer.train()
+    end = records(tmp_path / "run", "end")[0]
+    assert end["reason"] == "max_epochs" and end["step"] == trainer.max_steps < trainer.cfg.train.max_steps
