@@ -230,9 +230,18 @@ def _read_folder(folder: Path) -> dict:
             raise CheckpointError(f"{folder} is incomplete: {name} is missing") from None
         if hashlib.sha256(files[name]).hexdigest() != digest:
             raise CheckpointError(f"{folder / name} is damaged: its sha256 differs from the one in {FOLDER_CONFIG}")
+    for lang, tok in tokenizers.items():
+        if not isinstance(tok, dict) or tok.get("file") != f"sentencepiece.{lang}.model" or tok.get("lang") != lang:
+            raise CheckpointError(f"{folder / FOLDER_CONFIG}: the tokenizer entry of {lang!r} names "
+                                  f"{(tok.get('lang'), tok.get('file')) if isinstance(tok, dict) else tok!r:.80}, not "
+                                  f"{lang!r} and sentencepiece.{lang}.model: tokenizers swapped or edited")
     try:
         state = load(files[FOLDER_WEIGHTS])
-        for alias, source in (meta.get("tied") or {}).items():
+        tied = meta.get("tied") or {}
+        for alias, source in tied.items():
+            if alias in state or source not in state:  # a tie only names a weight stored once, never replaces one
+                raise CheckpointError(f"{folder / FOLDER_CONFIG}: tied maps {alias!r} to {source!r}, but a tie "
+                                      f"names a weight not stored, to be shared with a stored one (edited by hand?)")
             state[alias] = state[source]
         tokenizers = {lang: {**{k: v for k, v in tok.items() if k != "file"}, "spm_model": files[tok["file"]]}
                       for lang, tok in tokenizers.items()}

@@ -7,6 +7,7 @@ was trained with runs again at encode and translate time.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import itertools
 import logging
@@ -96,12 +97,26 @@ class LanguageTokenizer:
         return self.pre.detokenize(self.sp.decode(ids))
 
     def state(self) -> dict:
-        """What a checkpoint stores to rebuild this tokenizer."""
+        """What a checkpoint stores to rebuild this tokenizer, with the sha256 of its model (its fingerprint,
+        checked at load: a tokenizer swapped with another language's is found)."""
         return {"lang": self.lang, "spm_model": self.spm_model, "lowercase": self.pre.lowercase,
-                "moses": self.pre.moses}
+                "moses": self.pre.moses, "sha256": hashlib.sha256(self.spm_model).hexdigest()}
 
     @classmethod
     def from_state(cls, state: dict) -> "LanguageTokenizer":
+        """A stored tokenizer, each value checked (a config.json edited by hand: `"lowercase": "false"` was taken
+        as true, `"moses": null` as false); a DataError names the language and the value."""
+        from bridgeembed.errors import DataError
+
+        lang = state.get("lang")
+        for key, kind, expected in (("lang", str, "a language code"), ("spm_model", bytes, "sentencepiece bytes"),
+                                    ("lowercase", bool, "true or false"), ("moses", bool, "true or false")):
+            if not isinstance(state.get(key), kind):
+                raise DataError(f"the tokenizer of {lang!r}: {key} must be {expected}, got {state.get(key)!r:.40}")
+        recorded = state.get("sha256")
+        if recorded is not None and recorded != hashlib.sha256(state["spm_model"]).hexdigest():
+            raise DataError(f"the tokenizer of {lang!r} is not the one recorded for it (its sha256 differs): a "
+                            f"tokenizer swapped with another language's, or damaged")
         return cls(state["lang"], state["spm_model"], state["lowercase"], state["moses"])
 
     @classmethod

@@ -147,3 +147,43 @@ def test_crafted_checkpoints_are_refused(checkpoint, tmp_path, edit, message):
     torch.save(payload, tmp_path / "crafted.pt")
     with pytest.raises(CheckpointError, match=message.replace("(", r"\(").replace(")", r"\)")):
         load_model(tmp_path / "crafted.pt")
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda m: m["tokenizers"]["en"].update(lowercase="false"),
+     r"is incompatible: the tokenizer of 'en': lowercase must be true or false, got 'false'"),
+    (lambda m: m["tokenizers"]["de"].update(moses=None),
+     r"is incompatible: the tokenizer of 'de': moses must be true or false, got None"),
+    (lambda m: m.update(tied={"bridge.w1.weight": "bridge.w2.weight"}),
+     r"tied maps 'bridge.w1.weight' to 'bridge.w2.weight', but a tie names a weight not stored"),
+    (lambda m: m["tokenizers"]["de"].update(file="sentencepiece.en.model"),
+     r"the tokenizer entry of 'de' names .*: tokenizers swapped or edited"),
+], ids=["lowercase-str", "moses-null", "tied-over-a-stored-weight", "tokenizer-file-swapped"])
+def test_edited_config_json_values_are_checked_at_load(shipped_model, tmp_path, edit, message):
+    """Issue 31: config.json was trusted beyond its checksums: "lowercase": "false" read as true, "moses": null
+    changed the vectors, a tie replaced a stored tensor, another language's tokenizer was loaded."""
+    import json
+    import shutil
+
+    from bridgeembed.checkpoint import load_model
+
+    folder = tmp_path / "m"
+    shutil.copytree(shipped_model, folder)
+    meta = json.loads((folder / "config.json").read_text())
+    edit(meta)
+    (folder / "config.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match=message):
+        load_model(folder)
+
+
+def test_a_tokenizer_swapped_in_a_pt_file_is_found_by_its_fingerprint(shipped_model, tmp_path):
+    from bridgeembed.checkpoint import make_payload
+
+    model, tokenizers, config = load_model(shipped_model)
+    payload = make_payload(model, tokenizers, config, kind="encoder")
+    assert payload["tokenizers"]["de"]["sha256"] != payload["tokenizers"]["en"]["sha256"]
+    payload["tokenizers"]["de"] = {**payload["tokenizers"]["de"], "spm_model": payload["tokenizers"]["en"]["spm_model"]}
+    save_atomic(payload, tmp_path / "swapped.pt")
+    with pytest.raises(CheckpointError, match=r"the tokenizer of 'de' is not the one recorded for it \(its sha256 "
+                                              r"differs\): a tokenizer swapped with another language's"):
+        load_model(tmp_path / "swapped.pt")
