@@ -256,3 +256,15 @@ def test_every_documented_training_config_and_override_is_valid():
                 pytest.fail(f"{where}: `{program} {' '.join(argv)}`: {err}")
             checked += 1
     assert checked >= 5, checked
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
+def test_yaml_config_examples_are_valid_configs(path, tmp_path):
+    """Every ```yaml block of the docs is a config (or part of one) that Config accepts as it stands."""
+    import yaml
+
+    from bridgeembed.config import Config
+
+    for line, code, run in blocks(path, "yaml"):
+        if run:
+            Config.from_dict(yaml.safe_load(code), source=f"{path.name}:{line}")
