@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
+from bridgeembed.errors import DataError
 from bridgeembed.senteval.classifiers import ClassificationObjective, Job, fit_many
 
 if TYPE_CHECKING:  # for annotations only
@@ -41,6 +42,12 @@ class ProtocolResult:
 def stratified_folds(labels: np.ndarray, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """SentEval's StratifiedKFold(k, shuffle=True, random_state=seed) -> list of (train, test) rows."""
     labels = np.asarray(labels)
+    counts = np.unique(labels, return_counts=True)[1]
+    if not len(labels) or counts.max() < k:  # what StratifiedKFold fails on with a traceback
+        most = f"at most {counts.max()} of a class" if len(labels) else "none"
+        raise DataError(f"{len(labels)} examples ({most}): too few for {k}-fold cross-validation, where the folds "
+                        f"share each class's examples; use the released data, or --config prototype (5 folds) for a "
+                        f"small subset")
     return list(StratifiedKFold(n_splits=k, shuffle=True, random_state=seed).split(np.zeros(len(labels)), labels))
 
 

@@ -156,3 +156,12 @@ def test_configs():
     proto = get_config("prototype")
     assert (proto.kfold, proto.classifier.batch_size, proto.classifier.tenacity, proto.classifier.epoch_size) == (5, 128, 3, 2)
     assert proto.probing.nhid == 200 and proto.probing.dropout == 0.1
+
+
+def test_a_task_too_small_for_its_folds_is_one_line():
+    """Issue 31: a subset (BRIDGEEMBED_SENTEVAL_ANY_SIZE=1) smaller than its folds was a traceback of sklearn."""
+    from bridgeembed.errors import DataError
+
+    with pytest.raises(DataError, match=r"^6 examples \(at most 3 of a class\): too few for 10-fold cross-validation"):
+        protocols.stratified_folds(np.array([0, 1, 0, 1, 0, 1]), 10, 1111)
+    assert len(protocols.stratified_folds(np.array([0, 1] * 5), 5, 1111)) == 5
