@@ -213,8 +213,12 @@ class Config:
         path = Path(path)
         if not path.is_file():
             raise ConfigError(f"config file {path} does not exist")
+        if path.stat().st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path} is {path.stat().st_size:,} bytes: a config is at most {MAX_CONFIG_BYTES:,}")
         try:
-            raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader) or {}
+            text = path.read_text(encoding="utf-8")
+            _check_expanded_size(yaml.compose(text, Loader=yaml.SafeLoader), path)
+            raw = yaml.load(text, Loader=_UniqueKeyLoader) or {}
         except yaml.YAMLError as err:
             raise ConfigError(f"{path} is not valid YAML: {' '.join(str(err).split())}") from None
         except UnicodeDecodeError:
@@ -225,6 +229,27 @@ class Config:
             raise ConfigError(f"{path}: expected a mapping with sections {', '.join(SECTIONS)}, "
                               f"got a YAML {type(raw).__name__}")
         return cls.from_dict(apply_overrides(raw, overrides), source=str(path))
+
+
+MAX_CONFIG_BYTES = 1 << 20
+MAX_CONFIG_VALUES = 100_000  # YAML values after aliases are expanded: a "billion laughs" file expands to 10^9
+
+
+def _check_expanded_size(node: yaml.Node | None, path: Path) -> None:
+    """Count the values the document holds with every alias expanded, stopping past MAX_CONFIG_VALUES: a small
+    file of nested aliases (anchors referring to anchors) builds a structure that copying or checking it
+    would take exponential time and memory to walk."""
+    count, stack = 0, [node] if node is not None else []
+    while stack:
+        current = stack.pop()
+        count += 1
+        if count > MAX_CONFIG_VALUES:
+            raise ConfigError(f"{path} expands to more than {MAX_CONFIG_VALUES:,} values (YAML aliases repeating "
+                              f"aliases?); a config is far smaller: write the values out")
+        if isinstance(current, yaml.SequenceNode):
+            stack.extend(current.value)
+        elif isinstance(current, yaml.MappingNode):
+            stack.extend(item for pair in current.value for item in pair)
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):

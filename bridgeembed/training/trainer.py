@@ -22,7 +22,7 @@ import yaml
 from tqdm.auto import tqdm
 
 from bridgeembed.checkpoint import make_payload, save_atomic
-from bridgeembed.config import Config, scaled_lr
+from bridgeembed.config import Config, TrainConfig, scaled_lr
 from bridgeembed.devices import pick_precision
 from bridgeembed.errors import BridgeembedError
 from bridgeembed.model.nmt import ModelOutput, Partner, alignment_loss, translation_loss
@@ -40,7 +40,6 @@ from bridgeembed.training.validation import validate
 from bridgeembed.translation.directions import evaluation_directions, training_directions
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.config import TrainConfig
     from bridgeembed.model import BridgeModel
     from bridgeembed.text.parallel import Batch
     from bridgeembed.training.data import TrainingData
@@ -72,6 +71,12 @@ def make_optimizer(params: Any, name: str, lr: float) -> torch.optim.Optimizer:
 def _detached(value: torch.Tensor | float) -> torch.Tensor | float:
     """A loss for the log: off the graph and in float32 (a bf16 loss summed over log_every steps would round)."""
     return value.detach().float() if isinstance(value, torch.Tensor) else value
+
+
+def _start_lr(saved_train: dict) -> float:
+    """The starting rate of a saved run's train section (its keys as saved; older ones lack lr_batch)."""
+    known = {k: v for k, v in saved_train.items() if k in TrainConfig.__dataclass_fields__}
+    return scaled_lr(TrainConfig(**known))
 
 
 def _duration(seconds: float) -> str:
@@ -125,6 +130,7 @@ class Trainer:
         self.state = TrainState(lr=scaled_lr(train))
         self._set_lr(self.state.lr)
         self.stopped_by = 0  # the signal (SIGINT, SIGTERM) that stopped train(), if one did
+        self.lr_changed = None  # {"from", "to"}: a resume applied a new train.lr (logged in the resume record)
         self._loss_ok, self._loss_checked = True, 0  # all losses finite since step _loss_checked (check_loss)
         self.ddp = self._wrap()  # the DistributedDataParallel wrapper of self.model under torchrun, else None
 
@@ -206,6 +212,13 @@ class Trainer:
         saved.setdefault("best_score", saved["best_bleu"])  # checkpoints from before train.select_by chose by BLEU
         torch.set_rng_state(saved.pop("rng"))
         self.state = TrainState(**saved)
+        before, now = _start_lr(payload["config"]["train"]), scaled_lr(self.cfg.train)
+        if not math.isclose(before, now, rel_tol=1e-9):  # the user asked for another rate: apply it, and say so
+            logger.warning("train.lr (or lr_batch, batch_size) changed since %s was saved: the rate was %.3g "
+                           "(%.3g at the start, before decays), and goes on at %.3g", self.out / "last.pt",
+                           self.state.lr, before, now)
+            self.lr_changed = {"from": self.state.lr, "to": now}
+            self.state.lr = now
         self._set_lr(self.state.lr)
         logger.info("resumed from %s at step %d", self.out / "last.pt", self.state.step)
 
@@ -401,6 +414,8 @@ class Trainer:
         run's too, with the lr, max_steps or other train values it was given this time)."""
         d = self.data.train
         extra = {"corpora": self.shares} if self.data.corpora else {}  # each corpus's share of the steps, in %
+        if self.lr_changed:
+            extra["lr_changed"] = self.lr_changed
         log.start(self.state.step, directions=[str(x) for x in self.units], steps_per_epoch=self.steps_per_epoch,
                   max_steps=self.max_steps, world_size=self.world.size, empty_lines=d.empty, truncated=d.truncated,
                   parameters=sum(p.numel() for p in self.model.parameters()), **extra)

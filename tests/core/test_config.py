@@ -116,3 +116,17 @@ def test_every_single_field_rule_is_in_the_table():
     assert {f.type for kind in config.SECTIONS.values() for f in dataclasses.fields(kind)} <= set(config.TYPES)
     cross = inspect.getsource(config.validate)
     assert "must be" not in cross and "at least 1" not in cross
+
+
+def test_a_yaml_alias_bomb_is_refused_before_it_expands(tmp_path):
+    """Issue 31: nested aliases ("billion laughs") expand exponentially; bounded before loading."""
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
+    path = tmp_path / "bomb.yaml"
+    path.write_text("\n".join(lines) + "\ntrain: {lr: 0.1}\n")
+    with pytest.raises(ConfigError, match="expands to more than 100,000 values"):  # not 10^9 values expanded
+        Config.from_yaml(path)
+    big = tmp_path / "big.yaml"
+    big.write_text("# " + "x" * (1 << 20) + "\n")
+    with pytest.raises(ConfigError, match=r"big.yaml is 1,048,5\d\d bytes: a config is at most 1,048,576"):
+        Config.from_yaml(big)

@@ -399,3 +399,22 @@ def test_a_stop_by_max_epochs_is_logged_as_such(toy_corpus, tmp_path):
     trainer.train()
     end = records(tmp_path / "run", "end")[0]
     assert end["reason"] == "max_epochs" and end["step"] == trainer.max_steps < trainer.cfg.train.max_steps
+
+
+def test_a_resume_with_a_new_lr_applies_it_and_says_so(toy_corpus, tmp_path, caplog):
+    """Issue 31: resuming with train.lr=X kept the checkpoint's rate while config.yaml said X."""
+    import logging
+
+    out = tmp_path / "run"
+    Trainer.from_config(toy_config(toy_corpus, out, max_steps=4, valid_every=100), show_progress=False).train()
+    caplog.set_level(logging.WARNING, "bridgeembed")
+    resumed = Trainer.from_config(toy_config(toy_corpus, out, max_steps=6, valid_every=100, lr=0.001),
+                                  show_progress=False)
+    assert resumed.state.lr == 0.001 and all(g["lr"] == 0.001 for g in resumed.optimizer.param_groups)
+    assert "train.lr (or lr_batch, batch_size) changed" in caplog.text and "goes on at 0.001" in caplog.text
+    resumed.train()
+    assert records(out, "resume")[-1]["lr_changed"] == {"from": 0.005, "to": 0.001}
+    assert yaml.safe_load((out / "config.yaml").read_text())["train"]["lr"] == 0.001
+    again = Trainer.from_config(toy_config(toy_corpus, out, max_steps=8, valid_every=100, lr=0.001),
+                                show_progress=False)
+    assert again.lr_changed is None and again.state.lr == 0.001  # the same rate again: nothing to apply
