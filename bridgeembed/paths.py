@@ -204,7 +204,8 @@ class FolderLock:
     """An exclusive lock on `folder/.lock` (flock: released by the kernel when the process dies, kill -9
     included, so a crashed run never blocks the next). A second holder is refused with a ConfigError."""
 
-    def __init__(self, folder: str | Path, what: str = "train.out_dir") -> None:
+    def __init__(self, folder: str | Path, what: str = "train.out_dir",
+                 clash: str = "two runs in one folder would overwrite each other's checkpoints") -> None:
         import fcntl
 
         self.path = Path(folder) / ".lock"
@@ -216,8 +217,8 @@ class FolderLock:
             self.handle.seek(0)
             owner = self.handle.read().strip() or "another process"
             self.handle.close()
-            raise ConfigError(f"{what} {folder} is in use by {owner}: two runs in one folder would overwrite each "
-                              f"other's checkpoints; wait for it to end or choose another {what}") from None
+            raise ConfigError(f"{what} {folder} is in use by {owner}: {clash}; wait for it to end or choose another "
+                              f"{what}") from None
         self.handle.seek(0)
         self.handle.truncate()
         self.handle.write(f"process {os.getpid()}\n")

@@ -34,7 +34,7 @@ from bridgeembed.encoders.pool import WorkerDied, encode_jobs
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.encoders.workers import fingerprint
 from bridgeembed.errors import BridgeembedError, DataError
-from bridgeembed.paths import remove_stale_temporaries, write_text_atomic
+from bridgeembed.paths import FolderLock, remove_stale_temporaries, write_text_atomic
 from bridgeembed.text.streaming import iter_lines
 
 if TYPE_CHECKING:  # for annotations only
@@ -130,6 +130,18 @@ def write_shards(encoder: SentenceEncoder, path: str | Path, lang: str, folder: 
     """`encode_to_shards` with the options resolved by the caller (a command line, `encode_to_shards`)."""
     folder = Path(folder)
     dim = probe_dim(encoder, lang, options.heads)
+    if folder.exists() and not folder.is_dir():
+        raise ShardError(f"{folder} is a file; expected a folder for the shards")
+    lock = FolderLock(folder, "the shard folder", "two encodings into one folder would mix their shards")
+    try:
+        return _write_locked(encoder, path, lang, folder, shard_size, options, dim)
+    finally:
+        lock.release()
+
+
+def _write_locked(encoder: SentenceEncoder, path: str | Path, lang: str, folder: Path, shard_size: int,
+                  options: EncodeOptions, dim: int) -> Shards:
+    """`write_shards` while this process holds the folder's lock."""
     manifest = {"format": FORMAT, "version": VERSION, "model": options.model, "fingerprint": fingerprint(encoder),
                 "dim": dim, "heads": options.heads.encoder_heads, "normalized": options.normalize,
                 "dtype": options.dtype, "lang": lang, "shard_size": shard_size, "input": scan_input(path)}

@@ -156,3 +156,19 @@ def test_bad_text_is_refused_naming_file_and_line(tmp_path):
     with pytest.raises(DataError, match=f"{latin1}: line 2 is not UTF-8 text \\(byte 0xe9\\)"):
         encode_to_shards(Counting(), latin1, "en", tmp_path / "c")
     assert not (tmp_path / "c" / MANIFEST).exists()  # refused before anything was written
+
+
+def test_a_second_encoding_into_a_folder_in_use_is_refused(text, tmp_path):
+    """Issue 31: two encodings into one folder at once mixed their shards; the folder is locked as training's is."""
+    from bridgeembed.errors import ConfigError
+    from bridgeembed.paths import FolderLock
+
+    folder = tmp_path / "shards"
+    held = FolderLock(folder, "the shard folder")  # another encoding, running
+    with pytest.raises(ConfigError, match=r"the shard folder .*/shards is in use by process \d+: two encodings into "
+                                          r"one folder would mix their shards; wait for it to end"):
+        encode_to_shards(Counting(), text, "en", folder, model="bow", shard_size=10)
+    assert not (folder / MANIFEST).exists()
+    held.release()
+    assert len(encode_to_shards(Counting(), text, "en", folder, model="bow", shard_size=10)) == 25
+    assert len(encode_to_shards(Counting(), text, "en", folder, model="bow", shard_size=10)) == 25  # released
