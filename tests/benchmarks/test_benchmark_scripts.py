@@ -231,3 +231,36 @@ def test_valid_table_lists_every_validation_of_a_run(toy_run, tmp_path):
     missing = subprocess.run([sys.executable, str(REPO / "benchmarks" / "valid_table.py"), str(tmp_path / "x.jsonl")],
                              capture_output=True, text=True)
     assert missing.returncode == 1 and "x.jsonl: no such log" in missing.stderr
+
+
+def _senteval_results(folder, scores):
+    folder.mkdir(parents=True)
+    tasks = {name: {"status": "ok", "primary": primary, "views": {"mean": {"metrics": {primary: value}}}}
+             for name, (primary, value) in scores.items()}
+    tasks["SNLI"] = {"status": "skipped", "primary": "acc", "views": {}}
+    (folder / "results.json").write_text(json.dumps({"meta": {}, "tasks": tasks}))
+
+
+def test_senteval_controls_compares_with_the_mean_of_the_seeds(tmp_path):
+    from bridgeembed.paths import model_folder
+
+    out = tmp_path / "controls"
+    _senteval_results(out / f"{model_folder('m')}-default", {"MR": ("acc", 70.0), "STSB": ("pearson", 0.50)})
+    for seed, (mr, sts) in enumerate([(68.0, 0.60), (71.0, 0.62), (69.5, 0.58)]):
+        _senteval_results(out / f"{model_folder(f'untrained:m@{seed}')}-default",
+                          {"MR": ("acc", mr), "STSB": ("pearson", sts)})
+    text = run("senteval_controls.py", "m", "--out", str(out))
+    assert "| MR | 70.0 | 69.5 ± 1.2 | yes |" in text and "| STSB | 50.0 | 60.0 ± 1.6 | no |" in text
+    assert "m beats the mean of 3 untrained controls on 1 of 2 tasks" in text
+
+
+def test_domains_table_from_retrieval_results(tmp_path):
+    out = tmp_path / "domains"
+    for split, base in (("test_2016", 0.9), ("val", 0.8), ("pud", 0.1)):
+        folder = out / "m" / split
+        folder.mkdir(parents=True)
+        pairs = [{"pair": f"{a}-{b}", "a_to_b": base, "b_to_a": base + 0.02}
+                 for i, a in enumerate(("en", "de", "fr", "cs")) for b in ("en", "de", "fr", "cs")[i + 1:]]
+        (folder / "retrieval.json").write_text(json.dumps({"pairs": pairs}))
+    text = run("domains.py", "m", "--out", str(out))
+    assert "| m | 91.0 | 90.0 | 81.0 | 80.0 | 11.0 | 10.0 | 12.0 | 11.0 |" in text

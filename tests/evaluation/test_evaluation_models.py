@@ -30,6 +30,18 @@ def test_checkpoint_and_its_untrained_control(toy_run):
     assert control.source.startswith("untrained:")
 
 
+def test_untrained_controls_of_several_seeds(toy_run):
+    """Issue 29: the SentEval control is the mean and spread of several seeds: untrained:MODEL@SEED."""
+    path = toy_run[0] / "last.pt"
+    zero, same, one = (models.load_encoder(f"untrained:{spec}", device="cpu")
+                       for spec in (path, f"{path}@0", f"{path}@1"))
+    a, b, c = (e.encode(["apple kite"], "x") for e in (zero, same, one))
+    assert np.array_equal(a, b) and not np.allclose(a, c)
+    assert models.untrained_seed("runs/a@b/last.pt") == ("runs/a@b/last.pt", 0)
+    assert models.untrained_seed("multi30k-m2m@2") == ("multi30k-m2m", 2)
+    assert model_folder("untrained:multi30k-m2m@2") != model_folder("untrained:multi30k-m2m@1")
+
+
 def test_the_untrained_control_leaves_the_callers_random_state_alone(toy_run):
     import torch
 
