@@ -35,14 +35,35 @@ def _quiet() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the main process, which stops the pool
 
 
+def _stop(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _unwind_on_signals() -> dict:
+    """While a pool runs, SIGTERM and SIGHUP end this process by an exception (exit status 128 + the signal), so
+    that the pool is terminated on the way out: killed outright, it left its workers writing to a closed pipe,
+    each printing a BrokenPipeError traceback. A handler the caller set (the trainer's) is left alone.
+    -> the handlers replaced, to restore."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    replaced = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) == signal.SIG_DFL:
+            replaced[sig] = signal.signal(sig, _stop)
+    return replaced
+
+
 class Workers:
     """`processes` worker processes (spawned: nothing of the caller's threads or devices is inherited),
     or none when processes is 1."""
 
     def __init__(self, processes: int) -> None:
         self.processes = max(1, processes)
-        self.pool = None
+        self.pool, self.handlers = None, {}
         if self.processes > 1:
+            self.handlers = _unwind_on_signals()
             self.pool = multiprocessing.get_context("spawn").Pool(self.processes, initializer=_quiet)
 
     def __enter__(self) -> Workers:
@@ -52,6 +73,9 @@ class Workers:
         if self.pool is not None:
             self.pool.terminate()
             self.pool.join()
+        for sig, handler in self.handlers.items():
+            signal.signal(sig, handler)
+        self.handlers = {}
 
     def map(self, fn: Callable, jobs: Iterable) -> Iterator:
         """fn(job) for every job, in order; at most 2 jobs per process in flight."""

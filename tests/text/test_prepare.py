@@ -355,3 +355,40 @@ def test_multi30k_gives_the_shipped_models_tokenizers_and_the_in_memory_ids(real
     want = PackedCorpus.from_encoded(encoded)
     assert np.array_equal(got.flat["cs"], want.flat["cs"]) and np.array_equal(got.lengths["cs"], want.lengths["cs"])
     assert got.truncated["cs"] == want.truncated["cs"]
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
+def test_sigterm_or_sighup_during_preparation_stops_the_workers_quietly(real_data, tmp_path, sig):
+    """Issue 31: SIGTERM or SIGHUP during bridgeembed-data prepare: the workers are stopped with the command
+    (exit status 128 + the signal), without a traceback, and none is left running."""
+    import time
+
+    root = real_data("multi30k")
+    env = {**os.environ, "BRIDGEEMBED_DATA": str(root)}
+    proc = subprocess.Popen([sys.executable, "-m", "bridgeembed.cli.fetch", "prepare", str(Path(__file__).resolve().parents[2] / "configs" / "tiny.yaml"),
+                             "--cache", str(tmp_path / "cache"), "--workers", "2"], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(_children(proc.pid)) < 2:
+        time.sleep(0.2)
+    workers = _children(proc.pid)
+    time.sleep(2)  # the workers at work
+    proc.send_signal(getattr(signal, sig))
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + getattr(signal, sig), err.decode()[-2000:]
+    assert b"Traceback" not in err and b"BrokenPipeError" not in err, err.decode()[-2000:]
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and [pid for pid in workers if os.path.exists(f"/proc/{pid}")]:
+        time.sleep(0.2)
+    assert not [pid for pid in workers if os.path.exists(f"/proc/{pid}")]
+
+
+def _children(pid: int) -> list:
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            if f"PPid:\t{pid}\n" in status.read_text() and b"spawn_main" in (status.parent / "cmdline").read_bytes():
+                found.append(int(status.parent.name))  # a pool worker (not the resource tracker)
+        except OSError:
+            pass
+    return found
