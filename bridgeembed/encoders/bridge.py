@@ -27,6 +27,13 @@ from tqdm.auto import tqdm
 from bridgeembed.checkpoint import check_model_target, load_model, make_payload, save_model
 from bridgeembed.devices import resolve_device
 from bridgeembed.encoders.protocol import Heads, HeadSpec
+from bridgeembed.encoders.quantize import (
+    check_precision,
+    check_quantize,
+    check_quantized_device,
+    quantize_embeddings,
+    quantize_model,
+)
 from bridgeembed.errors import ConfigError, UnknownLanguageError
 from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained, resolve
 from bridgeembed.text.parallel import check_sentences, pad, with_eos
@@ -50,22 +57,31 @@ class BridgeEncoder:
     as `SentenceTransformer("...")` does; `BridgeEncoder("runs/x")`, a training run's folder, its best.pt.
     `from_pretrained` is the same with a classmethod's name. sentence-transformers' names work too
     (`normalize_embeddings`, `convert_to_numpy`, `max_seq_length`, `.to()`, `.eval()`, `encode_multi_process`);
-    docs/sentence_transformers.md maps them.
+    docs/sentence_transformers.md maps them. `quantize="int8"` runs the LSTM and Linear layers in dynamic int8
+    on the CPU (bridgeembed.encoders.quantize; docs/performance.md, Quantized inference, measures it).
     """
 
     def __init__(self, model_name_or_path: str | Path = DEFAULT_MODEL,
-                 device: str | torch.device | None = None) -> None:
+                 device: str | torch.device | None = None, quantize: str | None = None) -> None:
         if not isinstance(model_name_or_path, (str, os.PathLike)):
             raise TypeError(f"BridgeEncoder(model_name_or_path): expected a shipped model's name or a path, got "
                             f"{type(model_name_or_path).__name__}; use BridgeEncoder.from_model(model, tokenizers, "
                             f"config) to wrap a model in memory")
-        target = resolve_device(device)  # before loading: a bad device fails fast
+        quantize = check_quantize(quantize)
+        target = resolve_device("cpu" if quantize and device is None else device)  # before loading: fails fast
+        check_quantized_device(quantize, target)
         found = resolve(model_name_or_path)
         model, tokenizers, config = load_model(found, with_decoders=False)
-        self._setup(model, tokenizers, config, target, str(model_name_or_path))
+        self._setup(model, tokenizers, config, target, str(model_name_or_path), quantize)
         self._recipe = (str(Path(found).resolve()), None)  # what `worker_factory` loads: (path, reinit seed)
 
-    def _setup(self, model: Any, tokenizers: dict, config: Config, device: str | torch.device, source: str) -> None:
+    def _setup(self, model: Any, tokenizers: dict, config: Config, device: str | torch.device | None, source: str,
+               quantize: str | None = None) -> None:
+        self.quantize = check_quantize(quantize)
+        if self.quantize:
+            device = resolve_device("cpu" if device is None else device)
+            check_quantized_device(self.quantize, device)
+            model = quantize_model(model, self.quantize)  # a copy: the model given is left as it was
         self.model, self.tokenizers, self.config, self.source = model.eval(), tokenizers, config, source
         self._recipe = None  # a model in memory: no worker process can load it again
         self.max_len = config.tokenizer.max_len
@@ -74,6 +90,7 @@ class BridgeEncoder:
 
     def _move_to(self, device: torch.device) -> None:
         """All weights onto `device`, or (on any failure) all of them back where they were: never half-moved."""
+        check_quantized_device(self.quantize, device)
         before = next(self.model.parameters()).device
         try:
             self.model.to(device)
@@ -85,17 +102,18 @@ class BridgeEncoder:
     # --- loading and saving -------------------------------------------------------------------
     @classmethod
     def from_model(cls, model: Any, tokenizers: dict, config: Config, device: str | torch.device | None = None,
-                   source: str = "model") -> "BridgeEncoder":
-        """Wrap a model already in memory (e.g. one `load_model` also serves a Translator with)."""
+                   source: str = "model", quantize: str | None = None) -> "BridgeEncoder":
+        """Wrap a model already in memory (e.g. one `load_model` also serves a Translator with); with
+        `quantize`, an int8 copy of it (the model given stays float32)."""
         encoder = cls.__new__(cls)
-        encoder._setup(model, tokenizers, config, device, source)
+        encoder._setup(model, tokenizers, config, device, source, quantize)
         return encoder
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path = DEFAULT_MODEL,
-                        device: str | torch.device | None = None) -> "BridgeEncoder":
+                        device: str | torch.device | None = None, quantize: str | None = None) -> "BridgeEncoder":
         """A shipped model's name (see `list_pretrained()`), a trainer checkpoint, or an export."""
-        return cls(name_or_path, device)
+        return cls(name_or_path, device, quantize)
 
     list_pretrained = staticmethod(list_pretrained)
 
@@ -110,6 +128,9 @@ class BridgeEncoder:
         self._save(check_model_target(folder, "folder", "folder"), half)
 
     def _save(self, path: Path, half: bool) -> None:
+        if self.quantize:  # torch's packed int8 weights are tied to its kernels; quantizing at load takes a second
+            raise ConfigError(f"this encoder runs quantize={self.quantize!r}, and int8 weights are not saved: save "
+                              f"the float32 encoder and load it with BridgeEncoder(path, quantize={self.quantize!r})")
         if not isinstance(half, (bool, np.bool_)):
             raise TypeError(f"half must be True or False, got {half!r}")
         save_model(make_payload(self.model, self.tokenizers, self.config, kind="encoder", half=half), path)
@@ -123,7 +144,7 @@ class BridgeEncoder:
             torch.manual_seed(seed)
             model = BridgeModel(self.config.model, {lang: t.vocab_size for lang, t in self.tokenizers.items()}, [])
         encoder = BridgeEncoder.from_model(model, self.tokenizers, self.config, self.device,
-                                           source=f"untrained:{self.source}")
+                                           source=f"untrained:{self.source}", quantize=self.quantize)
         encoder._recipe = (self._recipe[0], seed) if self._recipe is not None else None  # fresh weights: the seed
         return encoder
 
@@ -132,6 +153,9 @@ class BridgeEncoder:
         what each worker of `encode_to_shards(..., processes=N)` builds its encoder with. Only an encoder
         loaded from a name or path (or `reinitialized` from one) can be loaded again; one made with
         `from_model` is a ConfigError. The workers check that the weights they load are this encoder's."""
+        if self.quantize:
+            raise ConfigError(f"BridgeEncoder(quantize={self.quantize!r}) encodes in one process only (a worker "
+                              f"cannot check int8 weights against the parent's): use processes=1")
         if self._recipe is None:
             raise ConfigError(f"BridgeEncoder(source={self.source!r}) wraps a model in memory, which a worker "
                               f"process cannot load again: save it (save_pretrained(folder)) and load "
@@ -185,13 +209,15 @@ class BridgeEncoder:
     def __repr__(self) -> str:
         m = self.config.model
         return (f"BridgeEncoder(source={self.source!r}, languages={self.languages}, heads={self.num_heads}, "
-                f"dim={self.dim}, encoder={m.encoder}x{m.enc_layers}, max_len={self.max_len}, device={self.device})")
+                f"dim={self.dim}, encoder={m.encoder}x{m.enc_layers}, max_len={self.max_len}, device={self.device}"
+                + (f", quantize={self.quantize!r})" if self.quantize else ")"))
 
     # --- encoding -----------------------------------------------------------------------------
     def encode(self, sentences: Sequence[str], lang: str, heads: Heads = "mean", batch_size: int = 64,
                normalize: bool = False, show_progress_bar: bool | None = None,
                device: str | torch.device | None = None, convert_to_tensor: bool = False,
-               normalize_embeddings: bool | None = None, convert_to_numpy: bool = True) -> np.ndarray | torch.Tensor:
+               normalize_embeddings: bool | None = None, convert_to_numpy: bool = True,
+               precision: str = "float32") -> np.ndarray | torch.Tensor:
         """float32 vectors: (N, d) for heads="mean" or one head, (N, k, d) for "each", (N, len, d) for a list.
 
         A single string gives one vector ((d,) or (k, d)). `lang` is one code or one per sentence.
@@ -199,8 +225,10 @@ class BridgeEncoder:
         tensor on the encoder's device instead of a numpy array. sentence-transformers' spellings work:
         `normalize_embeddings` is `normalize`, `convert_to_numpy=False` gives a tensor (one array, not a list of
         tensors: every row has the same shape). `heads` takes the forms of `HeadSpec` (a
-        bad one is a ConfigError, a ValueError). Every argument is checked before any work, so a bad one is
-        a TypeError or ValueError naming it, never a silently wrong array.
+        bad one is a ConfigError, a ValueError). `precision` "int8" or "binary" returns them quantized, as
+        sentence-transformers' `precision=`: int8 (..., d) scaled per vector, or the sign bits packed into uint8
+        (..., d/8) (bridgeembed.encoders.quantize), after `normalize`. Every argument is checked before any work,
+        so a bad one is a TypeError or ValueError naming it, never a silently wrong array.
         """
         single = isinstance(sentences, str)
         sentences = self._check_sentences([sentences] if single else sentences)
@@ -212,6 +240,7 @@ class BridgeEncoder:
             if not isinstance(flag, (bool, np.bool_)):
                 raise TypeError(f"{name} must be True or False, got {flag!r}")
         normalize = _normalize(normalize, normalize_embeddings)
+        precision = check_precision(precision)
         if device is not None:
             self._move_to(resolve_device(device))  # checked before anything moves
         if show_progress_bar is None:  # as sentence-transformers: by log level; never into a log file
@@ -224,7 +253,7 @@ class BridgeEncoder:
             if normalize:
                 vectors = vectors / vectors.norm(dim=-1, keepdim=True).clamp_min(1e-12)
             out[rows] = vectors.cpu().numpy()
-        out = out[0] if single else out
+        out = quantize_embeddings(out[0] if single else out, precision)
         return torch.from_numpy(out).to(self.device) if convert_to_tensor or not convert_to_numpy else out
 
     def encode_multi_process(self, sentences: Sequence[str], lang: str, processes: int = 2, heads: Heads = "mean",

@@ -1,5 +1,6 @@
 """Semantic search as in sentence-transformers (`util.semantic_search`), over a FAISS index instead of a
-full query x corpus matrix: for each query, the `top_k` corpus rows of highest cosine."""
+full query x corpus matrix: for each query, the `top_k` corpus rows of highest cosine. A corpus quantized by
+`encode(..., precision="int8"|"binary")` is searched as it is, then rescored in float32 (search_quantized)."""
 
 from __future__ import annotations
 
@@ -7,18 +8,30 @@ import numpy as np
 
 from bridgeembed.errors import ConfigError, DataError
 from bridgeembed.mining.index import IndexConfig, knn
+from bridgeembed.mining.search_quantized import QUANTIZED, check_rescore, quantized_dim, quantized_search
 from bridgeembed.mining.vectors import Vectors, VectorsLike
 
 
 def semantic_search(query_vecs: VectorsLike, corpus_vecs: VectorsLike, top_k: int = 10,
-                    index: IndexConfig | str = "auto") -> list[list[dict]]:
+                    index: IndexConfig | str = "auto", rescore_vecs: np.ndarray | None = None,
+                    rescore_multiplier: int = 4) -> list[list[dict]]:
     """Per query, a list of {"corpus_id": row, "score": cosine}, best first (fewer than `top_k` when
     the corpus is smaller, or an approximate index finds fewer). `query_vecs` (Q, d) and `corpus_vecs`
-    (N, d) are arrays, `Shards` or `Vectors`; a single query vector (d,) gives one list too."""
+    (N, d) are arrays, `Shards` or `Vectors`; a single query vector (d,) gives one list too.
+
+    `corpus_vecs` as int8 (N, d) or binary uint8 (N, d/8) (`precision=` of `encode`) is searched flat in that
+    form for `top_k * rescore_multiplier` candidates, which are rescored in float32: against `rescore_vecs`
+    (the float corpus (N, d), e.g. memory-mapped) where given, else against the quantized rows; the queries
+    stay float. `index` must then be "auto" or "flat"."""
     if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
         raise ConfigError(f"top_k must be a positive integer, got {top_k!r}")
     if isinstance(query_vecs, np.ndarray) and query_vecs.ndim == 1:
         query_vecs = query_vecs[None, :]
+    if isinstance(corpus_vecs, np.ndarray) and corpus_vecs.dtype in QUANTIZED:
+        return _search_quantized(query_vecs, corpus_vecs, int(top_k), index, rescore_vecs, rescore_multiplier)
+    if rescore_vecs is not None:
+        raise ConfigError("rescore_vecs rescores a quantized corpus (int8 or binary corpus_vecs); this corpus is "
+                          "float already")
     queries, corpus = Vectors.of(query_vecs, "query_vecs"), Vectors.of(corpus_vecs, "corpus_vecs")
     if queries.dim != corpus.dim:
         raise DataError(f"query_vecs have {queries.dim} dimensions and corpus_vecs {corpus.dim}: vectors of one "
@@ -26,6 +39,26 @@ def semantic_search(query_vecs: VectorsLike, corpus_vecs: VectorsLike, top_k: in
     if not len(corpus):
         raise DataError("corpus_vecs is empty: nothing to search")
     found = knn(queries, corpus, int(top_k), IndexConfig.of(index))
-    corpus_ids = corpus.ids
-    return [[{"corpus_id": int(corpus_ids[i]), "score": float(s)} for s, i in zip(sims, ids) if i >= 0]
-            for sims, ids in zip(found.sims.tolist(), found.ids.tolist())]
+    return _hits(found.sims, found.ids, corpus.ids)
+
+
+def _search_quantized(query_vecs: VectorsLike, corpus: np.ndarray, top_k: int, index: IndexConfig | str,
+                      rescore_vecs: np.ndarray | None, rescore_multiplier: int) -> list[list[dict]]:
+    if corpus.ndim != 2 or corpus.shape[1] == 0 or not len(corpus):
+        raise DataError(f"corpus_vecs: expected a non-empty 2-D array of {QUANTIZED[corpus.dtype]} vectors, got "
+                        f"shape {corpus.shape}")
+    if IndexConfig.of(index).kind not in ("auto", "flat"):
+        raise ConfigError(f"index {IndexConfig.of(index).kind!r}: a {QUANTIZED[corpus.dtype]} corpus is searched "
+                          f"flat; give index='auto' or 'flat'")
+    rescore_vecs = check_rescore(rescore_vecs, corpus, rescore_multiplier)
+    queries = Vectors.of(query_vecs, "query_vecs")
+    if queries.dim != quantized_dim(corpus):
+        raise DataError(f"query_vecs have {queries.dim} dimensions and the {QUANTIZED[corpus.dtype]} corpus_vecs "
+                        f"{quantized_dim(corpus)}: float queries of the corpus's model are needed")
+    sims, ids = quantized_search(queries, corpus, top_k, rescore_vecs, int(rescore_multiplier))
+    return _hits(sims, ids, np.arange(len(corpus)))
+
+
+def _hits(sims: np.ndarray, ids: np.ndarray, corpus_ids: np.ndarray) -> list[list[dict]]:
+    return [[{"corpus_id": int(corpus_ids[i]), "score": float(s)} for s, i in zip(row_s, row_i) if i >= 0]
+            for row_s, row_i in zip(sims.tolist(), ids.tolist())]

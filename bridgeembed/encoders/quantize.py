@@ -1,0 +1,79 @@
+"""Quantized inference (int8 weights) and quantized embeddings (int8, binary), issue 33.
+
+Two different things, both named as their usual libraries name them:
+
+- `quantize="int8"`: the model's LSTM and Linear layers (encoders, bridge, decoders) become torch's dynamic
+  int8 modules (`torch.ao.quantization.quantize_dynamic`): int8 weights, activations quantized on the fly,
+  per batch. CPU only (fbgemm/x86 kernels): any other device is refused. Embeddings stay float32.
+- `precision="int8" | "binary"`: the float32 sentence vectors an `encode` returns, stored smaller
+  (sentence-transformers' `precision=`). int8 scales each vector on its own (absmax: its largest component
+  becomes ±127), so a query and a corpus quantized apart agree and no calibration set is needed; the scale is
+  not kept, since a cosine does not need it (dot products of unnormalized vectors are not preserved).
+  binary keeps the sign of each dimension, 8 to a byte (np.packbits: uint8, d/8 bytes a vector; the layout
+  sentence-transformers calls "ubinary" and FAISS's binary indexes take).
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import numpy as np
+import torch
+from torch import nn
+
+from bridgeembed.errors import ConfigError
+
+QUANTIZE = ("int8",)  # quantize=: None keeps float32 weights
+PRECISIONS = ("float32", "int8", "binary")  # encode(precision=)
+
+
+def check_quantize(value: object, what: str = "quantize") -> str | None:
+    """None (float32 weights) or one of QUANTIZE; anything else is a ConfigError naming the accepted values."""
+    if value is None or value in QUANTIZE:
+        return value
+    raise ConfigError(f"{what} must be None (float32 weights) or one of {', '.join(QUANTIZE)}, got {value!r}")
+
+
+def check_precision(value: object) -> str:
+    if isinstance(value, str) and value in PRECISIONS:
+        return value
+    raise ConfigError(f"precision must be one of {', '.join(PRECISIONS)}, got {value!r}")
+
+
+def check_quantized_device(quantize: str | None, device: torch.device) -> None:
+    """Dynamic int8 modules have CPU kernels only: a GPU (or MPS) device is refused before anything moves."""
+    if quantize is not None and device.type != "cpu":
+        raise ConfigError(f"quantize={quantize!r} runs on the CPU only (torch's dynamic int8 LSTM and Linear have "
+                          f"no {device.type.upper()} kernels), but device {str(device)!r} was asked for; use "
+                          f"device='cpu', or quantize=None on {device.type}")
+
+
+def quantize_model(model: nn.Module, quantize: str) -> nn.Module:
+    """A copy of `model` (on the CPU, in eval mode) with its LSTM and Linear layers in dynamic int8; the
+    embeddings, the bridge's softmax and everything else stay float32. `model` itself is left as it was
+    (a Translator or another encoder may hold it)."""
+    model = copy.deepcopy(model).to("cpu").eval()
+    with warnings.catch_warnings():  # torch 2.13 deprecates torch.ao.quantization for torchao, not yet a dependency
+        warnings.filterwarnings("ignore", message=r"torch\.quantize_per_tensor", category=UserWarning)
+        warnings.filterwarnings("ignore", message=r"torch\.ao\.quantization is deprecated", category=DeprecationWarning)
+        return torch.ao.quantization.quantize_dynamic(model, {nn.LSTM, nn.Linear}, dtype=torch.qint8, inplace=True)
+
+
+def quantize_embeddings(vectors: np.ndarray, precision: str) -> np.ndarray:
+    """(..., d) float32 -> the same vectors in `precision`: float32 as they are; int8 (..., d), each vector
+    scaled by 127 / its largest |component| and rounded; binary (..., ceil(d / 8)) uint8, bit 1 where a
+    component is > 0, packed big-endian as np.packbits does."""
+    if precision == "int8":
+        scale = np.abs(vectors).max(axis=-1, keepdims=True)  # (..., 1)
+        scaled = np.divide(vectors, scale, out=np.zeros_like(vectors), where=scale > 0) * 127.0
+        return np.rint(scaled).astype(np.int8)  # |values| <= 127: -128 never appears, so negation is safe
+    if precision == "binary":
+        return np.packbits(vectors > 0, axis=-1)
+    return vectors
+
+
+def unpack_binary(codes: np.ndarray, dim: int) -> np.ndarray:
+    """(..., d/8) uint8 sign bits -> (..., d) float32 of ±1 (what a binary vector stands for in a cosine)."""
+    bits = np.unpackbits(codes, axis=-1, count=dim).astype(np.float32)
+    return bits * 2.0 - 1.0

@@ -1,0 +1,148 @@
+"""Quantized inference (`BridgeEncoder(..., quantize="int8")`) and quantized embeddings (`encode(precision=)`,
+`semantic_search` over them), issue 33, on the toy model trained once per session (conftest.toy_run)."""
+
+import numpy as np
+import pytest
+import torch
+from torch.ao.nn.quantized import dynamic
+
+from bridgeembed import BridgeEncoder
+from bridgeembed.encoders import bridge as bridge_module
+from bridgeembed.encoders.quantize import quantize_embeddings, unpack_binary
+from bridgeembed.errors import ConfigError, DataError
+from bridgeembed.mining import semantic_search
+from bridgeembed.text.tokenization import EOS, PAD
+
+WORDS = "apple banana cherry dog eagle fish grape horse igloo jelly kite lemon".split()
+
+
+def _sentences(n: int, seed: int = 0) -> list:
+    rng = np.random.default_rng(seed)
+    return [" ".join(rng.choice(WORDS, size=rng.integers(1, 6))) for _ in range(n)]
+
+
+@pytest.fixture(scope="module")
+def encoders(toy_run):
+    path = toy_run[0] / "last.pt"
+    return BridgeEncoder(path, device="cpu"), BridgeEncoder(path, quantize="int8")
+
+
+def test_int8_replaces_every_lstm_and_linear_and_stays_close_to_float32(encoders):
+    fp32, int8 = encoders
+    kinds = {type(m) for m in int8.model.modules()}
+    assert {dynamic.LSTM, dynamic.Linear} <= kinds and not kinds & {torch.nn.LSTM, torch.nn.Linear}
+    assert {type(m) for m in fp32.model.modules()} >= {torch.nn.LSTM, torch.nn.Linear}  # the float32 one untouched
+    batch = _sentences(64)
+    a, b = fp32.encode(batch, "x", normalize=True), int8.encode(batch, "x", normalize=True)
+    assert b.dtype == np.float32 and b.shape == a.shape
+    assert (a * b).sum(axis=1).min() > 0.99
+    assert int8.device.type == "cpu" and "quantize='int8'" in repr(int8)
+
+
+def test_quantized_lstm_keeps_packed_sequences_padding_free(encoders):
+    """Extra padding columns change nothing (the packed LSTM never sees them); a sentence alone and inside a
+    mixed batch differ only by the batch's activation scale, which dynamic int8 takes per batch."""
+    _, int8 = encoders
+    batch = _sentences(40, seed=1)
+    ids = [int8.tokenizers["x"].encode(s) + [EOS] for s in batch]
+    width = max(map(len, ids))
+    src = torch.full((len(ids), width), PAD, dtype=torch.long)
+    for i, s in enumerate(ids):
+        src[i, :len(s)] = torch.tensor(s)
+    lengths = torch.tensor([len(s) for s in ids])
+    wide = torch.cat([src, torch.full((len(ids), 7), PAD, dtype=torch.long)], dim=1)
+    with torch.inference_mode():
+        narrow_m = int8.model.encode(src, lengths, "x").memory
+        wide_m = int8.model.encode(wide, lengths, "x").memory
+    torch.testing.assert_close(narrow_m, wide_m, rtol=0, atol=1e-6)
+    together = int8.encode(batch, "x", heads="each", normalize=True)
+    for i in (0, 13, 39):
+        alone = int8.encode(batch[i], "x", heads="each", normalize=True)
+        assert (alone * together[i]).sum(axis=-1).min() > 0.99
+
+
+def test_a_model_in_memory_is_copied_not_quantized_in_place(encoders):
+    fp32, _ = encoders
+    wrapped = BridgeEncoder.from_model(fp32.model, fp32.tokenizers, fp32.config, quantize="int8")
+    assert any(type(m) is dynamic.LSTM for m in wrapped.model.modules())
+    assert any(type(m) is torch.nn.LSTM for m in fp32.model.modules())
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is available here")
+def test_cuda_is_refused_for_int8(toy_run, encoders, monkeypatch):
+    path = toy_run[0] / "last.pt"
+    with pytest.raises(ConfigError, match="CUDA is not available here"):  # no CUDA: the device error first
+        BridgeEncoder(path, device="cuda", quantize="int8")
+    monkeypatch.setattr(bridge_module, "resolve_device", lambda name=None: torch.device(name or "cpu"))
+    with pytest.raises(ConfigError, match=r"quantize='int8' runs on the CPU only .*device 'cuda'"):
+        BridgeEncoder(path, device="cuda", quantize="int8")  # as on a machine with a GPU
+    with pytest.raises(ConfigError, match=r"CPU only .*device 'cuda:0'"):
+        encoders[1].to("cuda:0")
+    assert encoders[1].device.type == "cpu"
+
+
+@pytest.mark.parametrize("value", ["int4", "INT8", "bf16", 8, True])
+def test_an_unknown_quantize_names_the_accepted_values(toy_run, value):
+    with pytest.raises(ConfigError, match=r"quantize must be None \(float32 weights\) or one of int8"):
+        BridgeEncoder(toy_run[0] / "last.pt", quantize=value)
+
+
+def test_int8_encoders_are_not_saved_nor_sent_to_workers(encoders, tmp_path):
+    with pytest.raises(ConfigError, match="int8 weights are not saved"):
+        encoders[1].save(tmp_path / "q.pt")
+    with pytest.raises(ConfigError, match="one process only"):
+        encoders[1].worker_factory()
+
+
+# --- quantized embeddings -----------------------------------------------------------------------------
+def test_precision_int8_and_binary(encoders):
+    fp32, _ = encoders
+    batch = _sentences(50, seed=2)
+    vectors = fp32.encode(batch, "x")
+    int8 = fp32.encode(batch, "x", precision="int8")
+    assert int8.dtype == np.int8 and int8.shape == vectors.shape
+    assert np.abs(int8).max(axis=1).min() == 127  # each vector scaled on its own
+    cos = (int8 * vectors).sum(1) / np.linalg.norm(int8.astype(np.float32), axis=1) / np.linalg.norm(vectors, axis=1)
+    assert cos.min() > 0.999
+    binary = fp32.encode(batch, "x", precision="binary")
+    assert binary.dtype == np.uint8 and binary.shape == (50, fp32.dim // 8)
+    np.testing.assert_array_equal(unpack_binary(binary, fp32.dim) > 0, vectors > 0)
+    assert fp32.encode(batch[0], "x", precision="binary").shape == (fp32.dim // 8,)
+    assert fp32.encode(batch, "x", heads="each", precision="int8").shape == (50, fp32.num_heads, fp32.dim)
+    assert fp32.encode(batch, "x", precision="int8", convert_to_tensor=True).dtype == torch.int8
+
+
+@pytest.mark.parametrize("value", ["fp32", "uint8", "ubinary", None, 8])
+def test_an_unknown_precision_names_the_accepted_ones(encoders, value):
+    with pytest.raises(ConfigError, match="precision must be one of float32, int8, binary"):
+        encoders[0].encode(["apple"], "x", precision=value)
+
+
+def test_semantic_search_over_quantized_corpora_rescored_in_float32():
+    rng = np.random.default_rng(0)
+    corpus = rng.standard_normal((3000, 64)).astype(np.float32)
+    queries = corpus[:50] + 0.3 * rng.standard_normal((50, 64)).astype(np.float32)  # near rows 0..49
+    exact = semantic_search(queries, corpus, top_k=3, index="flat")
+    for precision in ("int8", "binary"):
+        codes = quantize_embeddings(corpus, precision)
+        found = semantic_search(queries, codes, top_k=3, rescore_vecs=corpus, rescore_multiplier=10)
+        assert [h[0]["corpus_id"] for h in found] == list(range(50))
+        np.testing.assert_allclose([h[0]["score"] for h in found], [h[0]["score"] for h in exact], atol=1e-5)
+        unrescored = semantic_search(queries, codes, top_k=3, rescore_multiplier=1)
+        assert sum(h[0]["corpus_id"] == i for i, h in enumerate(unrescored)) >= 45
+    assert len(semantic_search(queries[0], quantize_embeddings(corpus[:2], "int8"), top_k=5)[0]) == 2
+
+
+def test_semantic_search_refuses_what_does_not_fit_a_quantized_corpus():
+    corpus = quantize_embeddings(np.random.default_rng(0).standard_normal((100, 64)).astype(np.float32), "binary")
+    queries = np.ones((2, 64), dtype=np.float32)
+    with pytest.raises(DataError, match="rescore_vecs has shape"):
+        semantic_search(queries, corpus, rescore_vecs=np.ones((100, 32), dtype=np.float32))
+    with pytest.raises(DataError, match="query_vecs have 32 dimensions and the binary corpus_vecs 64"):
+        semantic_search(queries[:, :32], corpus)
+    with pytest.raises(ConfigError, match="searched flat"):
+        semantic_search(queries, corpus, index="ivf")
+    with pytest.raises(ConfigError, match="rescore_multiplier must be a positive integer"):
+        semantic_search(queries, corpus, rescore_multiplier=0)
+    with pytest.raises(ConfigError, match="float already"):
+        semantic_search(queries, np.ones((5, 64), dtype=np.float32), rescore_vecs=np.ones((5, 64)))
