@@ -392,3 +392,23 @@ def _children(pid: int) -> list:
         except OSError:
             pass
     return found
+
+
+def test_a_same_size_edit_with_the_time_set_back_is_a_new_identity(tmp_path):
+    """Issue 31: the cache was keyed on size, modification time and the first and last MiB: an edit in the
+    middle of the same size, with the time restored, reused the stale prepared corpus."""
+    from bridgeembed.text.cache import file_identity
+
+    path = tmp_path / "train.en"
+    lines = [f"sentence {i:07d}\n" for i in range(300_000)]  # 5 MiB: the middle is past the first and last MiB
+    path.write_text("".join(lines))
+    before, stat = file_identity(path), path.stat()
+    lines[150_000] = "SENTENCE 0150000\n"
+    path.write_text("".join(lines))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size and path.stat().st_mtime_ns == stat.st_mtime_ns
+    assert file_identity(path) != before
+    lines[150_000] = "sentence 0150000\n"
+    path.write_text("".join(lines))  # the same content again, at another time: the same identity
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    assert file_identity(path) == before
