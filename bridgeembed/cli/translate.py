@@ -30,7 +30,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="the translations, one per line (default: stdout); with --evaluate: the folder for "
                              "bleu.json, bleu.md, the plot and the translations (--output: the old spelling)")
     parser.add_argument("--beam", type=int, default=5, help="beam size (default 5; 1: greedy, at most 100)")
-    add_options(parser, "--model", "--data", "--batch-size", "--device", "--threads")
+    add_options(parser, "--model", "--data", "--batch-size", "--device", "--threads", "--quantize")
     add_common(parser)
     return parser.parse_args(argv)
 
@@ -38,6 +38,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def run(args: argparse.Namespace) -> int:
     from bridgeembed.checkpoint import load_model
     from bridgeembed.devices import resolve_device
+    from bridgeembed.encoders.quantize import check_quantized_device, quantize_model
     from bridgeembed.errors import ConfigError
     from bridgeembed.paths import check_not_input, check_output, write_text_atomic
     from bridgeembed.pretrained import resolve
@@ -62,9 +63,10 @@ def run(args: argparse.Namespace) -> int:
         stdout_open("give --out FILE")
     evaluate_out = check_output(args.out, "--out", "folder") if args.out and args.evaluate else None
     set_threads(args.threads)
-    device = resolve_device(args.device)
+    device = resolve_device("cpu" if args.quantize and args.device is None else args.device)
+    check_quantized_device(args.quantize, device)  # int8 on a GPU: refused before the model loads
     model, tokenizers, config = load_model(resolve(args.model))
-    model.to(device)
+    model = quantize_model(model, args.quantize) if args.quantize else model.to(device)
     if args.evaluate:
         folder = corpus_dir(args.corpus or config.data.path, args.data)
         directions = None if args.directions == "all" else [Direction.parse(d) for d in args.directions.split(",")]

@@ -25,6 +25,7 @@ class EncodeOptions:
     show_progress: bool | None = None  # a progress bar (None: on a terminal only)
     model: str = ""  # the model's source as given (--model), recorded in a shard manifest
     device: str | None = None  # where the model loads (the CPU for processes > 1; None: cuda if available)
+    quantize: str | None = None  # the model's weights: "int8" (dynamic, CPU only) or None, float32
 
     @property
     def dtype(self) -> str:

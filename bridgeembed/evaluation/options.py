@@ -20,6 +20,8 @@ OPTIONS = {
     "--heads": {"default": "mean", "help": f"the vectors: {FORMS} (default: mean, the sentence vector)"},
     "--threads": {"type": int, "help": "CPU threads for torch (default: the cores other work leaves idle)"},
     "--batch-size": {"type": int, "default": 64, "help": "sentences per encoder batch (default: 64)"},
+    "--quantize": {"choices": ["int8"], "default": None, "help": "int8: the model's LSTM and Linear layers in dynamic "
+                   "int8, on the CPU only (faster; docs/performance.md, Quantized inference; default: float32)"},
 }
 
 

@@ -146,3 +146,37 @@ def test_semantic_search_refuses_what_does_not_fit_a_quantized_corpus():
         semantic_search(queries, corpus, rescore_multiplier=0)
     with pytest.raises(ConfigError, match="float already"):
         semantic_search(queries, np.ones((5, 64), dtype=np.float32), rescore_vecs=np.ones((5, 64)))
+
+
+# --- the commands: --quantize int8 -----------------------------------------------------------------------
+def test_encode_and_translate_commands_take_quantize(toy_run, tmp_path, capsys):
+    from bridgeembed.cli.encode import main as encode
+    from bridgeembed.cli.translate import main as translate
+
+    model = str(toy_run[0] / "last.pt")
+    for name, extra in (("fp32", []), ("int8", ["--quantize", "int8"])):
+        assert encode(["--model", model, "--lang", "x", "--out", str(tmp_path / f"{name}.npy"), *extra,
+                       "apple banana", "kite lemon"]) == 0
+    a, b = (np.load(tmp_path / f"{name}.npy") for name in ("fp32", "int8"))
+    assert ((a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)).min() > 0.99
+    (tmp_path / "in.x").write_text("apple banana\nkite\n")
+    assert translate(["--model", model, "--src", "x", "--tgt", "y", "--in", str(tmp_path / "in.x"), "--out",
+                      str(tmp_path / "out.y"), "--quantize", "int8", "--beam", "2"]) == 0
+    assert len((tmp_path / "out.y").read_text().splitlines()) == 2
+    with pytest.raises(SystemExit):  # argparse: exit 2, naming the choices
+        encode(["--model", model, "--lang", "x", "--quantize", "int4", "kite"])
+    assert "--quantize: invalid choice: 'int4' (choose from 'int8')" in capsys.readouterr().err
+    assert encode(["--model", model, "--lang", "x", "--quantize", "int8", "--in", str(tmp_path / "in.x"),
+                   "--shards", str(tmp_path / "shards")]) == 2
+    assert "--quantize does not go with --shards" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is available here")
+def test_translate_command_refuses_int8_on_a_gpu(toy_run, monkeypatch, capsys):
+    from bridgeembed import devices
+    from bridgeembed.cli.translate import main as translate
+
+    monkeypatch.setattr(devices, "resolve_device", lambda name=None: torch.device(name or "cpu"))  # as with a GPU
+    assert translate(["--model", str(toy_run[0] / "last.pt"), "--src", "x", "--tgt", "y", "--device", "cuda",
+                      "--quantize", "int8"]) == 2
+    assert "quantize='int8' runs on the CPU only" in capsys.readouterr().err
