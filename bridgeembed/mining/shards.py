@@ -132,7 +132,7 @@ def write_shards(encoder: SentenceEncoder, path: str | Path, lang: str, folder: 
     dim = probe_dim(encoder, lang, options.heads)
     if folder.exists() and not folder.is_dir():
         raise ShardError(f"{folder} is a file; expected a folder for the shards")
-    lock = FolderLock(folder, "the shard folder", "two encodings into one folder would mix their shards")
+    lock = FolderLock(folder, "shard folder", "two encodings into one folder would mix their shards")
     try:
         return _write_locked(encoder, path, lang, folder, shard_size, options, dim)
     finally:
@@ -146,7 +146,16 @@ def _write_locked(encoder: SentenceEncoder, path: str | Path, lang: str, folder:
                 "dim": dim, "heads": options.heads.encoder_heads, "normalized": options.normalize,
                 "dtype": options.dtype, "lang": lang, "shard_size": shard_size, "input": scan_input(path)}
     _start_or_resume(folder, manifest)
+    manifest = read_manifest(folder)  # with the checksums of the shards written so far
+    manifest.setdefault("shards", {})  # none in a folder of an earlier version
     rows, todo = manifest["input"]["lines"], missing_shards(folder, manifest)
+    for index in todo:
+        manifest["shards"].pop(shard_name(index), None)
+    unrecorded = [shard_name(i) for i in range(_count(manifest)) if i not in todo and
+                  shard_name(i) not in manifest["shards"]]  # whole (renamed into place), but a kill came first
+    if unrecorded:
+        manifest["shards"].update({name: shard_checksum(folder / name) for name in unrecorded})
+        _save_manifest(folder, manifest)
     if not todo:
         logger.info("%s: all %d shards are there already", folder, -(-rows // shard_size))
         return Shards(folder)
@@ -167,6 +176,8 @@ def _write_locked(encoder: SentenceEncoder, path: str | Path, lang: str, folder:
             with closing(done):  # closed: the workers are stopped
                 for index, _, count, seconds in done:
                     logger.info("%s: %s, %d sentences in %.1f s", folder, shard_name(index), count, seconds)
+                    manifest["shards"][shard_name(index)] = shard_checksum(folder / shard_name(index))
+                    _save_manifest(folder, manifest)
                     bar.update(count)
         except WorkerDied as err:
             raise type(err)(f"{err}; the shards written are complete: run the same encoding again to encode "
@@ -194,7 +205,7 @@ def _start_or_resume(folder: Path, manifest: dict) -> None:
     if folder.is_dir() and any(folder.glob("shard-*.npy")):
         raise ShardError(f"{folder} holds shard files but no {MANIFEST}; use another folder")
     folder.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, json.dumps(manifest, indent=1) + "\n")
+    write_text_atomic(path, json.dumps({**manifest, "shards": {}}, indent=1) + "\n")
 
 
 def _describe(key: str, value: object) -> str:
@@ -203,14 +214,39 @@ def _describe(key: str, value: object) -> str:
     return repr(value)
 
 
+def _save_manifest(folder: Path, manifest: dict) -> None:
+    """The manifest with the checksums recorded so far, in shard order (the same bytes however many processes
+    wrote the shards, in whatever order)."""
+    shards = dict(sorted(manifest["shards"].items()))
+    write_text_atomic(folder / MANIFEST, json.dumps({**manifest, "shards": shards}, indent=1) + "\n")
+
+
+def _count(manifest: dict) -> int:
+    return -(-manifest["input"]["lines"] // manifest["shard_size"])
+
+
+def shard_checksum(path: Path, block: int = 1 << 24) -> str:
+    """BLAKE2b of a shard file's bytes, recorded in the manifest as the shard is written."""
+    content = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as handle:
+        while chunk := handle.read(block):
+            content.update(chunk)
+    return content.hexdigest()
+
+
 def missing_shards(folder: Path, manifest: dict) -> list:
-    """Indices of the shards not yet written (or written with the wrong shape: they are encoded again)."""
+    """Indices of the shards not yet written, written with the wrong shape, or whose bytes are not those the
+    manifest recorded (a shard copied over another, from this folder or another model's): encoded again.
+    A shard whose checksum is not recorded yet (a kill between its rename and the manifest's update, or a
+    folder of an earlier version) is checked by its shape alone, as every shard was before."""
     rows, size, dim = manifest["input"]["lines"], manifest["shard_size"], manifest["dim"]
+    recorded = manifest.get("shards")
     todo = []
-    for index in range(-(-rows // size)):
-        expected = (min(size, rows - index * size), dim)
+    for index in range(_count(manifest)):
+        expected, path = (min(size, rows - index * size), dim), folder / shard_name(index)
         try:
-            ok = np.load(folder / shard_name(index), mmap_mode="r").shape == expected
+            ok = np.load(path, mmap_mode="r").shape == expected
+            ok = ok and (path.name not in (recorded or {}) or recorded[path.name] == shard_checksum(path))
         except (OSError, ValueError):
             ok = False
         if not ok:
@@ -285,6 +321,9 @@ def _manifest_problem(m: dict) -> str | None:
             return f"input.{key} is missing"
         if not ok(given[key]):
             return f"input.{key} must be {expected}, got {given[key]!r:.40}"
+    shards = m.get("shards")
+    if shards is not None and not (isinstance(shards, dict) and all(isinstance(v, str) for v in shards.values())):
+        return f"shards must map shard files to their checksums, got {shards!r:.40}"
     blank = given["blank_lines"]
     if blank != sorted(set(blank)) or (blank and blank[-1] >= given["lines"]) or len(blank) >= given["lines"]:
         return f"input.blank_lines must be increasing line numbers below input.lines ({given['lines']}), leaving " \

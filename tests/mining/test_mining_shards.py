@@ -164,11 +164,29 @@ def test_a_second_encoding_into_a_folder_in_use_is_refused(text, tmp_path):
     from bridgeembed.paths import FolderLock
 
     folder = tmp_path / "shards"
-    held = FolderLock(folder, "the shard folder")  # another encoding, running
-    with pytest.raises(ConfigError, match=r"the shard folder .*/shards is in use by process \d+: two encodings into "
+    held = FolderLock(folder, "shard folder")  # another encoding, running
+    with pytest.raises(ConfigError, match=r"shard folder .*/shards is in use by process \d+: two encodings into "
                                           r"one folder would mix their shards; wait for it to end"):
         encode_to_shards(Counting(), text, "en", folder, model="bow", shard_size=10)
     assert not (folder / MANIFEST).exists()
     held.release()
     assert len(encode_to_shards(Counting(), text, "en", folder, model="bow", shard_size=10)) == 25
     assert len(encode_to_shards(Counting(), text, "en", folder, model="bow", shard_size=10)) == 25  # released
+
+
+def test_a_shard_copied_over_another_is_found_by_its_checksum(text, tmp_path):
+    """Issue 31: a shard copied over another (same shape) was mined with exit 0; each shard's checksum is now
+    in the manifest, and a shard that does not match is encoded again by the next run."""
+    import shutil
+
+    folder = tmp_path / "shards"
+    encode_to_shards(Counting(), text, "en", folder, model="bow", shard_size=10)
+    assert set(json.loads((folder / MANIFEST).read_text())["shards"]) == {shard_name(i) for i in range(2)} | \
+        {shard_name(2)}
+    shutil.copy(folder / shard_name(0), folder / shard_name(1))
+    with pytest.raises(ShardError, match=r"is incomplete: 1 of 3 shards missing or damaged \(shard-00001.npy\)"):
+        Shards(folder)
+    again = Counting()
+    shards = encode_to_shards(again, text, "en", folder, model="bow", shard_size=10)
+    assert again.sentences == 1 + 10  # the probe, and shard 1 only
+    np.testing.assert_array_equal(shards.read(0, 25), HashBowEncoder(dim=16).encode(text.read_text().splitlines()))
