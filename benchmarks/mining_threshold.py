@@ -1,0 +1,124 @@
+"""A mining threshold chosen on dev data, in and out of the caption domain (issue 29).
+
+Two planted sets, each mined with `bridgeembed.mining.mine` (ratio margin, k = 4, retrieval max), as
+`bridgeembed-mine` mines by default:
+
+- captions: the val captions (en, de) among N training captions per side (en rows 0..N-1, de rows
+  N..2N-1, so no distractor has its translation on the other side);
+- europarl: the last --europarl-dev lines of Europarl (held out of stage 10's training, its dev set)
+  among the other lines, split the same way.
+
+For every threshold it computes precision, recall and F1 of each set, and picks the one with the best
+mean F1 of the two sets: the default a model can carry. Each set's own best (an oracle) is shown beside it.
+Never run it on test sets.
+
+    BRIDGEEMBED_DATA=../shared/data python benchmarks/mining_threshold.py --model runs/stage10/best.pt \\
+        --distractors 14500 --out results/mining-threshold/stage10.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+
+def planted(pool_src: list, pool_tgt: list, dev_src: list, dev_tgt: list, n: int) -> tuple[list, list, int]:
+    """(src sentences, tgt sentences, n): distractors first (disjoint halves of the pools), the dev pairs last
+    (rows n .. n + len(dev) - 1 on both sides)."""
+    n = min(n, len(pool_src) // 2)
+    return pool_src[:n] + dev_src, pool_tgt[n:2 * n] + dev_tgt, n
+
+
+def curve(scores: np.ndarray, hit: np.ndarray, gold: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(precision, recall, F1) of keeping the pairs scoring at least each pair's score (pairs best first)."""
+    correct = np.cumsum(hit)
+    precision, recall = correct / np.arange(1, len(hit) + 1), correct / gold
+    f1 = np.where(correct > 0, 2 * precision * recall / np.maximum(precision + recall, 1e-12), 0.0)
+    return precision, recall, f1
+
+
+def f1_at(thresholds: np.ndarray, pairs: dict) -> np.ndarray:
+    """F1 of one set's mined pairs kept at each threshold (vectorised `at`)."""
+    order = np.argsort(-pairs["scores"], kind="stable")
+    scores, correct = pairs["scores"][order], np.concatenate([[0.0], np.cumsum(pairs["hit"][order])])
+    kept = np.searchsorted(-scores, -thresholds, side="right")  # pairs scoring >= each threshold
+    hits = correct[kept]
+    precision, recall = hits / np.maximum(kept, 1), hits / pairs["gold"]
+    return np.where(hits > 0, 2 * precision * recall / np.maximum(precision + recall, 1e-12), 0.0)
+
+
+def at(threshold: float, pairs: dict) -> dict:
+    """Precision, recall and F1 of one set's mined pairs kept at `threshold`."""
+    kept = pairs["scores"] >= threshold
+    correct = int(pairs["hit"][kept].sum())
+    precision = correct / max(int(kept.sum()), 1)
+    recall = correct / pairs["gold"]
+    f1 = 2 * precision * recall / (precision + recall) if correct else 0.0
+    return {"precision": 100 * precision, "recall": 100 * recall, "f1": 100 * f1, "kept": int(kept.sum())}
+
+
+def mine_set(encoder, src: list, tgt: list, n: int, gold: int, langs: tuple, k: int) -> dict:
+    from bridgeembed.mining import mine
+
+    vectors = [encoder.encode(sentences, lang, batch_size=64) for sentences, lang in ((src, langs[0]), (tgt, langs[1]))]
+    pairs = mine(*vectors, k=k, scoring="ratio")
+    hit = np.array([s == t and s >= n for _, s, t in pairs], dtype=np.float64)
+    return {"scores": pairs.score.astype(np.float64), "hit": hit, "gold": gold}
+
+
+def main(argv: list | None = None) -> int:
+    from bridgeembed.evaluation.models import load_encoder
+    from bridgeembed.text.parallel import corpus_dir, read_lines
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="multi30k-m2m")
+    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
+    parser.add_argument("--distractors", type=int, default=14500, help="distractors per side (default: 14500)")
+    parser.add_argument("--europarl-dev", type=int, default=1000,
+                        help="the last lines of Europarl that are the dev set (default: 1000, stage 10's dev_lines)")
+    parser.add_argument("--k", type=int, default=4)
+    parser.add_argument("--out", help="a JSON file for the curves' figures")
+    args = parser.parse_args(argv)
+    encoder = load_encoder(args.model, device="cpu")
+    captions, europarl = corpus_dir("multi30k", args.data), corpus_dir("europarl-comtrans", args.data)
+    cap = {lang: read_lines(captions / f"train.{lang}.gz") for lang in ("en", "de")}
+    val = {lang: read_lines(captions / f"val.{lang}.gz") for lang in ("en", "de")}
+    ep = {lang: read_lines(europarl / f"train.{lang}.gz") for lang in ("en", "de")}
+    cut = len(ep["en"]) - args.europarl_dev
+    sets = {}
+    for name, pools, dev in (("captions", cap, val),
+                             ("europarl", {k: v[:cut] for k, v in ep.items()}, {k: v[cut:] for k, v in ep.items()})):
+        src, tgt, n = planted(pools["de"], pools["en"], dev["de"], dev["en"], args.distractors)
+        sets[name] = mine_set(encoder, src, tgt, n, len(dev["en"]), ("de", "en"), args.k)
+        sets[name]["distractors"] = n
+        print(f"{name}: {len(dev['en'])} dev pairs among {n:,} distractors per side, mined", file=sys.stderr)
+    candidates = np.unique(np.concatenate([s["scores"] for s in sets.values()]))  # every score of either set
+    best = float(candidates[int(np.argmax(np.mean([f1_at(candidates, s) for s in sets.values()], axis=0)))])
+    report = {"model": args.model, "scoring": "ratio", "k": args.k, "threshold": round(best, 4),
+              "at_threshold": {name: at(best, s) for name, s in sets.items()},
+              "oracle": {}, "every_candidate": {name: at(-np.inf, s) for name, s in sets.items()},
+              "distractors": {name: s["distractors"] for name, s in sets.items()}}
+    for name, s in sets.items():
+        _, _, f1 = curve(s["scores"], s["hit"], s["gold"])
+        i = int(np.argmax(f1))
+        report["oracle"][name] = {**at(float(s["scores"][i]), s), "threshold": round(float(s["scores"][i]), 4)}
+    lines = [f"threshold {best:.4f} (best mean F1 of the two dev sets; ratio margin, k = {args.k}, de -> en)", "",
+             "| set | precision | recall | F1 | kept | own best F1 (threshold) | no threshold: precision |",
+             "|---|---|---|---|---|---|---|"]
+    for name in sets:
+        a, o, e = report["at_threshold"][name], report["oracle"][name], report["every_candidate"][name]
+        lines.append(f"| {name} | {a['precision']:.1f} | {a['recall']:.1f} | **{a['f1']:.1f}** | {a['kept']:,} | "
+                     f"{o['f1']:.1f} ({o['threshold']:.3f}) | {e['precision']:.1f} |")
+    print("\n".join(lines))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
