@@ -6,7 +6,7 @@ import ast
 from tests.test_layout import MODULES
 
 OPTIONS_MODULE = "bridgeembed.evaluation.options"
-SHARED = ("--model", "--data", "--device", "--heads", "--threads", "--batch-size")
+SHARED = ("--model", "--data", "--device", "--heads", "--threads", "--batch-size", "--quantize")
 # data downloads and preparation name their own --data root (`bridgeembed-data`); not yet on the shared option
 DATA_TOOLS = {"bridgeembed.datasets.corpora", "bridgeembed.datasets.senteval", "bridgeembed.datasets.prepare"}
 
