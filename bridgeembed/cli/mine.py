@@ -61,8 +61,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "align: score line i with line i (or mine within documents with --documents)")
     add("--scoring", default="ratio", choices=SCORINGS, help="ratio margin (default), distance margin, or "
         "absolute (the cosine)")
-    add("--threshold", type=float, default=None, help="keep pairs scoring at least this (ratio: e.g. 1.1, "
-        "absolute: a cosine in [-1, 1]; distance: in [-2, 2]); default: keep all")
+    add("--threshold", default=None, help="keep pairs scoring at least this (ratio: e.g. 1.1, absolute: a cosine "
+        "in [-1, 1]; distance: in [-2, 2]), or 'all' to keep every candidate; default: 1.157 for mining with the "
+        "ratio margin (chosen on dev captions and Europarl, see docs/mining.md), every pair otherwise")
     add("--k", type=int, default=4, help="neighbours on each side for the margin (default 4, as LASER)")
     add("--retrieval", default="max", choices=RETRIEVALS, help="candidate selection: max (union of both "
         "directions, each sentence used once; default), fwd, bwd, intersect")
@@ -88,9 +89,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def check_options(args: argparse.Namespace) -> tuple:
-    """Everything that can be checked before a model loads or a file is read: (out, index config, heads, device)."""
+    """Everything that can be checked before a model loads or a file is read: (out, index config, heads, device,
+    threshold)."""
     from bridgeembed.mining.index import IndexConfig
-    from bridgeembed.mining.mine import check_threshold
 
     for option in ("k", "batch_size", "shard_size", "nprobe", "ef_search", "threads", "nlist", "processes"):
         value = getattr(args, option)
@@ -98,7 +99,7 @@ def check_options(args: argparse.Namespace) -> tuple:
             positive_int(value, "--" + option.replace("_", "-"))
     device = pool_device(args.processes, args.threads, args.device)
     job_timeout(args.job_timeout)
-    check_threshold(args.threshold, args.scoring, "--threshold")
+    threshold = threshold_of(args.threshold, args.scoring, args.mode)
     out = output_file(args.out, "--out")
     if args.shards:
         shard_dir(args.shards)
@@ -110,7 +111,23 @@ def check_options(args: argparse.Namespace) -> tuple:
         inputs += _check_input(getattr(args, option), getattr(args, f"{option}_lang"), f"--{option}")
     check_not_input(out, "--out", inputs)
     config = IndexConfig(args.index, nlist=args.nlist, nprobe=args.nprobe, ef_search=args.ef_search)
-    return out, config, heads, device
+    return out, config, heads, device, threshold
+
+
+def threshold_of(given: str | None, scoring: str, mode: str) -> float | None:
+    """--threshold -> the threshold to keep pairs at: a number (checked for the scoring), 'all' (None: every pair),
+    or not given: the default of the scoring and mode (mining.mine.default_threshold)."""
+    from bridgeembed.mining.mine import check_threshold, default_threshold
+
+    if given is None:
+        return default_threshold(scoring, mode)
+    if str(given).strip().lower() == "all":
+        return None
+    try:
+        value = float(given)
+    except ValueError:
+        raise BridgeembedError(f"--threshold {given!r}: expected a number, or all (keep every candidate)") from None
+    return check_threshold(value, scoring, "--threshold")
 
 
 def _check_input(path: str, lang: str | None, option: str) -> list:
@@ -132,9 +149,9 @@ def _check_input(path: str, lang: str | None, option: str) -> list:
 
 def run(args: argparse.Namespace) -> int:
     from bridgeembed.mining.index import set_threads as faiss_threads
-    from bridgeembed.mining.mine import mine
+    from bridgeembed.mining.mine import default_threshold, mine
 
-    out, config, heads, device = check_options(args)
+    out, config, heads, device, threshold = check_options(args)
     threads = set_threads(args.threads)
     options = encode_options(args, heads, device, threads, normalize=True)
     with ExitStack() as stack:
@@ -142,10 +159,12 @@ def run(args: argparse.Namespace) -> int:
         src, tgt = open_sides(args, options, stack)
         faiss_threads(threads)  # FAISS's OpenMP threads as torch's
         src_vecs, tgt_vecs, docs = views(args, src, tgt)
-        pairs = mine(src_vecs, tgt_vecs, k=args.k, scoring=args.scoring, mode=args.mode, threshold=args.threshold,
+        pairs = mine(src_vecs, tgt_vecs, k=args.k, scoring=args.scoring, mode=args.mode, threshold=threshold,
                      retrieval=args.retrieval, index=config, **docs)
         write_pairs(out, pairs, src, tgt)
-    kept = f"scores >= {args.threshold:g}" if args.threshold is not None else "no threshold"
+    kept = f"scores >= {threshold:g}" if threshold is not None else "no threshold"
+    if threshold is not None and threshold == default_threshold(args.scoring, args.mode):
+        kept += ", the default; --threshold all keeps every candidate"
     print(f"wrote {out}: {len(pairs)} pairs ({args.mode}, {args.scoring}, k = {args.k}, {kept}) from "
           f"{len(src)} x {len(tgt)} sentences", file=sys.stderr)
     return 0

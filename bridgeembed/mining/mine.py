@@ -36,6 +36,10 @@ from bridgeembed.mining.vectors import BLOCK, Vectors, VectorsLike
 SCORINGS = MARGINS  # ratio | distance | absolute
 MODES = ("mine", "align")
 RETRIEVALS = ("max", "fwd", "bwd", "intersect")
+# bridgeembed-mine's threshold when none is given (mine mode, ratio margin, k = 4): the one with the best mean F1
+# on two dev sets, val captions and held-out Europarl lines, each among about 11-15k distractors per side
+# (benchmarks/mining_threshold.py; the figures are in docs/mining.md). Other scorings and modes keep every pair.
+DEFAULT_RATIO_THRESHOLD = 1.157
 logger = logging.getLogger(__name__)
 RANGES = {"absolute": (-1.0, 1.0), "distance": (-2.0, 2.0), "ratio": (0.0, math.inf)}  # what a score can be
 
@@ -62,6 +66,12 @@ class MinedPairs:
         score, src, tgt = score[keep], src[keep], tgt[keep]
         order = np.lexsort((src, -score))
         return cls(score[order].astype(np.float32), src[order].astype(np.int64), tgt[order].astype(np.int64))
+
+
+def default_threshold(scoring: str, mode: str) -> float | None:
+    """The threshold bridgeembed-mine keeps pairs at when none is given: DEFAULT_RATIO_THRESHOLD for mining with the
+    ratio margin, else None (every pair: an absolute cosine or a distance has no threshold measured here)."""
+    return DEFAULT_RATIO_THRESHOLD if scoring == "ratio" and mode == "mine" else None
 
 
 def check_threshold(threshold: float | None, scoring: str, what: str = "threshold") -> float | None:

@@ -46,7 +46,8 @@ def test_mining_finds_the_translations_among_distractors(files, tmp_path, capsys
     pytest.importorskip("faiss", reason="faiss-cpu is not installed")
     de, en = files
     out = tmp_path / "pairs.tsv"
-    assert run_mine("--src", de, "--src-lang", "de", "--tgt", en, "--tgt-lang", "en", "--out", out) == 0
+    assert run_mine("--src", de, "--src-lang", "de", "--tgt", en, "--tgt-lang", "en", "--out", out,
+                    "--threshold", "all") == 0
     assert f"wrote {out}: 6 pairs (mine, ratio, k = 4, no threshold) from 6 x 13 sentences" in capsys.readouterr().err
     rows = read_tsv(out)
     assert [s for s, _, _ in rows] == sorted((s for s, _, _ in rows), reverse=True)
@@ -192,3 +193,23 @@ def test_sigterm_during_mining_leaves_no_temporary_shard_folder(tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143 and b"Traceback" not in err, err
     assert list(temp.iterdir()) == []
+
+
+def test_mining_keeps_pairs_at_the_default_threshold_unless_told_all(files, tmp_path, capsys):
+    """Issue 29: without --threshold, mining with the ratio margin keeps pairs at the threshold chosen on dev data
+    (it kept every candidate: precision 7% on held-out captions); --threshold all keeps every candidate."""
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed")
+    from bridgeembed.mining.mine import DEFAULT_RATIO_THRESHOLD
+
+    de, en = files
+    every, default = tmp_path / "all.tsv", tmp_path / "default.tsv"
+    assert run_mine("--src", de, "--src-lang", "de", "--tgt", en, "--tgt-lang", "en", "--out", every,
+                    "--threshold", "all") == 0
+    assert run_mine("--src", de, "--src-lang", "de", "--tgt", en, "--tgt-lang", "en", "--out", default) == 0
+    err = capsys.readouterr().err
+    kept = [row for row in read_tsv(every) if row[0] >= DEFAULT_RATIO_THRESHOLD]
+    assert read_tsv(default) == kept
+    assert f"scores >= {DEFAULT_RATIO_THRESHOLD:g}, the default; --threshold all keeps every candidate" in err
+    assert run_mine("--src", de, "--src-lang", "de", "--tgt", en, "--tgt-lang", "en", "--out", default,
+                    "--scoring", "absolute") == 0
+    assert "(mine, absolute, k = 4, no threshold)" in capsys.readouterr().err  # no default for cosines
