@@ -1,40 +1,34 @@
-"""Encoding in a pool of worker processes (`concurrent.futures.ProcessPoolExecutor`): the shards of
-`encode_to_shards(..., processes=N)`, and `encode_multi_process` for a list of sentences (as
-sentence-transformers' method of that name).
-
-Each worker is a spawned process whose initializer builds the encoder once (`workers.worker_factory`), checks
-that its weights are the parent's and sets its torch threads; then it takes one job at a time, by the code one
-process runs (`run_job`): a list of lines in, their vectors out, or written by the worker itself to the job's
-file, atomically. The parent hands out one job a worker, so a process holds at most one job of lines.
-
-An error in a worker reaches the parent as the same error; a worker that dies (kill -9, out of memory) ends
-the run with a `WorkerDied` naming it and the job it held, one that holds a job past `job_timeout` with a
-`WorkerHung`. A worker whose parent dies exits by itself. The vectors are bit for bit those of one process
-with as many torch threads as each worker has.
-"""
+"""Encoding in a pool of worker processes (`concurrent.futures.ProcessPoolExecutor`, spawned): the shards of
+`encode_to_shards(..., processes=N)`, and `encode_multi_process` for a list of sentences (as in
+sentence-transformers). A worker builds the encoder once and runs one job at a time (`workers.py`); the
+parent hands out one job a worker. An error in a worker reaches the parent as itself; a worker that dies
+ends the run with a `WorkerDied` naming it and its job, one past `job_timeout` with a `WorkerHung`. The
+vectors are bit for bit those of one process with as many torch threads as each worker has."""
 
 from __future__ import annotations
 
 import multiprocessing
-import os
-import pickle
 import signal
-import sys
-import threading
 import time
-import traceback
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bridgeembed.encoders.options import EncodeOptions, check_processes, check_timeout, threads_each
 from bridgeembed.encoders.protocol import HeadSpec
-from bridgeembed.encoders.workers import SameWeights, fingerprint, worker_factory
+from bridgeembed.encoders.workers import (
+    SameWeights,
+    encode_lines,
+    fingerprint,
+    run_in_worker,
+    run_job,
+    start_worker,
+    worker_factory,
+)
 from bridgeembed.errors import BridgeembedError
-from bridgeembed.paths import save_array_atomic
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.encoders.protocol import Heads, SentenceEncoder
@@ -48,27 +42,6 @@ class WorkerHung(WorkerDied):
     """A worker process held one job longer than `job_timeout` seconds: it was stopped, its work is not done."""
 
 
-def encode_lines(encoder: SentenceEncoder, lines: Sequence[str], lang: str, options: EncodeOptions) -> np.ndarray:
-    """(N, d) vectors of `lines` as a shard stores them: float32 from the encoder, unit length with
-    `options.normalize`, then `options.dtype` (float32 or float16)."""
-    vectors = np.asarray(encoder.encode(lines, lang, heads=options.heads, batch_size=options.batch_size),
-                         dtype=np.float32)
-    if options.normalize:
-        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    return vectors.astype(options.dtype)
-
-
-def run_job(encoder: SentenceEncoder, lines: Sequence[str], path: Any, lang: str, options: EncodeOptions) -> tuple:
-    """One job, here or in a worker: (vectors, rows, seconds); with a `path` the vectors are written there
-    (`save_array_atomic`) and None is returned in their place."""
-    start = time.perf_counter()
-    vectors = encode_lines(encoder, lines, lang, options)
-    if path is not None:
-        save_array_atomic(path, vectors)
-        vectors = None
-    return vectors, len(lines), time.perf_counter() - start
-
-
 def encode_jobs(encoder: SentenceEncoder, jobs: Iterable[tuple], lang: str, options: EncodeOptions) -> Iterator[tuple]:
     """(key, lines, path or None) jobs -> (key, vectors or None, rows, seconds) per job; `options.processes` 1:
     here, in order; more: by a pool, as the jobs finish (stopped, with the workers, when the iterator closes)."""
@@ -78,7 +51,7 @@ def encode_jobs(encoder: SentenceEncoder, jobs: Iterable[tuple], lang: str, opti
         return
     context = multiprocessing.get_context("spawn")
     taken = context.SimpleQueue()  # (job key, pid) as a worker takes a job: who holds what
-    pool = ProcessPoolExecutor(options.processes, mp_context=context, initializer=_start,
+    pool = ProcessPoolExecutor(options.processes, mp_context=context, initializer=start_worker,
                                initargs=(worker_factory(encoder, options.processes), SameWeights(fingerprint(encoder)),
                                          options.threads, taken))
     running, holders, processes, jobs, finished = {}, {}, {}, iter(jobs), False
@@ -87,7 +60,7 @@ def encode_jobs(encoder: SentenceEncoder, jobs: Iterable[tuple], lang: str, opti
             while len(running) < options.processes and (job := next(jobs, None)) is not None:
                 key, lines, path = job
                 label = str(path) if path is not None else f"job {key} ({len(lines)} lines)"
-                running[pool.submit(_encode, key, lines, path, lang, options)] = (key, label, time.monotonic())
+                running[pool.submit(run_in_worker, key, lines, path, lang, options)] = (key, label, time.monotonic())
                 processes.update(pool._processes)  # pid -> Process; no public way to name a dead worker
             if not running:
                 break
@@ -132,58 +105,10 @@ def _died(processes: dict, holders: dict, running: dict) -> WorkerDied:
 
 
 def _how(exitcode: int | None) -> str:
-    if exitcode is not None and exitcode < 0:
-        try:
-            name = signal.Signals(-exitcode).name
-        except ValueError:
-            name = f"signal {-exitcode}"
-        return f"killed by {name}" + (", perhaps for lack of memory" if name == "SIGKILL" else "")
-    return f"exit status {exitcode}" if exitcode is not None else "its pipe closed"
-
-
-# --- in a worker ---------------------------------------------------------------------------------------------
-_worker: dict = {}
-
-
-def _start(factory: Any, check: SameWeights, threads: int, taken: Any) -> None:
-    """A worker's initializer: Ctrl-C is the parent's to handle; its death ends the worker; the encoder is built
-    once. A failure is kept and raised by the first job, so that it reaches the parent as itself."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent = multiprocessing.parent_process()
-    threading.Thread(target=lambda: parent.join() or os._exit(1), daemon=True).start()
-    _worker["taken"] = taken
-    try:
-        _worker["encoder"] = factory()
-        if "torch" in sys.modules:  # an encoder without torch does not import it
-            sys.modules["torch"].set_num_threads(threads)
-        check(_worker["encoder"])
-    except Exception as err:
-        _worker["failed"] = err
-
-
-def _encode(key: Any, lines: Sequence[str], path: Any, lang: str, options: EncodeOptions) -> tuple:
-    _worker["taken"].put((key, os.getpid()))
-    try:
-        if "failed" in _worker:
-            raise _worker["failed"]
-        return run_job(_worker["encoder"], lines, path, lang, options)
-    except Exception as err:
-        kind, what = _failure(err)
-        raise what if kind == "error" else RuntimeError(what) from None
-
-
-def _failure(err: Exception) -> tuple:
-    """A user error crosses to the parent as itself (or, where it does not survive pickling, as a
-    BridgeembedError with its message); anything else as its traceback."""
-    if isinstance(err, BridgeembedError):
-        try:
-            copy = pickle.loads(pickle.dumps(err))
-            if type(copy) is type(err) and str(copy) == str(err):
-                return "error", err
-        except Exception:
-            pass
-        return "error", BridgeembedError(str(err))
-    return "crash", "".join(traceback.format_exception(err)).rstrip()
+    if exitcode is None or exitcode >= 0:
+        return "its pipe closed" if exitcode is None else f"exit status {exitcode}"
+    name = signal.Signals(-exitcode).name if -exitcode in signal.valid_signals() else f"signal {-exitcode}"
+    return f"killed by {name}" + (", perhaps for lack of memory" if name == "SIGKILL" else "")
 
 
 # --- a list of sentences ---------------------------------------------------------------------------------
@@ -212,8 +137,6 @@ def encode_multi_process(encoder: SentenceEncoder, sentences: Sequence[str], lan
     if options.processes == 1:
         return encode_lines(encoder, sentences, lang, options)
     jobs = ((i, sentences[start:start + chunk_size], None) for i, start in enumerate(starts))
-    parts: dict = {}
-    for key, vectors, _, _ in encode_jobs(encoder, jobs, lang, options):
-        parts[key] = vectors
+    parts = {key: vectors for key, vectors, _, _ in encode_jobs(encoder, jobs, lang, options)}
     return np.concatenate([parts[i] for i in range(len(starts))])
 

@@ -1,18 +1,30 @@
-"""How a worker process gets the parent's encoder (`bridgeembed.encoders.pool`): a picklable factory that
-builds it again (`worker_factory`), and the check that the weights it built are the parent's (`SameWeights`,
-by the `fingerprint` of the weights)."""
+"""A worker process of the pool (`bridgeembed.encoders.pool`): how it gets the parent's encoder (a picklable
+factory that builds it again, `worker_factory`, and the check that the weights it built are the parent's,
+`SameWeights`), its initializer (`start_worker`) and the one job it runs (`run_job`, which one process runs
+too), whose errors cross to the parent as themselves (`what_crosses`)."""
 
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
+import os
 import pickle
-from collections.abc import Callable
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from bridgeembed.errors import BridgeembedError
+from bridgeembed.paths import save_array_atomic
 
 if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.encoders.options import EncodeOptions
     from bridgeembed.encoders.protocol import SentenceEncoder
 
 
@@ -70,3 +82,71 @@ class SameWeights:
                                    f"given (fingerprint {found}, not {self.expected}): changed in memory after "
                                    f"loading? Save it and load it from there, or encode in one process "
                                    f"(processes=1)")
+
+
+# --- one job, here or in a worker ----------------------------------------------------------------------------
+def encode_lines(encoder: SentenceEncoder, lines: Sequence[str], lang: str, options: EncodeOptions) -> np.ndarray:
+    """(N, d) vectors of `lines` as a shard stores them: float32 from the encoder, unit length with
+    `options.normalize`, then `options.dtype` (float32 or float16)."""
+    vectors = np.asarray(encoder.encode(lines, lang, heads=options.heads, batch_size=options.batch_size),
+                         dtype=np.float32)
+    if options.normalize:
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    return vectors.astype(options.dtype)
+
+
+def run_job(encoder: SentenceEncoder, lines: Sequence[str], path: Any, lang: str, options: EncodeOptions) -> tuple:
+    """(vectors, rows, seconds); with a `path` the vectors are written there (`save_array_atomic`) and None is
+    returned in their place."""
+    start = time.perf_counter()
+    vectors = encode_lines(encoder, lines, lang, options)
+    if path is not None:
+        save_array_atomic(path, vectors)
+        vectors = None
+    return vectors, len(lines), time.perf_counter() - start
+
+
+# --- in a worker process ---------------------------------------------------------------------------------
+_worker: dict = {}
+
+
+def start_worker(factory: Any, check: SameWeights, threads: int, taken: Any) -> None:
+    """A worker's initializer: Ctrl-C is the parent's to handle; its death ends the worker; the encoder is built
+    once. A failure is kept and raised by the first job, so that it reaches the parent as itself."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = multiprocessing.parent_process()
+    threading.Thread(target=lambda: parent.join() or os._exit(1), daemon=True).start()
+    _worker["taken"] = taken
+    try:
+        _worker["encoder"] = factory()
+        if "torch" in sys.modules:  # an encoder without torch does not import it
+            sys.modules["torch"].set_num_threads(threads)
+        check(_worker["encoder"])
+    except Exception as err:
+        _worker["failed"] = err
+
+
+def run_in_worker(key: Any, lines: Sequence[str], path: Any, lang: str, options: EncodeOptions) -> tuple:
+    """`run_job` in a worker, first telling the parent (`taken`) which process holds the job."""
+    _worker["taken"].put((key, os.getpid()))
+    try:
+        if "failed" in _worker:
+            raise _worker["failed"]
+        return run_job(_worker["encoder"], lines, path, lang, options)
+    except Exception as err:
+        kind, what = what_crosses(err)
+        raise what if kind == "error" else RuntimeError(what) from None
+
+
+def what_crosses(err: Exception) -> tuple:
+    """A user error crosses to the parent as itself (or, where it does not survive pickling, as a
+    BridgeembedError with its message); anything else as its traceback."""
+    if isinstance(err, BridgeembedError):
+        try:
+            copy = pickle.loads(pickle.dumps(err))
+            if type(copy) is type(err) and str(copy) == str(err):
+                return "error", err
+        except Exception:
+            pass
+        return "error", BridgeembedError(str(err))
+    return "crash", "".join(traceback.format_exception(err)).rstrip()

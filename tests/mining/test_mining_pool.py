@@ -1,4 +1,4 @@
-"""Shards encoded by a pool of worker processes (bridgeembed/mining/pool.py): the same bytes as one process,
+"""Shards encoded by a pool of worker processes (bridgeembed/encoders/pool.py): the same bytes as one process,
 a killed worker or parent leaves complete shards only and the next run encodes the rest, an error in a
 worker is the same one-line error in the parent, and the encoders a worker cannot build are refused."""
 
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from bridgeembed.encoders.baselines import HashBowEncoder
-from bridgeembed.encoders.pool import WorkerDied, WorkerHung, _failure
-from bridgeembed.encoders.workers import SameWeights, fingerprint, worker_factory
+from bridgeembed.encoders.pool import WorkerDied, WorkerHung
+from bridgeembed.encoders.workers import SameWeights, fingerprint, what_crosses, worker_factory
 from bridgeembed.errors import BridgeembedError, DataError, UnknownLanguageError
 from bridgeembed.mining import encode_multi_process
 from bridgeembed.mining.shards import ShardError, Shards, encode_to_shards, missing_shards, read_manifest, shard_name
@@ -184,15 +184,15 @@ def test_an_error_in_a_worker_is_the_same_one_line_error(tmp_path, capsys):
 
 
 def test_what_crosses_from_a_worker():
-    kind, err = _failure(DataError("f.txt: line 3 is not UTF-8 text"))
+    kind, err = what_crosses(DataError("f.txt: line 3 is not UTF-8 text"))
     assert kind == "error" and type(err) is DataError and str(err) == "f.txt: line 3 is not UTF-8 text"
-    kind, err = _failure(UnknownLanguageError("xx", ["de", "en"]))  # does not survive pickling: its message does
+    kind, err = what_crosses(UnknownLanguageError("xx", ["de", "en"]))  # does not survive pickling: its message does
     assert kind == "error" and type(err) is BridgeembedError
     assert str(err) == "unknown language 'xx': the model knows de, en"
     try:
         Poisoned(error="bug").encode(["poison"])
     except ValueError as bug:
-        kind, text = _failure(bug)
+        kind, text = what_crosses(bug)
     assert kind == "crash" and "Traceback" in text and text.endswith("ValueError: a bug in the encoder")
 
 
