@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 
 from bridgeembed.devices import resolve_device
 from bridgeembed.encoders.protocol import Heads
-from bridgeembed.errors import ConfigError
+from bridgeembed.errors import ConfigError, DataError
 from bridgeembed.evaluation.encoding import EncodingCache
 from bridgeembed.evaluation.evaluator import Evaluator
 from bridgeembed.evaluation.languages import check_language
@@ -103,13 +103,18 @@ class SentEvalEvaluator(Evaluator):
         start = time.perf_counter()
         for name, _ in self.selected:  # the bar below counts only the tasks that will run
             if name in skipped:
-                log.warning("%s skipped: %s", name, skipped[name])
                 table.tasks[name] = self._skipped(name, skipped[name])
         runnable = [name for name, _ in self.selected if name not in skipped]
         for name in tqdm(runnable, desc="SentEval", unit="task", disable=None if self.progress else True):
             table.tasks[name] = self.run_task(name, cache)
         table.tasks = {name: table.tasks[name] for name, _ in self.selected}  # in the order asked
         table.meta["seconds"] = time.perf_counter() - start
+        not_run = {name: result.reason for name, result in table.tasks.items() if not result.ok}
+        if len(not_run) == len(table.tasks):  # an empty table would replace earlier results: refuse instead
+            raise DataError("no task was scored, so nothing was written: "
+                            + "; ".join(f"{name} skipped: {reason}" for name, reason in not_run.items()))
+        for name, reason in not_run.items():
+            log.warning("%s skipped: %s", name, reason)
         return table
 
     def write(self, result: ResultTable, out: Path) -> list:
@@ -134,8 +139,7 @@ class SentEvalEvaluator(Evaluator):
         start = time.perf_counter()
         try:
             loaded = task.load(self.dirs)
-        except TaskSkipped as why:
-            log.warning("%s skipped: %s", name, why)
+        except TaskSkipped as why:  # reported by `evaluate`, once every task has had its turn
             return self._skipped(name, str(why))
         tokens = list(task.sentences(loaded))
         emb = encode_task(cache, tokens, self.lang, name, self.device)

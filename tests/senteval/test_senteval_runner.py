@@ -186,3 +186,28 @@ def test_bench_commands_share_model_and_out_defaults(dirs, tmp_path, monkeypatch
                      "--config", "prototype", "--quiet", "--no-plots"]) == 0
         assert (tmp_path / "results/senteval/bow/results.md").is_file()
     capsys.readouterr()
+
+
+def test_a_request_that_scores_nothing_fails_and_writes_nothing(dirs, tmp_path, capsys):
+    """`--tasks SNLI` without SNLI's train split exited 0 and replaced the earlier results with an empty table."""
+    from bridgeembed.cli.bench import main
+
+    snli = dirs.downstream / "SNLI"
+    snli.mkdir()
+    for split in ("dev", "test"):
+        for f, text in [("s1", "a man .\n"), ("s2", "a person .\n"), ("labels", "entailment\n")]:
+            (snli / f"{f}.{split}").write_text(text)
+    out = tmp_path / "cli"
+    out.mkdir()
+    (out / "results.md").write_text("earlier results\n")
+    rc = main(["senteval", "--model", "bow", "--data", str(dirs.downstream.parent.parent), "--tasks", "SNLI",
+               "--out", str(out), "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err
+    assert [line for line in err.splitlines() if line.strip()] == [
+        next(line for line in err.splitlines() if line.startswith("error: no task was scored, so nothing was "
+                                                                   "written: SNLI skipped: SNLI train split"))]
+    assert (out / "results.md").read_text() == "earlier results\n" and sorted(p.name for p in out.iterdir()) == [
+        "results.md"]
+    with pytest.raises(DataError, match="no task was scored"):
+        run_suite(HeadsEncoder(), "SNLI", TINY, [1111], "mean", dirs, progress=False)
