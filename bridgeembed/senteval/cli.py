@@ -1,7 +1,10 @@
 """`bridgeembed-bench senteval`: score an encoder on SentEval's tasks, per head if asked.
 
     bridgeembed-bench senteval --model multi30k-m2m --tasks all --config prototype --out runs/senteval
-    bridgeembed-bench senteval --model multi30k-m2m --tasks MR,SST2,Length --heads each --seeds 5 --out runs/heads
+    bridgeembed-bench senteval --model multi30k-m2m --tasks MR,SST2,Length --heads mean,each --seeds 5 --out runs/heads
+
+Any choice of heads is scored after the mean over heads, its reference: `--heads each` and `--heads mean,each`
+give the same table, a mean row first, then one row per head.
 """
 
 from __future__ import annotations
@@ -34,20 +37,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
+def parse_heads(value: str) -> tuple[HeadSpec, bool]:
+    """--heads -> (the heads scored, whether a mean row comes first). Any choice of heads gets the mean row as
+    its reference, so `each` and `mean,each` are the same request; `mean` alone is one row."""
+    parts = [part.strip() for part in str(value).split(",")]
+    heads = [part for part in parts if part != "mean"]
+    if not heads:
+        return HeadSpec.parse("mean", what="--heads"), False
+    return HeadSpec.parse(",".join(heads), what="--heads"), True
+
+
 def run(args: argparse.Namespace) -> int:
-    from bridgeembed.devices import set_threads
     from bridgeembed.evaluation.models import load_encoder
     from bridgeembed.senteval import report
     from bridgeembed.senteval.config import get_config, seeds
     from bridgeembed.senteval.runner import SentEvalEvaluator
     from bridgeembed.senteval.tasks import Dirs
 
-    set_threads(args.threads)  # None: the cores other work leaves idle
     out = check_output(args.out or default_out("senteval", args.model), "--out", "folder")  # before minutes of work
-    evaluator = SentEvalEvaluator(args.tasks, get_config(args.config), seeds(args.seeds),
-                                  HeadSpec.parse(args.heads, what="--heads"), Dirs.under(args.data, args.probing_data),
-                                  args.lang, args.batch_size, args.device, progress=not args.quiet,
-                                  model_name=args.model, plots=not args.no_plots)
+    heads, mean_row = parse_heads(args.heads)
+    evaluator = SentEvalEvaluator(args.tasks, get_config(args.config), seeds(args.seeds), heads,
+                                  Dirs.under(args.data, args.probing_data), args.lang, args.batch_size, args.device,
+                                  progress=not args.quiet, model_name=args.model, plots=not args.no_plots,
+                                  mean_row=mean_row)
     table = evaluator(load_encoder(args.model, device=args.device))
     paths = evaluator.write(table, out)
     print(report.markdown(table))

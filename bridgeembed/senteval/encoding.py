@@ -33,6 +33,13 @@ class TaskEmbeddings:
     def of(self, token_lists: Iterable) -> torch.Tensor:  # -> (G, n, d)
         return self.vectors[:, self.rows(token_lists)]
 
+    @classmethod
+    def joined(cls, parts: Sequence[TaskEmbeddings]) -> TaskEmbeddings:
+        """The views of `parts` (the same sentences, encoded in the same order) side by side: (G1 + G2 + ..., U, d)."""
+        if len(parts) == 1:
+            return parts[0]
+        return cls(parts[0].index, torch.cat([p.vectors for p in parts]), [v for p in parts for v in p.views])
+
     def blocks(self, size: int) -> Iterator[TaskEmbeddings]:
         """The views in groups of at most `size` (features of many heads need not fit at once)."""
         for i in range(0, len(self.views), size):

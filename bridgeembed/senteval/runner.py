@@ -21,7 +21,7 @@ import torch
 from tqdm.auto import tqdm
 
 from bridgeembed.devices import resolve_device
-from bridgeembed.encoders.protocol import Heads
+from bridgeembed.encoders.protocol import MEAN, Heads
 from bridgeembed.errors import ConfigError, DataError
 from bridgeembed.evaluation.encoding import EncodingCache
 from bridgeembed.evaluation.evaluator import Evaluator
@@ -87,26 +87,29 @@ class SentEvalEvaluator(Evaluator):
     def __init__(self, tasks: str = "all", config: EvalConfig | None = None, seeds: Sequence[int] = (BASE_SEED,),
                  heads: Heads = "mean", dirs: Dirs | None = None, lang: str = "en", batch_size: int = 64,
                  device: str | torch.device | None = None, progress: bool = True, model_name: str = "",
-                 plots: bool = True) -> None:
+                 plots: bool = True, mean_row: bool = False) -> None:
+        """`mean_row`: score the mean over heads first, then the views of `heads` (`--heads mean,each`)."""
         self.selected = select_tasks(tasks)
         self.config = config or get_config("default")
         self.seeds, self.heads, self.dirs = list(seeds), heads, dirs or Dirs.under()
         self.lang, self.batch_size, self.progress = lang, batch_size, progress
         self.device = resolve_device(device)
-        self.model_name, self.plots = model_name, plots
+        self.model_name, self.plots, self.mean_row = model_name, plots, mean_row
 
     def evaluate(self, encoder: SentenceEncoder) -> ResultTable:
         check_language(encoder, self.lang)
-        cache = EncodingCache(encoder, self.heads, self.batch_size, self.progress)
+        caches = [EncodingCache(encoder, self.heads, self.batch_size, self.progress)]
+        if self.mean_row and not caches[0].heads.is_mean:  # the mean row first, from a pass of its own
+            caches.insert(0, EncodingCache(encoder, MEAN, self.batch_size, self.progress))
         skipped = preflight(self.selected, self.dirs)
-        table = ResultTable(self._meta(cache))
+        table = ResultTable(self._meta(caches))
         start = time.perf_counter()
         for name, _ in self.selected:  # the bar below counts only the tasks that will run
             if name in skipped:
                 table.tasks[name] = self._skipped(name, skipped[name])
         runnable = [name for name, _ in self.selected if name not in skipped]
         for name in tqdm(runnable, desc="SentEval", unit="task", disable=None if self.progress else True):
-            table.tasks[name] = self.run_task(name, cache)
+            table.tasks[name] = self.run_task(name, caches)
         table.tasks = {name: table.tasks[name] for name, _ in self.selected}  # in the order asked
         table.meta["seconds"] = time.perf_counter() - start
         not_run = {name: result.reason for name, result in table.tasks.items() if not result.ok}
@@ -122,9 +125,9 @@ class SentEvalEvaluator(Evaluator):
 
         return report.write(result, out, plots=self.plots)
 
-    def _meta(self, cache: EncodingCache) -> dict:
+    def _meta(self, caches: list[EncodingCache]) -> dict:
         return {"model": self.model_name, "config": self.config.name, "kfold": self.config.kfold, "seeds": self.seeds,
-                "heads": str(cache.heads), "lang": self.lang, "downstream": str(self.dirs.downstream),
+                "heads": ",".join(str(cache.heads) for cache in caches), "lang": self.lang, "downstream": str(self.dirs.downstream),
                 "probing": str(self.dirs.probing), "device": str(self.device), "seconds": 0.0,
                 "torch_threads": torch.get_num_threads(), "torch": torch.__version__,
                 "python": platform.python_version(), "machine": platform.machine()}
@@ -133,8 +136,8 @@ class SentEvalEvaluator(Evaluator):
         task = TASKS[name]
         return TaskResult(name, task.group, task.primary, task.source(self.dirs), SKIPPED, reason)
 
-    def run_task(self, name: str, cache: EncodingCache) -> TaskResult:
-        """Load, encode and score one task for every view and seed."""
+    def run_task(self, name: str, caches: list[EncodingCache]) -> TaskResult:
+        """Load, encode and score one task for every view (of every cache, in order) and seed."""
         task = TASKS[name]
         start = time.perf_counter()
         try:
@@ -142,7 +145,7 @@ class SentEvalEvaluator(Evaluator):
         except TaskSkipped as why:  # reported by `evaluate`, once every task has had its turn
             return self._skipped(name, str(why))
         tokens = list(task.sentences(loaded))
-        emb = encode_task(cache, tokens, self.lang, name, self.device)
+        emb = TaskEmbeddings.joined([encode_task(cache, tokens, self.lang, name, self.device) for cache in caches])
         encoded = time.perf_counter()
         runs = {v: [] for v in emb.views}
         seeds = self.seeds[:1] if task.deterministic else self.seeds

@@ -211,3 +211,31 @@ def test_a_request_that_scores_nothing_fails_and_writes_nothing(dirs, tmp_path, 
         "results.md"]
     with pytest.raises(DataError, match="no task was scored"):
         run_suite(HeadsEncoder(), "SNLI", TINY, [1111], "mean", dirs, progress=False)
+
+
+@pytest.mark.parametrize("heads", ["mean,each", "each"])
+def test_heads_on_the_command_line_get_a_mean_row_first(heads, dirs, tmp_path, monkeypatch, capsys):
+    import bridgeembed.evaluation.models as models
+    from bridgeembed.cli.bench import main
+
+    monkeypatch.setattr(models, "load_encoder", lambda spec, device=None: HeadsEncoder())
+    out = tmp_path / "cli"
+    rc = main(["senteval", "--model", "toy", "--data", str(dirs.downstream.parent.parent), "--tasks", "STS12",
+               "--heads", heads, "--out", str(out), "--quiet", "--no-plots"])
+    assert rc == 0, capsys.readouterr().err
+    saved = json.loads((out / "results.json").read_text())
+    assert list(saved["tasks"]["STS12"]["views"]) == ["mean", "head 0", "head 1", "head 2"]
+    assert saved["meta"]["heads"] == "mean,each"
+    rows = [line.split("|")[1].strip() for line in (out / "results.md").read_text().splitlines()
+            if line.startswith("| ") and "view" not in line and "---" not in line and "head" in line or
+            line.startswith("| mean")]
+    assert rows[:4] == ["mean", "head 0", "head 1", "head 2"]
+
+
+def test_heads_mean_alone_is_one_row():
+    from bridgeembed.senteval.cli import parse_heads
+
+    assert [(str(h), m) for h, m in map(parse_heads, ["mean", "mean,each", "each", "0,2", "mean,1"])] == [
+        ("mean", False), ("each", True), ("each", True), ("0,2", True), ("1", True)]
+    with pytest.raises(ConfigError, match="--heads"):
+        parse_heads("mean,x")
