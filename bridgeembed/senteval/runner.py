@@ -127,9 +127,9 @@ class SentEvalEvaluator(Evaluator):
 
     def _meta(self, caches: list[EncodingCache]) -> dict:
         return {"model": self.model_name, "config": self.config.name, "kfold": self.config.kfold, "seeds": self.seeds,
-                "heads": ",".join(str(cache.heads) for cache in caches), "lang": self.lang, "downstream": str(self.dirs.downstream),
-                "probing": str(self.dirs.probing), "device": str(self.device), "seconds": 0.0,
-                "torch_threads": torch.get_num_threads(), "torch": torch.__version__,
+                "heads": ",".join(str(cache.heads) for cache in caches), "lang": self.lang,
+                "downstream": str(self.dirs.downstream), "probing": str(self.dirs.probing), "device": str(self.device),
+                "seconds": 0.0, "torch_threads": torch.get_num_threads(), "torch": torch.__version__,
                 "python": platform.python_version(), "machine": platform.machine()}
 
     def _skipped(self, name: str, reason: str) -> TaskResult:
