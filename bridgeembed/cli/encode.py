@@ -20,7 +20,6 @@ from bridgeembed.cli.checks import (
     pool_device,
     positive_int,
     read_sentences,
-    set_threads,
     shard_dir,
     stdout_open,
 )
@@ -65,7 +64,6 @@ def run(args: argparse.Namespace) -> int:
         check_not_input(out, "--out", [("--in", args.input)])
     if not out:
         stdout_open("give --out FILE.npy")
-    set_threads(args.threads)
     sentences, source = read_sentences(args.input, args.sentences)
     if not sentences:
         raise BridgeembedError(f"no sentences to encode: {source} is empty; give sentences as arguments, "
@@ -86,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
 
 def run_shards(args: argparse.Namespace, heads: HeadSpec) -> int:
     """--shards DIR: the file streamed into resumable shards (bridgeembed.mining.shards)."""
+    import torch
+
     from bridgeembed.encoders.bridge import BridgeEncoder
     from bridgeembed.mining.shards import SHARD_SIZE, check_text_file, write_shards
 
@@ -101,7 +101,7 @@ def run_shards(args: argparse.Namespace, heads: HeadSpec) -> int:
     job_timeout(args.job_timeout)
     shard_dir(args.shards)
     check_text_file(args.input)
-    options = encode_options(args, heads, device, set_threads(args.threads), normalize=args.normalize)
+    options = encode_options(args, heads, device, torch.get_num_threads(), normalize=args.normalize)  # set by start()
     encoder = BridgeEncoder(options.model, device=options.device)
     options = replace(options, heads=heads.resolve(encoder, what="--heads"))
     shards = write_shards(encoder, args.input, args.lang, args.shards, shard_size, options)

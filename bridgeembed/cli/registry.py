@@ -70,13 +70,14 @@ def add_common(parser: argparse.ArgumentParser, device: bool = True) -> argparse
 
 
 def start(args: argparse.Namespace) -> None:
-    """What every command does after parsing: logging by -v/--quiet; --threads when given (commands that
-    run torch also apply the default themselves)."""
+    """What every command does after parsing: logging by -v/--quiet; torch's CPU threads, set here once for
+    every command: --threads when given, else, where a model runs (--device), the cores other work leaves
+    idle (`devices.default_threads`). Commands read the number back from torch, never set it again."""
     setup_logging(getattr(args, "verbose", False), getattr(args, "quiet", False))
-    if getattr(args, "threads", None) is not None:
+    if getattr(args, "threads", None) is not None or hasattr(args, "device"):
         from bridgeembed.cli.checks import set_threads
 
-        set_threads(args.threads)
+        set_threads(getattr(args, "threads", None))
 
 
 def run_main(parse_args: Callable[[Sequence[str] | None], argparse.Namespace],

@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from bridgeembed.cli.checks import output_file, positive_int, read_sentences, set_threads, stdout_open
+from bridgeembed.cli.checks import output_file, positive_int, read_sentences, stdout_open
 from bridgeembed.cli.registry import add_common, run_main
 from bridgeembed.evaluation.options import add_options
 
@@ -62,7 +62,6 @@ def run(args: argparse.Namespace) -> int:
     if not output and not args.evaluate:
         stdout_open("give --out FILE")
     evaluate_out = check_output(args.out, "--out", "folder") if args.out and args.evaluate else None
-    set_threads(args.threads)
     device = resolve_device("cpu" if args.quantize and args.device is None else args.device)
     check_quantized_device(args.quantize, device)  # int8 on a GPU: refused before the model loads
     model, tokenizers, config = load_model(resolve(args.model))
