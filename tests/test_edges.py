@@ -7,8 +7,6 @@ from tests.test_layout import MODULES
 
 OPTIONS_MODULE = "bridgeembed.evaluation.options"
 SHARED = ("--model", "--data", "--device", "--heads", "--threads", "--batch-size", "--quantize")
-# data downloads and preparation name their own --data root (`bridgeembed-data`); not yet on the shared option
-DATA_TOOLS = {"bridgeembed.datasets.corpora", "bridgeembed.datasets.senteval", "bridgeembed.datasets.prepare"}
 
 
 def _tree(module: str) -> ast.AST:
@@ -36,7 +34,7 @@ def test_model_is_declared_in_one_module():
 
 def test_every_shared_option_is_declared_in_one_module():
     for option in SHARED:
-        others = declared(option) - {OPTIONS_MODULE} - (DATA_TOOLS if option == "--data" else set())
+        others = declared(option) - {OPTIONS_MODULE}
         assert not others, f"{option} is declared again in {sorted(others)}: use evaluation.options.add_options"
 
 

@@ -17,6 +17,7 @@ from typing import Callable, Optional
 from bridgeembed.datasets.checksums import SHA256
 from bridgeembed.datasets.download import fetch
 from bridgeembed.errors import ConfigError
+from bridgeembed.evaluation.options import add_options
 from bridgeembed.paths import data_root, write_text_atomic
 from bridgeembed.text.parallel import read_lines
 
@@ -68,7 +69,7 @@ class CorpusDownload:
     finish: Optional[Callable[[Path], None]] = None
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA or ~/.cache/bridgeembed/data)")
+        add_options(parser, "--data")
         parser.add_argument("--mirror", help="fetch MIRROR/<path in the data root> instead of the upstream URLs")
         parser.add_argument("--only", help="comma-separated substrings: fetch only the files whose path contains one")
 

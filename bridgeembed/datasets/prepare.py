@@ -14,6 +14,7 @@ import logging
 
 from bridgeembed.config import Config
 from bridgeembed.errors import ConfigError
+from bridgeembed.evaluation.options import add_options
 from bridgeembed.paths import cache_root
 from bridgeembed.text.cache import size_on_disk
 from bridgeembed.text.parallel import corpus_dir
@@ -25,7 +26,7 @@ logger = logging.getLogger(__name__)
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config", help="the training config (YAML), as given to bridgeembed-train")
     parser.add_argument("overrides", nargs="*", metavar="section.key=value", help="as bridgeembed-train takes them")
-    parser.add_argument("--data", help="data root for a relative data.path (default: $BRIDGEEMBED_DATA)")
+    add_options(parser, "--data")  # the root of a relative data.path
     parser.add_argument("--cache", help="the cache folder (default: train.cache_dir, else $BRIDGEEMBED_CACHE, else "
                                         "~/.cache/bridgeembed/prepared); train with the same one")
     parser.add_argument("--workers", type=int, default=0, help="processes (default 0: one per available core)")

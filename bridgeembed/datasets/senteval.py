@@ -20,6 +20,7 @@ from pathlib import Path
 from bridgeembed.datasets.download import extract, fetch, move
 from bridgeembed.datasets.text import cat_v, moses, ptb
 from bridgeembed.errors import ConfigError
+from bridgeembed.evaluation.options import add_options
 from bridgeembed.paths import atomic_file, senteval_dir
 
 logger = logging.getLogger(__name__)
@@ -207,9 +208,7 @@ TASKS = {"SST": sst, "STS": sts, "STSBenchmark": sts_benchmark, "TREC": trec, "S
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data", help="data root; the data land in DATA/senteval, where `bridgeembed-bench senteval "
-                                       "--data DATA` reads them "
-                                       "(default: $BRIDGEEMBED_DATA or ~/.cache/bridgeembed/data)")
+    add_options(parser, "--data")  # the data land in DATA/senteval, where bridgeembed-bench senteval reads them
     parser.add_argument("--out", "--dest", dest="dest", type=Path,
                         help="the senteval folder itself (instead of DATA/senteval; --dest: the old spelling)")
     parser.add_argument("--tasks", default="all", help=f"comma-separated subset of: {','.join(TASKS)}")
