@@ -57,7 +57,8 @@ def add_classifier(parser: argparse.ArgumentParser, train_default: list[str]) ->
     parser.add_argument("--test-langs", default="en,de,fr,es", help="comma-separated test languages")
     parser.add_argument("--c-grid", default="0.001,0.01,0.1,1,10", help="L2 strengths C tried on the held-out part")
     parser.add_argument("--heldout", type=float, default=0.1, help="fraction of training examples held out to pick C")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the random held-out split that picks C (default: 0)")
 
 
 def _out(args: argparse.Namespace, task: str) -> Path:
@@ -150,8 +151,11 @@ def read_parallel(args: argparse.Namespace) -> tuple:
     paths, skipped = find_bitext(template, parse_langs(args.langs))
     for lang, reason in skipped.items():
         logger.warning("skipping %s: %s", lang, reason)
-    if len(paths) < 2:
-        raise DataError(f"{args.command} needs files in two languages: " + "; ".join(skipped.values()))
+    if len(paths) < 2:  # say what was found too: `--langs en` alone had an empty reason
+        found = [f"found only {', '.join(paths)}"] if paths else []
+        raise DataError(f"{args.command} needs files in two languages: "
+                        + "; ".join([*skipped.values(), *found]) + ("; give two or more with --langs, e.g. en,de"
+                                                                     if len(parse_langs(args.langs)) < 2 else ""))
     lines = read_bitext(paths)
     if args.limit:
         lines = {lang: rows[: args.limit] for lang, rows in lines.items()}
