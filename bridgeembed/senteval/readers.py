@@ -25,8 +25,8 @@ from bridgeembed.text.parallel import split_lines
 DOWNLOAD = "bridgeembed-data senteval --data DIR"  # DIR: the data root; the files land in DIR/senteval
 
 
-PROBING_HINT = (f"get SentEval's probing files with `{DOWNLOAD}`, or build tasks from raw text with "
-                "`bridgeembed-data probing`, and pass --probing-data DIR")
+PROBING_HINT = ("build tasks from raw text in the language you score with `bridgeembed-data probing --lang LANG`; "
+                f"SentEval's own probing files are English only (`{DOWNLOAD}`); pass --probing-data DIR")
 
 
 class MissingData(DataError):

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from bridgeembed.errors import UnknownLanguageError
+from bridgeembed.errors import ConfigError, UnknownLanguageError
 from bridgeembed.text.parallel import check_sentences, pad, with_eos
 from bridgeembed.translation.search import beam_search, check_beam
 
@@ -40,6 +40,9 @@ class Translator:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         check_beam(beam)
+        if not self.model.decoders:  # an encoder-only export (`bridgeembed-export --no-decoders`)
+            raise ConfigError("this model was exported without decoders (bridgeembed-export --no-decoders) and cannot "
+                              "translate; export it again without --no-decoders")
         if tgt not in self.model.decoders:
             raise UnknownLanguageError(tgt, self.model.decoders, "the model (decoders)")
         was_training = self.model.training

@@ -110,3 +110,19 @@ def test_blank_lines_stay_blank_and_a_huge_beam_is_refused(toy_run):
     assert translator.translate(["", " "], "x", "y") == ["", ""]
     with pytest.raises(ValueError, match="beam 100000 is too large: give at most 100"):
         translator.translate(["apple"], "x", "y", beam=100000)
+
+
+def test_a_model_without_decoders_says_so(toy_run):
+    """Issue 32: an encoder-only export asked to translate said that "the model (decoders) knows no languages"."""
+    import torch
+
+    from bridgeembed.checkpoint import load_model
+    from bridgeembed.errors import ConfigError
+    from bridgeembed.translation.translator import Translator
+
+    model, tokenizers, config = load_model(toy_run[0] / "best.pt")
+    model.decoders = torch.nn.ModuleDict()  # what `bridgeembed-export --no-decoders` leaves
+    translator = Translator(model, tokenizers, config.tokenizer.max_len)
+    with pytest.raises(ConfigError, match=r"^this model was exported without decoders \(bridgeembed-export "
+                                          r"--no-decoders\) and cannot translate; export it again without"):
+        translator.translate(["apple"], "x", "y")
