@@ -10,6 +10,7 @@ wrong shape or a non-finite value is an error naming the task, never a silently 
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -41,6 +42,7 @@ class Embeddings:
     index: dict[str, int]
     vectors: np.ndarray  # (G, U, d) float32
     views: list[str]
+    truncated: float | None = None  # share of the U sentences cut at the encoder's max_len; None: not known
 
     def rows(self, sentences: Sequence[str]) -> np.ndarray:
         """(n,) positions of `sentences` along U."""
@@ -82,6 +84,7 @@ class EncodingCache:
         self.batch_size, self.progress, self.max_bytes = batch_size, progress, max_bytes
         self._index: dict[str, dict[str, int]] = {}  # lang -> sentence -> row of self._vectors[lang]
         self._vectors: dict[str, np.ndarray] = {}  # lang -> (R, G, d)
+        self._cut: dict[str, np.ndarray] = {}  # lang -> (R,) bool: cut at max_len (encoders that truncate)
 
     @property
     def nbytes(self) -> int:
@@ -90,6 +93,7 @@ class EncodingCache:
     def clear(self) -> None:
         self._index.clear()
         self._vectors.clear()
+        self._cut.clear()
 
     def encode(self, sentences: Sequence[str], lang: str, what: str = "encoding") -> Embeddings:
         """Embeddings of the distinct `sentences` in language `lang`; `what` names the task in errors."""
@@ -101,16 +105,33 @@ class EncodingCache:
             fresh = self._encode_new(new, lang, what)  # (R, G, d)
             if self.nbytes + fresh.nbytes > self.max_bytes:  # start afresh, keeping what this call needs
                 known = [s for s in distinct if s in index]
-                kept = self._vectors[lang][[index[s] for s in known]] if known else fresh[:0]
+                rows = [index[s] for s in known]
+                kept = self._vectors[lang][rows] if known else fresh[:0]
+                kept_cut = self._cut[lang][rows] if known else np.zeros(0, dtype=bool)
                 self.clear()
-                self._store(lang, known, kept)
-            self._store(lang, new, fresh)
+                self._store(lang, known, kept, kept_cut)
+            self._store(lang, new, fresh, self._truncated(new, lang))
             index = self._index[lang]
         if not distinct:
             return Embeddings({}, np.zeros((len(self.views), 0, 0), dtype=np.float32), list(self.views))
         rows = np.fromiter((index[s] for s in distinct), dtype=np.int64, count=len(distinct))
         vectors = self._vectors[lang][rows].transpose(1, 0, 2)  # (G, U, d)
-        return Embeddings({s: i for i, s in enumerate(distinct)}, np.ascontiguousarray(vectors), list(self.views))
+        cut = float(self._cut[lang][rows].mean()) if self._knows_length() else None
+        return Embeddings({s: i for i, s in enumerate(distinct)}, np.ascontiguousarray(vectors), list(self.views),
+                          cut)
+
+    def _knows_length(self) -> bool:
+        """Does the encoder cut sentences at a number of subword tokens we can count (BridgeEncoder does)?"""
+        return isinstance(getattr(self.encoder, "max_len", None), int) and isinstance(
+            getattr(self.encoder, "tokenizers", None), dict)
+
+    def _truncated(self, texts: list[str], lang: str) -> np.ndarray:
+        """(n,) bool: which of `texts` the encoder cuts (more than max_len - 1 subwords before the end marker)."""
+        if not self._knows_length():
+            return np.zeros(len(texts), dtype=bool)
+        limit = self.encoder.max_len - 1
+        return np.fromiter((len(ids) > limit for ids in self.encoder.tokenizers[lang].encode_many(texts)),
+                           dtype=bool, count=len(texts))
 
     def _encode_new(self, texts: list[str], lang: str, what: str) -> np.ndarray:
         parts = []
@@ -118,16 +139,19 @@ class EncodingCache:
                    disable=None if self.progress else True)  # None: on a terminal only
         for i in range(0, len(texts), CHUNK):
             chunk = texts[i : i + CHUNK]
-            out = self.encoder.encode(chunk, lang, heads=self.heads.stacked_heads, batch_size=self.batch_size)
+            with warnings.catch_warnings():  # counted per sentence instead (`_truncated`), reported beside the scores
+                warnings.filterwarnings("ignore", message=r".* sentences are longer than the model's maximum")
+                out = self.encoder.encode(chunk, lang, heads=self.heads.stacked_heads, batch_size=self.batch_size)
             parts.append(check_output(out, len(chunk), what, self.heads, len(self.views)))  # (n, G, d)
             bar.update(len(chunk))
         bar.close()
         log.debug("%s: encoded %d new sentences in %s", what, len(texts), lang)
         return np.concatenate(parts)  # (R, G, d)
 
-    def _store(self, lang: str, texts: list[str], vectors: np.ndarray) -> None:
+    def _store(self, lang: str, texts: list[str], vectors: np.ndarray, cut: np.ndarray) -> None:
         index = self._index.setdefault(lang, {})
         start = len(index)
         index.update((s, start + i) for i, s in enumerate(texts))
         old = self._vectors.get(lang)
         self._vectors[lang] = vectors if old is None else np.concatenate([old, vectors])
+        self._cut[lang] = cut if old is None else np.concatenate([self._cut[lang], cut])

@@ -55,6 +55,7 @@ class TaskResult:
     encode_seconds: float = 0.0
     n_sentences: int = 0
     views: dict[str, ViewScores] = field(default_factory=dict)
+    truncated: float | None = None  # share of the task's distinct sentences cut at the encoder's max_len
 
     @property
     def ok(self) -> bool:
@@ -72,7 +73,7 @@ class TaskResult:
         if not self.ok:
             return {**out, "reason": self.reason}
         return {**out, "encode_seconds": self.encode_seconds, "n_sentences": self.n_sentences,
-                "views": {v: {"metrics": s.metrics, "std": s.std, "per_seed": s.per_seed}
+                "truncated": self.truncated, "views": {v: {"metrics": s.metrics, "std": s.std, "per_seed": s.per_seed}
                           for v, s in self.views.items()}}
 
 

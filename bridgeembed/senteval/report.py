@@ -57,6 +57,10 @@ def markdown(table: ResultTable) -> str:
             notes.append(f"- † rebuilt probing tasks (not SentEval's files): {meta['probing']}")
     if notes:
         lines += ["## Notes", "", *notes, ""]
+    if any(r.ok and r.truncated is not None for r in tasks.values()):
+        cut = [[name, f"{100 * r.truncated:.1f}"] for name, r in tasks.items() if r.ok and r.truncated is not None]
+        lines += ["## Sentences cut at the model's max_len (% of each task's distinct sentences)", "",
+                  *writer.markdown_table(["task", "truncated %"], cut), ""]
     wall = [[name, f"{r.seconds:.1f}", f"{r.encode_seconds:.1f}"] for name, r in tasks.items() if r.ok]
     lines += ["## Wall time", "", *writer.markdown_table(["task", "seconds", "of which encoding"], wall)]
     return "\n".join(lines) + "\n"

@@ -160,7 +160,7 @@ class SentEvalEvaluator(Evaluator):
         end = time.perf_counter()
         log.info("%s done in %.1fs (encoding %.1fs)", name, end - start, encoded - start)
         return TaskResult(name, task.group, task.primary, task.source(self.dirs), seconds=end - start,
-                          encode_seconds=encoded - start, n_sentences=len(emb.index),
+                          encode_seconds=encoded - start, n_sentences=len(emb.index), truncated=emb.truncated,
                           views={v: ViewScores.from_runs(r) for v, r in runs.items()})
 
 

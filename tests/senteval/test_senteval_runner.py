@@ -239,3 +239,39 @@ def test_heads_mean_alone_is_one_row():
         ("mean", False), ("each", True), ("each", True), ("0,2", True), ("1", True)]
     with pytest.raises(ConfigError, match="--heads"):
         parse_heads("mean,x")
+
+
+class _Words:
+    def encode_many(self, texts):
+        return [t.split() for t in texts]
+
+
+class TruncatingEncoder(HeadsEncoder):
+    """Cuts sentences of more than 3 words, and warns as BridgeEncoder does."""
+
+    max_len = 4  # 3 subwords and the end marker
+    tokenizers = {"en": _Words()}
+
+    def encode(self, sentences, lang, heads="mean", batch_size=64):
+        import warnings
+
+        cut = sum(len(s.split()) > 3 for s in sentences)
+        if cut:
+            warnings.warn(f"{cut} of {len(sentences)} sentences are longer than the model's maximum of 4 subword "
+                          "tokens and were truncated", stacklevel=2)
+        return super().encode(sentences, lang, heads, batch_size)
+
+
+def test_truncation_is_counted_beside_the_scores_not_warned(dirs, tmp_path, recwarn):
+    """Issue 32: a bench run printed 7-8 raw UserWarnings; the share of sentences cut goes into the results."""
+    res = run_suite(TruncatingEncoder(), "MR,STS12", TINY, [1111], "mean", dirs, progress=False)
+    assert not [w for w in recwarn if "truncated" in str(w.message)]
+    mr_sentences = [s for s in (dirs.downstream / "MR" / "rt-polarity.pos").read_text().split("\n")
+                    + (dirs.downstream / "MR" / "rt-polarity.neg").read_text().split("\n") if s]
+    assert res.tasks["MR"].truncated == pytest.approx(np.mean([len(s.split()) > 3 for s in set(mr_sentences)]))
+    assert 0 < res.tasks["MR"].truncated < 1 and res.tasks["STS12"].truncated is not None  # cached ones counted too
+    report.write(res, tmp_path / "out", plots=False)
+    assert json.loads((tmp_path / "out" / "results.json").read_text())["tasks"]["MR"]["truncated"] == \
+        res.tasks["MR"].truncated
+    assert f"| MR | {100 * res.tasks['MR'].truncated:.1f} |" in (tmp_path / "out" / "results.md").read_text()
+    assert run_suite(HeadsEncoder(), "MR", TINY, [1111], "mean", dirs, progress=False).tasks["MR"].truncated is None
