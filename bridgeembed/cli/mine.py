@@ -26,15 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bridgeembed.cli.checks import (
-    encode_options,
-    job_timeout,
-    output_file,
-    pool_device,
-    positive_int,
-    set_threads,
-    shard_dir,
-)
+from bridgeembed.cli.checks import encode_options, job_timeout, output_file, pool_device, positive_int, shard_dir
 from bridgeembed.cli.registry import add_common, run_main
 from bridgeembed.encoders.options import EncodeOptions
 from bridgeembed.encoders.protocol import HeadSpec
@@ -148,11 +140,13 @@ def _check_input(path: str, lang: str | None, option: str) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
+    import torch
+
     from bridgeembed.mining.index import set_threads as faiss_threads
     from bridgeembed.mining.mine import default_threshold, mine
 
     out, config, heads, device, threshold = check_options(args)
-    threads = set_threads(args.threads)
+    threads = torch.get_num_threads()  # set once by cli.registry.start (--threads, or the idle cores)
     options = encode_options(args, heads, device, threads, normalize=True)
     with ExitStack() as stack:
         stack.enter_context(_signals_unwind())  # the temporary shard folders go with SIGTERM and SIGHUP too
