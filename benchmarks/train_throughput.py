@@ -36,7 +36,7 @@ import torch
 from bridgeembed.config import Config, ModelConfig
 from bridgeembed.devices import pick_precision
 from bridgeembed.model import BridgeModel
-from bridgeembed.model.nmt import translation_loss
+from bridgeembed.model.nmt import real_tokens, translation_loss
 from bridgeembed.text.packed import PackedSplit
 from bridgeembed.text.parallel import EncodedSplit
 from bridgeembed.text.tokenization import BOS, EOS, PAD
@@ -109,7 +109,7 @@ def measure(cfg: ModelConfig, vocab: int, batch: int, device, steps: int, varian
         else:  # padded on the host, copied every step
             src, lengths, tgt_in, tgt_out, n_tokens = (x.to(device) if isinstance(x, torch.Tensor) else x
                                                        for x in host[step % len(host)])
-            keep, count = ((tgt_out != PAD) if modern else None), None
+            keep, count = (real_tokens(tgt_out) if modern else None), None
         with torch.autocast(device.type, dtype=dtype) if dtype else nullcontext():
             output = model(src, lengths, src_lang, tgt_in, tgt_lang, keep=keep)
             parts = translation_loss(output, tgt_out, keep=keep, tokens=count)
