@@ -129,7 +129,8 @@ def heads(ctx: Context) -> tuple:
         curves[name] = {}
         for task in tasks:
             views = result.get(task, {})
-            scores = [views.get(f"head {h}") for h in range(len(views))]
+            heads = sum(1 for view in views if view.startswith("head "))  # --heads each has a mean row too
+            scores = [views.get(f"head {h}") for h in range(heads)]
             curves[name][task] = scores
             rho = spearmanr(range(len(scores)), scores).statistic if len(scores) > 2 else None
             best = max(range(len(scores)), key=lambda h: scores[h]) if scores else None
