@@ -159,8 +159,17 @@ def run(args: argparse.Namespace) -> int:
     kept = f"scores >= {threshold:g}" if threshold is not None else "no threshold"
     if threshold is not None and threshold == default_threshold(args.scoring, args.mode):
         kept += ", the default; --threshold all keeps every candidate"
-    print(f"wrote {out}: {len(pairs)} pairs ({args.mode}, {args.scoring}, k = {args.k}, {kept}) from "
-          f"{len(src)} x {len(tgt)} sentences", file=sys.stderr)
+    counted = f"{int(_non_blank(src).sum())} x {int(_non_blank(tgt).sum())} sentences"  # blank lines never take part
+    if docs:
+        counted += f" in {int(docs['src_docs'].max()) + 1} pairs of documents"
+        if args.scoring != "absolute":
+            sizes = np.bincount(docs["src_docs"][docs["src_docs"] >= 0])
+            logger.warning("--documents: the %s margin compares each pair with neighbours inside its own documents "
+                           "(median %d sentences), so scores run higher than across a whole corpus and a threshold "
+                           "chosen elsewhere does not carry over; choose one on documents you know, or use "
+                           "--scoring absolute", args.scoring, int(np.median(sizes)))
+    print(f"wrote {out}: {len(pairs)} pairs ({args.mode}, {args.scoring}, k = {args.k}, {kept}) from {counted}",
+          file=sys.stderr)
     return 0
 
 

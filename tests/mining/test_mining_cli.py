@@ -48,7 +48,8 @@ def test_mining_finds_the_translations_among_distractors(files, tmp_path, capsys
     out = tmp_path / "pairs.tsv"
     assert run_mine("--src", de, "--src-lang", "de", "--tgt", en, "--tgt-lang", "en", "--out", out,
                     "--threshold", "all") == 0
-    assert f"wrote {out}: 6 pairs (mine, ratio, k = 4, no threshold) from 6 x 13 sentences" in capsys.readouterr().err
+    # 13 lines, one of them blank: blank lines are never sentences
+    assert f"wrote {out}: 6 pairs (mine, ratio, k = 4, no threshold) from 6 x 12 sentences" in capsys.readouterr().err
     rows = read_tsv(out)
     assert [s for s, _, _ in rows] == sorted((s for s, _, _ in rows), reverse=True)
     assert {(src, tgt) for _, src, tgt in rows} == set(zip(DE, EN))  # every source once, never the blank line
@@ -81,7 +82,7 @@ def test_shards_serve_the_next_mining(files, tmp_path, capsys):
     assert f"error: --src {shards / 'de.txt.de'} holds 'de' sentences, not --src-lang 'fr'" in capsys.readouterr().err
 
 
-def test_align_mode_scores_line_pairs_and_documents(tmp_path, capsys):
+def test_align_mode_scores_line_pairs_and_documents(tmp_path, capsys, caplog):
     pytest.importorskip("faiss", reason="faiss-cpu is not installed")
     de = write(tmp_path / "de.txt", [*DE[:3], "", *DE[3:]])
     en = write(tmp_path / "en.txt", [*EN[:3], "", *EN[3:]])
@@ -95,6 +96,11 @@ def test_align_mode_scores_line_pairs_and_documents(tmp_path, capsys):
     assert run_mine("--src", de, "--src-lang", "de", "--tgt", shuffled, "--tgt-lang", "en", "--out", out,
                     "--mode", "align", "--documents") == 0
     assert {(src, tgt) for _, src, tgt in read_tsv(out)} == set(zip(DE, EN))
+    err = capsys.readouterr().err
+    # the blank separator is no sentence (it counted as one), and the margin's scale within documents is said
+    assert "from 6 x 6 sentences in 2 pairs of documents" in err
+    assert "--documents: the ratio margin compares each pair with neighbours inside its own documents (median 3 " \
+           "sentences)" in caplog.text
     write(shuffled, [EN[2], EN[0], EN[1], EN[5], EN[3], EN[4]])  # one document where the source has two
     assert run_mine("--src", de, "--src-lang", "de", "--tgt", shuffled, "--tgt-lang", "en", "--out", out,
                     "--mode", "align", "--documents") == 2
