@@ -157,5 +157,24 @@ def write_transfer(result: TransferResult, out_dir: str | Path, stem: Optional[s
     return write_report(out_dir, stem or result.task, transfer_table(result), result.to_dict())
 
 
+def write_views(results: List[TransferResult], out_dir: str | Path) -> Dict[str, Path]:
+    """One table of several views (--heads each: the mean and every head): a row per view, a column per
+    (training set, test language) cell and the zero-shot drop; `TASK_views.{md,csv,json}` beside each view's own."""
+    first = results[0]
+    cells = [(r, lang) for r in first.train_sets for lang in first.test_langs]
+    header = ["view"] + [f"{r} → {lang}" for r, lang in cells] + ["zero-shot drop"]
+    rows, payload = [header], {"task": first.task, "model": first.model, "views": {}}
+    for result in results:
+        drop = result.zero_shot_drop()["overall"]
+        values = [result.accuracy[r][lang] for r, lang in cells]
+        rows.append([result.view] + [pct(v) for v in values] + [pct(drop)])
+        payload["views"][result.view] = {"accuracy": result.accuracy, "zero_shot_drop": drop}
+    lines = [f"### {first.task}: accuracy (%) of {model_name(first)} per view", "",
+             "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows[1:]]
+    lines += ["", "rows: the mean vector, then each head alone; columns: training set → test language."]
+    return writer.write(out_dir, f"{first.task}_views", payload, rows, "\n".join(lines) + "\n")
+
+
 def write_retrieval(result: RetrievalResult, out_dir: str | Path, stem: str = "retrieval") -> Dict[str, Path]:
     return write_report(out_dir, stem, retrieval_table(result), result.to_dict())

@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 from bridgeembed.crosslingual.classifier import ClassifierConfig, make_classifier
 from bridgeembed.crosslingual.encoding import EmbeddedSet, LanguageSkipped, embed, label_only
 from bridgeembed.crosslingual.readers import LabelledText, MissingFile
-from bridgeembed.crosslingual.report import write_transfer
+from bridgeembed.crosslingual.report import write_transfer, write_views
 from bridgeembed.crosslingual.results import TransferResult
 from bridgeembed.encoders.protocol import Heads, HeadSpec
 from bridgeembed.errors import ConfigError, DataError, UnknownLanguageError
@@ -151,7 +151,10 @@ class TransferEvaluator(Evaluator):
         return results
 
     def write(self, results: List[TransferResult], out: Path) -> list:
-        return [p for r in results for p in write_transfer(r, out, view_stem(r.task, r.view, len(results))).values()]
+        paths = [p for r in results for p in write_transfer(r, out, view_stem(r.task, r.view, len(results))).values()]
+        if len(results) > 1:  # --heads each: one table of every view too
+            paths += list(write_views(results, out).values())
+        return paths
 
     def _result(self, view: str, tests: dict, skipped: dict) -> TransferResult:
         rows = [name(s) for s in self.train_sets]

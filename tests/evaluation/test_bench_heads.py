@@ -39,7 +39,8 @@ def command(name, data, out, heads):
 def views_written(name, out):
     if name == "senteval":
         return list(json.loads((out / "results.json").read_text())["tasks"]["STS12"]["views"])
-    return [json.loads(p.read_text())["view"] for p in sorted(out.glob(f"{name}*.json"))]
+    return [json.loads(p.read_text())["view"] for p in sorted(out.glob(f"{name}*.json"))
+            if not p.name.endswith("_views.json")]  # the combined table of several views
 
 
 @pytest.mark.parametrize("name", ["senteval", "xnli", "sentiment", "retrieval"])
@@ -53,3 +54,19 @@ def test_same_heads_forms_everywhere(name, data, tmp_path, capsys):
     for bad, message in (("first", "--heads 'first': expected mean, each"), ("0,3", "out of range")):
         assert bench.main(command(name, data, tmp_path / "bad", bad)) == 2
         assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["xnli", "sentiment"])
+def test_transfer_per_head_writes_one_combined_table(name, data, tmp_path, capsys):
+    """Issue 32: `bench xnli --heads each` wrote a set of files per head and no table of them all."""
+    out = tmp_path / "each"
+    assert bench.main(command(name, data, out, "each")) == 0, capsys.readouterr().err
+    combined = json.loads((out / f"{name}_views.json").read_text())
+    per_view = {json.loads(p.read_text())["view"]: json.loads(p.read_text()) for p in out.glob(f"{name}*.json")
+                if not p.name.endswith("_views.json")}
+    assert set(combined["views"]) == set(per_view) and len(per_view) > 1
+    for view, result in per_view.items():
+        assert combined["views"][view]["accuracy"] == result["accuracy"]
+    table = (out / f"{name}_views.md").read_text()
+    assert table.count("\n| ") == len(per_view) + 1  # the header and a row per view
+    assert (out / f"{name}_views.csv").is_file()
