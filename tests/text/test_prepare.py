@@ -374,7 +374,9 @@ def test_sigterm_or_sighup_during_preparation_stops_the_workers_quietly(tmp_path
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
     proc = subprocess.Popen([sys.executable, "-m", "bridgeembed.cli.fetch", "prepare", str(tmp_path / "c.yaml"),
                              "--cache", str(tmp_path / "cache"), "--workers", "2"], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                            # a suite started under nohup ignores SIGHUP, and so would the command (rightly)
+                            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(_children(proc.pid)) < 2:
         time.sleep(0.2)
