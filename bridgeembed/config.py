@@ -96,7 +96,7 @@ class CorpusConfig:
     def label(self) -> str:
         return self.name or Path(self.path).name
 
-    def as_data(self, main: "DataConfig") -> "DataConfig":
+    def as_data(self) -> "DataConfig":
         """The DataConfig of this corpus alone (for `translation.directions`)."""
         return DataConfig(path=self.path, languages=list(self.languages), train=self.train, valid=self.valid,
                           test="", directions=self.directions, pivot=self.pivot, monolingual=self.monolingual)

@@ -11,6 +11,7 @@ prepared and cached on its own (`training.data`), so adding a corpus never re-to
 from __future__ import annotations
 
 import logging
+from collections import deque
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -18,12 +19,13 @@ from typing import TYPE_CHECKING
 
 from bridgeembed.config import CorpusConfig, corpus_configs
 from bridgeembed.errors import ConfigError
-from bridgeembed.text.parallel import corpus_dir, corpus_file, encode_split, read_lines, read_split
+from bridgeembed.text.parallel import corpus_dir, corpus_file, encode_split, read_split
+from bridgeembed.text.streaming import iter_lines
 from bridgeembed.training.validation import check_validation_data
 from bridgeembed.translation.directions import Direction, evaluation_directions, training_directions
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.config import Config, DataConfig
+    from bridgeembed.config import DataConfig
     from bridgeembed.text.packed import PackedCorpus
     from bridgeembed.text.parallel import EncodedSplit
 
@@ -68,7 +70,7 @@ def units(data: DataConfig) -> tuple[list, list]:
     found = [Unit(0, d) for d in training_directions(data)]
     weights = [Fraction(data.weight).limit_denominator(1000) / len(found)] * len(found)
     for i, corpus in enumerate(corpora, start=1):
-        directions = training_directions(corpus.as_data(data))
+        directions = training_directions(corpus.as_data())
         found += [Unit(i, d, corpus.use) for d in directions]
         weights += [Fraction(corpus.weight).limit_denominator(1000) / len(directions)] * len(directions)
     if not corpora:
@@ -86,7 +88,7 @@ def shares(found: list, visits: list, labels: list) -> dict:
     return {k: round(v, 2) for k, v in out.items()}
 
 
-def corpus_files(config: Config, corpus: CorpusConfig, data_root: str | Path | None) -> tuple[Path, dict]:
+def corpus_files(corpus: CorpusConfig, data_root: str | Path | None) -> tuple[Path, dict]:
     """(folder, {lang: training file}) of one extra corpus."""
     folder = corpus_dir(corpus.path, data_root)
     return folder, {lang: corpus_file(folder, corpus.train, lang) for lang in corpus.languages}
@@ -102,18 +104,18 @@ def dev_split(corpus: CorpusConfig, folder: Path, files: dict, lines: int) -> tu
     if corpus.dev_lines >= lines:
         raise ConfigError(f"data.corpora {corpus.label}: dev_lines={corpus.dev_lines} holds out every line of its "
                           f"training split ({lines} lines); use fewer")
-    raw = {lang: read_lines(path)[lines - corpus.dev_lines:] for lang, path in files.items()}
+    raw = {lang: list(deque(iter_lines(path), maxlen=corpus.dev_lines)) for lang, path in files.items()}  # streamed
     return raw, lines - corpus.dev_lines
 
 
 def load_corpus(corpus: CorpusConfig, folder: Path, files: dict, train: PackedCorpus, tokenizers: dict,
-                main: DataConfig, max_len: int) -> CorpusData:
+                max_len: int) -> CorpusData:
     """An extra corpus's CorpusData, its dev set checked before step 1 as the main one is."""
     lines = len(next(iter(train.lengths.values())))
     raw, kept = dev_split(corpus, folder, files, lines)
     encoded = None
     if raw is not None:
-        directions = evaluation_directions(corpus.as_data(main))
+        directions = evaluation_directions(corpus.as_data())
         check_validation_data(raw, directions, folder, corpus.valid or f"last {corpus.dev_lines} of {corpus.train}")
         encoded = encode_split(raw, tokenizers, max_len)
     logger.info("corpus %s: %d training lines, %s dev lines (%s)", corpus.label, kept,

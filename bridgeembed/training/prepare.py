@@ -77,11 +77,11 @@ def extra_corpora(config: Config, data_root: str | Path | None, tokenizers: dict
                   show_progress: bool | None) -> list:
     """CorpusData of each data.corpora entry: its training split through the cache (with the run's tokenizers),
     its dev set (checked before step 1, as the main corpus's)."""
-    found = [(corpus, *corpus_files(config, corpus, data_root)) for corpus in corpus_configs(config.data)]
+    found = [(corpus, *corpus_files(corpus, data_root)) for corpus in corpus_configs(config.data)]
     out = []
     for corpus, folder, files in found:
         _, train = prepare_training_data(config, folder, tokenizers, world, show_progress, files=files)
-        out.append(load_corpus(corpus, folder, files, train, tokenizers, config.data, config.tokenizer.max_len))
+        out.append(load_corpus(corpus, folder, files, train, tokenizers, config.tokenizer.max_len))
     return out
 
 

@@ -451,7 +451,7 @@ class Trainer:
         for corpus in self.data.corpora:
             if corpus.valid is None:
                 continue
-            data = corpus.config.as_data(self.cfg.data)
+            data = corpus.config.as_data()
             out[corpus.name] = validate(self.model, self.data, evaluation_directions(data), training_directions(data),
                                         sentences=t.valid_sentences, beam=t.valid_beam,
                                         split=(corpus.valid, corpus.raw_valid))

@@ -11,6 +11,7 @@ import torch
 
 from bridgeembed.config import Config
 from bridgeembed.errors import ConfigError
+from bridgeembed.text.parallel import read_lines
 from bridgeembed.training.corpora import units
 from bridgeembed.training.schedule import RotatingScheduler
 from bridgeembed.training.trainer import Trainer
@@ -71,6 +72,7 @@ def test_run_on_two_corpora_validates_each_and_never_trains_on_held_out_lines(to
     trainer = Trainer.from_config(config, show_progress=False)
     extra = trainer.data.corpora[0]
     assert extra.train_rows == 250 and len(extra.raw_valid["x"]) == 50
+    assert extra.raw_valid["y"] == read_lines(second_corpus / "train.y.gz")[250:]  # the last 50 lines
     for unit, batches in zip(trainer.units, trainer.batches):
         if unit.corpus == 1:
             assert batches.pairs.max() < 250
