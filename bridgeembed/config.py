@@ -216,9 +216,13 @@ class Config:
         if path.stat().st_size > MAX_CONFIG_BYTES:
             raise ConfigError(f"{path} is {path.stat().st_size:,} bytes: a config is at most {MAX_CONFIG_BYTES:,}")
         try:
-            text = path.read_text(encoding="utf-8")
-            _check_expanded_size(yaml.compose(text, Loader=yaml.SafeLoader), path)
-            raw = yaml.load(text, Loader=_UniqueKeyLoader) or {}
+            loader = _UniqueKeyLoader(path.read_text(encoding="utf-8"))
+            try:
+                node = loader.get_single_node()  # parsed once: sized before anything is built from it
+                _check_expanded_size(node, path)
+                raw = (loader.construct_document(node) if node is not None else None) or {}
+            finally:
+                loader.dispose()
         except yaml.YAMLError as err:
             raise ConfigError(f"{path} is not valid YAML: {' '.join(str(err).split())}") from None
         except UnicodeDecodeError:
