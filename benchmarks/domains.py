@@ -7,6 +7,9 @@ issue's targets name: mean and worst of the 12 ordered pairs, PUD en->de and de-
     BRIDGEEMBED_DATA=../shared/data python benchmarks/domains.py multi30k-m2m runs/stage10/best.pt use-m \\
         --out results/domains
 
+Dev sets of your own (`--dev NAME=TEMPLATE`, line-aligned files with {lang}, e.g. the Europarl lines a run
+held out with `dev_lines`) add a column each: choose checkpoints and settings by those and by val.
+
 A model's results are reused when its folder holds them already (--fresh to recompute). PUD is for
 reporting: never choose a checkpoint or a setting by it.
 """
@@ -28,13 +31,18 @@ def label(model: str) -> str:
     return f"{path.parent.name}-{path.stem}" if path.suffix == ".pt" else path.name
 
 
-def run(model: str, name: str, out: Path, threads: int, fresh: bool) -> dict:
-    """{set: retrieval.json} of one model, computed where missing."""
+LANGS = ("en", "de", "fr", "cs")
+
+
+def run(model: str, out: Path, threads: int, fresh: bool, dev: dict) -> dict:
+    """{set: retrieval.json} of one model, the named sets and the dev sets, computed where missing."""
     found = {}
-    for split in SETS:
+    for split in SETS + tuple(dev):
         folder = out / label(model) / split
         if fresh or not (folder / "retrieval.json").is_file():
-            command = [sys.executable, "-m", "bridgeembed.cli.bench", "retrieval", "--model", model, "--set", split,
+            where = ["--set", split] if split in SETS else ["--template", dev[split], "--langs", ",".join(
+                lang for lang in LANGS if Path(dev[split].format(lang=lang)).is_file())]
+            command = [sys.executable, "-m", "bridgeembed.cli.bench", "retrieval", "--model", model, *where,
                        "--threads", str(threads), "--quiet", "--out", str(folder)]
             subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
         found[split] = json.loads((folder / "retrieval.json").read_text())
@@ -51,16 +59,16 @@ def figures(result: dict) -> dict:
     return {"mean": sum(values) / len(values), "worst": min(values), "pairs": pairs}
 
 
-def table(results: dict) -> str:
+def table(results: dict, dev: dict) -> str:
     rows = ["| model | test_2016 mean | test_2016 worst | val mean | val worst | PUD mean | PUD en→de | PUD de→en "
-            "| PUD en/de/fr mean |",
-            "|---|---|---|---|---|---|---|---|---|"]
+            "| PUD en/de/fr mean |" + "".join(f" dev {name} mean |" for name in dev),
+            "|---|---|---|---|---|---|---|---|---|" + "---|" * len(dev)]
     for name, found in results.items():
         test, val, pud = (figures(found[s]) for s in SETS)
         three = [v for k, v in pud["pairs"].items() if "cs" not in k]
         rows.append(f"| {name} | {test['mean']:.1f} | {test['worst']:.1f} | {val['mean']:.1f} | {val['worst']:.1f} "
                     f"| {pud['mean']:.1f} | {pud['pairs']['en-de']:.1f} | {pud['pairs']['de-en']:.1f} "
-                    f"| {sum(three) / len(three):.1f} |")
+                    f"| {sum(three) / len(three):.1f} |" + "".join(f" {figures(found[d])['mean']:.1f} |" for d in dev))
     return "\n".join(rows)
 
 
@@ -70,9 +78,15 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--out", default="results/domains", help="results folder (default: results/domains)")
     parser.add_argument("--threads", type=int, default=1, help="CPU threads per run (default: 1)")
     parser.add_argument("--fresh", action="store_true", help="recompute results that are there already")
+    parser.add_argument("--dev", action="append", default=[], metavar="NAME=TEMPLATE",
+                        help="a dev set of line-aligned files with {lang}, e.g. europarl=dev/europarl.{lang}")
     args = parser.parse_args(argv)
-    results = {model: run(model, label(model), Path(args.out), args.threads, args.fresh) for model in args.models}
-    print(table(results))
+    dev = dict(item.split("=", 1) for item in args.dev if "=" in item)
+    if len(dev) < len(args.dev) or any(name in SETS or "{lang}" not in template for name, template in dev.items()):
+        parser.error(f"--dev takes NAME=TEMPLATE with a name other than {', '.join(SETS)} and {{lang}} in the "
+                     f"template, got {args.dev}")
+    results = {model: run(model, Path(args.out), args.threads, args.fresh, dev) for model in args.models}
+    print(table(results, dev))
     print("\nnearest neighbour by cosine of the mean vectors; mean and worst over the 12 ordered pairs of en, de, fr, "
           "cs (models without Czech: their pairs); en/de/fr: the 6 pairs without cs.")
     return 0

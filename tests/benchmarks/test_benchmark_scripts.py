@@ -278,3 +278,48 @@ def test_mining_threshold_plants_dev_pairs_after_disjoint_distractors_and_scores
     pairs = {"scores": np.array([1.3, 1.2, 1.1, 1.0]), "hit": np.array([1.0, 0.0, 1.0, 0.0]), "gold": 2}
     assert at(1.1, pairs) == pytest.approx({"precision": 100 * 2 / 3, "recall": 100.0, "f1": 80.0, "kept": 3})
     assert np.allclose(f1_at(np.array([1.3, 1.1, 0.5]), pairs), [2 / 3, 0.8, 2 / 3])
+
+
+def test_domains_table_adds_a_column_per_dev_set(tmp_path):
+    out = tmp_path / "domains"
+    for split, base in (("test_2016", 0.9), ("val", 0.8), ("pud", 0.1), ("europarl", 0.3)):
+        folder = out / "m" / split
+        folder.mkdir(parents=True)
+        langs = ("en", "de") if split == "europarl" else ("en", "de", "fr", "cs")
+        pairs = [{"pair": f"{a}-{b}", "a_to_b": base, "b_to_a": base + 0.02}
+                 for i, a in enumerate(langs) for b in langs[i + 1:]]
+        (folder / "retrieval.json").write_text(json.dumps({"pairs": pairs}))
+    text = run("domains.py", "m", "--out", str(out), "--dev", "europarl=x/dev.{lang}")
+    assert "| dev europarl mean |" in text and "| m | 91.0 | 90.0 | 81.0 | 80.0 | 11.0 | 10.0 | 12.0 | 11.0 | 31.0 |" in text
+    bad = subprocess.run([sys.executable, str(REPO / "benchmarks" / "domains.py"), "m", "--dev", "pud=x.{lang}"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "--dev takes NAME=TEMPLATE" in bad.stderr
+
+
+def test_interpolate_mixes_two_checkpoints_of_one_model(toy_run, tmp_path):
+    import torch
+
+    from bridgeembed.checkpoint import load_checkpoint, save_atomic
+
+    run_dir, _ = toy_run
+    start, tuned = load_checkpoint(run_dir / "best.pt"), load_checkpoint(run_dir / "last.pt")
+    tuned["model"] = {k: v + 1.0 if v.is_floating_point() else v for k, v in tuned["model"].items()}
+    save_atomic(tuned, tmp_path / "tuned.pt")
+    text = run("interpolate.py", str(run_dir / "best.pt"), str(tmp_path / "tuned.pt"), "--alpha", "0", "0.25", "1",
+               "--out", str(tmp_path / "soup"))
+    assert "soup-0.25.pt" in text
+    for alpha in (0.0, 0.25, 1.0):
+        mixed = load_checkpoint(tmp_path / "soup" / f"soup-{alpha:g}.pt")["model"]
+        for key, value in start["model"].items():
+            if value.is_floating_point():
+                expected = (1 - alpha) * value.float() + alpha * tuned["model"][key].float()
+                assert torch.allclose(mixed[key], expected, atol=1e-6), key
+    other = load_checkpoint(run_dir / "best.pt")
+    lang = next(iter(other["tokenizers"]))
+    other["tokenizers"][lang]["lowercase"] = not other["tokenizers"][lang]["lowercase"]
+    save_atomic(other, tmp_path / "other.pt")
+    refused = subprocess.run([sys.executable, str(REPO / "benchmarks" / "interpolate.py"), str(run_dir / "best.pt"),
+                              str(tmp_path / "other.pt"), "--alpha", "0.5", "--out", str(tmp_path / "no")],
+                             capture_output=True, text=True)
+    assert refused.returncode == 1 and "different tokenizers" in refused.stderr
+    assert not (tmp_path / "no").exists()
