@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from bridgeembed.encoders.options import EncodeOptions, check_timeout
+from bridgeembed.encoders.options import EncodeOptions, check_timeout, shard_precision
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError
 from bridgeembed.evaluation.options import OPTIONS
@@ -59,7 +59,8 @@ def encode_options(args: argparse.Namespace, heads: HeadSpec, device: str | None
     """The resolved options of encoding a file into shards, from a command's checked options: `heads` parsed,
     `device` from `pool_device`, and the `threads` that `set_threads` gave shared among the processes (at least
     one each; `pool_device` checked the counts)."""
-    return EncodeOptions(heads=heads, batch_size=args.batch_size, normalize=normalize, half=args.half,
+    precision = shard_precision(args.precision, args.half, "--precision", "--half")
+    return EncodeOptions(heads=heads, batch_size=args.batch_size, normalize=normalize, precision=precision,
                          processes=args.processes, threads=max(1, threads // args.processes),
                          job_timeout=args.job_timeout, show_progress=False if args.quiet else None,
                          model=args.model or OPTIONS["--model"]["default"], device=device)

@@ -3,6 +3,7 @@
   bridgeembed-encode --lang de "Ein Hund rennt." "Eine Frau liest."      # prints one vector per line
   bridgeembed-encode --lang en --in captions.txt --out vectors.npy --heads each
   bridgeembed-encode --lang de --in news.de.txt --shards shards/news.de --half   # resumable .npy shards
+  bridgeembed-encode --lang de --in news.de.txt --shards shards/news.de.int8 --precision int8   # a quarter the size
   bridgeembed-encode --lang de --in news.de.txt --shards shards/news.de --processes 2   # two worker processes
 """
 
@@ -24,7 +25,7 @@ from bridgeembed.cli.checks import (
     stdout_open,
 )
 from bridgeembed.cli.registry import add_common, run_main
-from bridgeembed.encoders.options import EncodeOptions
+from bridgeembed.encoders.options import SHARD_PRECISIONS, EncodeOptions
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError
 from bridgeembed.evaluation.options import add_options
@@ -42,7 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     shards.add_argument("--shards", metavar="DIR", help="encode --in FILE into DIR/shard-NNNNN.npy plus manifest.json; "
                         "run again after an interruption to encode only the missing shards")
     shards.add_argument("--shard-size", type=int, default=None, help="sentences per shard (default 100000)")
-    shards.add_argument("--half", action="store_true", help="store float16 (half the disk and memory)")
+    shards.add_argument("--half", action="store_true", help="store float16 (half the disk and memory); the same as "
+                        "--precision float16")
+    shards.add_argument("--precision", choices=SHARD_PRECISIONS, default=None,
+                        help="what the shards store: float32 (default), float16, int8 (a quarter of float32, each "
+                        "vector scaled on its own) or binary (sign bits, a thirty-second); bridgeembed-mine searches "
+                        "int8 and binary shards by their codes")
     shards.add_argument("--processes", type=int, default=1, metavar="N",
                         help="encode the shards in N worker processes on the CPU (default 1); --threads is shared "
                              "among them")
@@ -57,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
 
     positive_int(args.batch_size, "--batch-size")  # every option is checked before the model loads
     heads = HeadSpec.parse(args.heads, what="--heads")
-    if args.shards or args.shard_size is not None or args.half or args.processes != 1 or args.job_timeout is not None:
+    if args.shards or args.shard_size is not None or args.half or args.precision is not None or args.processes != 1 \
+            or args.job_timeout is not None:
         return run_shards(args, heads)
     out = output_file(args.out, "--out", suffix=".npy")  # np.save appends .npy: say where it really goes
     if out:
@@ -90,7 +97,7 @@ def run_shards(args: argparse.Namespace, heads: HeadSpec) -> int:
     from bridgeembed.mining.shards import SHARD_SIZE, check_text_file, write_shards
 
     if not args.shards:
-        raise BridgeembedError("--shard-size, --half, --processes and --job-timeout go with --shards DIR")
+        raise BridgeembedError("--shard-size, --half, --precision, --processes and --job-timeout go with --shards DIR")
     if args.quantize:  # a resumed folder could mix int8 and float32 weights' vectors: not offered yet (issue 33)
         raise BridgeembedError("--quantize does not go with --shards yet: encode shards with float32 weights")
     if args.out or args.sentences or not args.input:
@@ -106,7 +113,7 @@ def run_shards(args: argparse.Namespace, heads: HeadSpec) -> int:
     options = replace(options, heads=heads.resolve(encoder, what="--heads"))
     shards = write_shards(encoder, args.input, args.lang, args.shards, shard_size, options)
     print(f"wrote {shards.folder}: {len(shards)} sentences, {-(-len(shards) // shard_size)} shards of "
-          f"{shards.dtype} vectors ({shards.dim},)", file=sys.stderr)
+          f"{shards.precision} vectors ({shards.dim},)", file=sys.stderr)
     return 0
 
 

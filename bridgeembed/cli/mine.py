@@ -4,6 +4,7 @@
   bridgeembed-mine --src news.de.txt --src-lang de --tgt news.en.txt --tgt-lang en --out pairs.tsv \\
       --shards shards/ --threshold 1.1 --processes 2         # keep the encodings for the next mining
   bridgeembed-mine --src shards/news.de.txt.de --tgt shards/news.en.txt.en --out pairs.tsv   # from shards
+  bridgeembed-mine --src de.int8 --tgt en.int8 --rescore-src de.f32 --rescore-tgt en.f32 --out pairs.tsv
   bridgeembed-mine --src a.de --src-lang de --tgt a.en --tgt-lang en --mode align --out scored.tsv
 
 The output is TSV, best first: score, source sentence, target sentence. Blank lines are never paired;
@@ -28,7 +29,7 @@ import numpy as np
 
 from bridgeembed.cli.checks import encode_options, job_timeout, output_file, pool_device, positive_int, shard_dir
 from bridgeembed.cli.registry import add_common, run_main
-from bridgeembed.encoders.options import EncodeOptions
+from bridgeembed.encoders.options import SHARD_PRECISIONS, EncodeOptions
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError, UnknownLanguageError
 from bridgeembed.evaluation.options import add_options
@@ -66,7 +67,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add("--shards", metavar="DIR", help="encode text files into DIR/NAME.LANG/ (resumable, reused by the next "
         "mining) instead of a temporary folder")
     add("--shard-size", type=int, default=100_000, help="sentences per shard (default 100000)")
-    add("--half", action="store_true", help="shards in float16")
+    add("--half", action="store_true", help="shards in float16 (the same as --precision float16)")
+    add("--precision", choices=SHARD_PRECISIONS, default=None, help="the shards of text files: float32 (default), "
+        "float16, int8 or binary; int8 and binary shards (these or given folders) are searched by their codes, "
+        "a quarter and a thirty-second of float32's memory, and the candidates rescored to cosines")
+    add("--rescore-src", metavar="DIR", help="with int8 or binary shards: float32 (or float16) shards of the same "
+        "--src file, to rescore the candidates with (default: the codes dequantized)")
+    add("--rescore-tgt", metavar="DIR", help="the same for --tgt (goes with --rescore-src)")
+    add("--rescore-multiplier", type=int, default=4, help="int8 and binary: k x this many candidates per sentence "
+        "from the codes, rescored to cosines (default 4; binary finds more with more)")
     add("--processes", type=int, default=1, metavar="N", help="encode text files in N worker processes on the CPU "
         "(default 1); --threads is shared among them")
     add("--job-timeout", type=float, default=None, metavar="SECONDS", help="with --processes: a worker that holds "
@@ -85,7 +94,8 @@ def check_options(args: argparse.Namespace) -> tuple:
     threshold)."""
     from bridgeembed.mining.index import IndexConfig
 
-    for option in ("k", "batch_size", "shard_size", "nprobe", "ef_search", "threads", "nlist", "processes"):
+    for option in ("k", "batch_size", "shard_size", "nprobe", "ef_search", "threads", "nlist", "processes",
+                   "rescore_multiplier"):
         value = getattr(args, option)
         if value is not None or option not in ("threads", "nlist"):  # those two may be left to the default
             positive_int(value, "--" + option.replace("_", "-"))
@@ -101,8 +111,15 @@ def check_options(args: argparse.Namespace) -> tuple:
     inputs = []
     for option in ("src", "tgt"):
         inputs += _check_input(getattr(args, option), getattr(args, f"{option}_lang"), f"--{option}")
+    if (args.rescore_src is None) != (args.rescore_tgt is None):
+        raise BridgeembedError("--rescore-src and --rescore-tgt go together: float shards of both sides, or neither "
+                               "(then the codes themselves are rescored)")
+    for option in ("rescore_src", "rescore_tgt"):
+        if getattr(args, option) is not None:
+            inputs += _check_input(getattr(args, option), None, "--" + option.replace("_", "-"), folder_only=True)
     check_not_input(out, "--out", inputs)
-    config = IndexConfig(args.index, nlist=args.nlist, nprobe=args.nprobe, ef_search=args.ef_search)
+    config = IndexConfig(args.index, nlist=args.nlist, nprobe=args.nprobe, ef_search=args.ef_search,
+                         rescore_multiplier=args.rescore_multiplier)
     return out, config, heads, device, threshold
 
 
@@ -122,11 +139,14 @@ def threshold_of(given: str | None, scoring: str, mode: str) -> float | None:
     return check_threshold(value, scoring, "--threshold")
 
 
-def _check_input(path: str, lang: str | None, option: str) -> list:
+def _check_input(path: str, lang: str | None, option: str, folder_only: bool = False) -> list:
     """-> [(what, path)] of the files the input reads: the text file, or a shard folder's files and the text
     file its shards were encoded from (none of which --out may name)."""
     from bridgeembed.mining.shards import MANIFEST, check_text_file, read_manifest
 
+    if folder_only and not Path(path).is_dir():
+        raise BridgeembedError(f"{option} {path} is not a folder: give a shard folder written by bridgeembed-encode "
+                               f"--shards (float32 or float16) from the same file")
     if Path(path).is_dir():
         if not (Path(path) / MANIFEST).is_file():
             raise BridgeembedError(f"{option} {path} is a folder without {MANIFEST}: give a text file or a shard "
@@ -152,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
         stack.enter_context(_signals_unwind())  # the temporary shard folders go with SIGTERM and SIGHUP too
         src, tgt = open_sides(args, options, stack)
         faiss_threads(threads)  # FAISS's OpenMP threads as torch's
-        src_vecs, tgt_vecs, docs = views(args, src, tgt)
+        src_vecs, tgt_vecs, docs = views(args, src, tgt, rescorers(args, src, tgt))
         pairs = mine(src_vecs, tgt_vecs, k=args.k, scoring=args.scoring, mode=args.mode, threshold=threshold,
                      retrieval=args.retrieval, index=config, **docs)
         write_pairs(out, pairs, src, tgt)
@@ -209,6 +229,9 @@ def open_sides(args: argparse.Namespace, options: EncodeOptions, stack: ExitStac
             shards = Shards(path)
             if lang and lang != shards.lang:
                 raise ShardError(f"--{name} {path} holds {shards.lang!r} sentences, not --{name}-lang {lang!r}")
+            if args.precision and args.precision != shards.precision:
+                raise ShardError(f"--{name} {path} holds {shards.precision} vectors, not --precision {args.precision}; "
+                                 f"encode it again with --precision {args.precision}, or leave --precision out")
             if shards.manifest["heads"] != options.heads.encoder_heads:
                 raise ShardError(f"--{name} {path} holds vectors of heads {shards.manifest['heads']!r}, not --heads "
                                  f"{options.heads}; give --heads {shards.manifest['heads']} or encode it again")
@@ -224,6 +247,23 @@ def open_sides(args: argparse.Namespace, options: EncodeOptions, stack: ExitStac
         opened[name] = shards
     opened["src"].check_same_space(opened["tgt"])
     return opened["src"], opened["tgt"]
+
+
+def rescorers(args: argparse.Namespace, src: object, tgt: object) -> tuple:
+    """(--rescore-src, --rescore-tgt) opened and checked against the sides' shards, or (None, None)."""
+    from bridgeembed.mining.shards import ShardError, Shards
+
+    if args.rescore_src is None:
+        return None, None
+    out = []
+    for name, side in (("src", src), ("tgt", tgt)):
+        if side.precision not in ("int8", "binary"):
+            raise ShardError(f"--rescore-{name} goes with int8 or binary shards, but --{name} {side.folder} holds "
+                             f"{side.precision} vectors, which are rescored already")
+        floats = Shards(getattr(args, f"rescore_{name}"))
+        side.check_rescore(floats)
+        out.append(floats)
+    return tuple(out)
 
 
 def shard_folder(root: Path, path: Path, lang: str, taken: dict) -> Path:
@@ -257,25 +297,27 @@ def load_checked_encoder(options: EncodeOptions, langs: list) -> tuple:
     return encoder, replace(options, heads=options.heads.resolve(encoder, what="--heads"))
 
 
-def views(args: argparse.Namespace, src: object, tgt: object) -> tuple:
-    """The rows that take part (blank lines never do) and, with --documents, each row's document."""
+def views(args: argparse.Namespace, src: object, tgt: object, rescore: tuple = (None, None)) -> tuple:
+    """The rows that take part (blank lines never do) and, with --documents, each row's document; `rescore`:
+    the float shards of each side, if given."""
     from bridgeembed.mining.vectors import Vectors
 
     src_ok, tgt_ok = _non_blank(src), _non_blank(tgt)
+    subsets, docs = (np.flatnonzero(src_ok), np.flatnonzero(tgt_ok)), {}
     if args.mode == "align" and not args.documents:
         if len(src) != len(tgt):
             raise BridgeembedError(f"--mode align pairs line i with line i, but {src.text} has {len(src)} lines and "
                                    f"{tgt.text} {len(tgt)}; give line-aligned files, or --documents")
-        both = np.flatnonzero(src_ok & tgt_ok)
-        return Vectors(src, both, "--src"), Vectors(tgt, both, "--tgt"), {}
-    if args.documents:
+        subsets = (np.flatnonzero(src_ok & tgt_ok),) * 2
+    elif args.documents:
         src_docs, tgt_docs = _documents(src_ok), _documents(tgt_ok)
         if src_docs.max() != tgt_docs.max():
             raise BridgeembedError(f"--documents: {src.text} has {src_docs.max() + 1} documents and {tgt.text} "
                                    f"{tgt_docs.max() + 1}; document-aligned files need as many (blank lines "
                                    f"separate them)")
-        return Vectors(src, name="--src"), Vectors(tgt, name="--tgt"), {"src_docs": src_docs, "tgt_docs": tgt_docs}
-    return Vectors(src, np.flatnonzero(src_ok), "--src"), Vectors(tgt, np.flatnonzero(tgt_ok), "--tgt"), {}
+        subsets, docs = (None, None), {"src_docs": src_docs, "tgt_docs": tgt_docs}
+    return (Vectors(src, subsets[0], "--src", rescore=rescore[0]),
+            Vectors(tgt, subsets[1], "--tgt", rescore=rescore[1]), docs)
 
 
 def _non_blank(shards: object) -> np.ndarray:

@@ -18,7 +18,7 @@ class EncodeOptions:
     heads: HeadSpec = MEAN  # parsed (and resolved against the encoder once it is loaded): the mean or one head
     batch_size: int = 64  # sentences per forward pass
     normalize: bool = False  # unit-length vectors
-    half: bool = False  # the precision stored: float16, else float32
+    half: bool = False  # float16 shards: the older spelling of precision="float16"
     processes: int = 1  # worker processes on the CPU (1: encode in this one)
     threads: int | None = None  # torch threads of each worker, already split among them (None: one process)
     job_timeout: float | None = None  # seconds a worker may hold one job before it is taken for hung
@@ -26,10 +26,28 @@ class EncodeOptions:
     model: str = ""  # the model's source as given (--model), recorded in a shard manifest
     device: str | None = None  # where the model loads (the CPU for processes > 1; None: cuda if available)
     quantize: str | None = None  # the model's weights: "int8" (dynamic, CPU only) or None, float32
+    precision: str = "float32"  # what a shard stores: one of SHARD_PRECISIONS (checked by `shard_precision`)
 
     @property
     def dtype(self) -> str:
-        return "float16" if self.half else "float32"
+        """The precision stored: float32, float16 (also `half`), int8 or binary."""
+        return "float16" if self.half else self.precision
+
+
+SHARD_PRECISIONS = ("float32", "float16", "int8", "binary")  # encode()'s precisions, and float16 for disk
+
+
+def shard_precision(precision: object = None, half: object = False, what: str = "precision",
+                    half_name: str = "half=True") -> str:
+    """The precision shards are stored in: `precision` (default float32), or float16 for `half`, the older
+    spelling; both given must agree. Anything else is a BridgeembedError naming `what` and the choices."""
+    if precision is None:
+        return "float16" if half else "float32"
+    if not isinstance(precision, str) or precision not in SHARD_PRECISIONS:
+        raise BridgeembedError(f"{what} must be one of {', '.join(SHARD_PRECISIONS)}, got {precision!r}")
+    if half and precision != "float16":
+        raise BridgeembedError(f"{half_name} stores float16, but {what} {precision} was asked for; give one of them")
+    return precision
 
 
 # --- the checks of the public calls' values, before an EncodeOptions is built -------------------------------

@@ -7,7 +7,8 @@ Kinds (`IndexConfig.kind`):
 - `hnsw`: a proximity graph (`HNSW{m}`), `ef_search` candidates kept while searching; slow to build;
 - `auto`: flat while (indexed rows x query rows) <= EXACT_PAIRS, else ivf.
 Only the indexed side is held in memory (float32, plus a few percent for ivf and 2 m ints a row for
-hnsw); the queries stream from their `Vectors` and only their (N, k) neighbours are kept.
+hnsw); the queries stream from their `Vectors` and only their (N, k) neighbours are kept. int8 and
+binary shards get indexes over their codes, a quarter and a thirty-second of that (`index_quantized.py`).
 """
 
 from __future__ import annotations
@@ -40,11 +41,13 @@ class IndexConfig:
     ef_construction: int = 80  # hnsw candidates kept while building
     ef_search: int = 128  # hnsw candidates kept while searching: more is slower and closer to exact
     seed: int = 0  # the ivf training sample and k-means
+    rescore_multiplier: int = 4  # int8 and binary: k x this many candidates from the codes, rescored to cosines
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ConfigError(f"index {self.kind!r}: expected one of {', '.join(KINDS)}")
-        for name in ("nprobe", "train_per_cell", "train_iterations", "hnsw_m", "ef_construction", "ef_search"):
+        for name in ("nprobe", "train_per_cell", "train_iterations", "hnsw_m", "ef_construction", "ef_search",
+                     "rescore_multiplier"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"index {name} must be a positive integer, got {value!r}")
@@ -95,8 +98,9 @@ def set_threads(threads: int) -> None:
     faiss_module().omp_set_num_threads(threads)
 
 
-def build_index(vectors: Vectors, config: IndexConfig, queries: int | None = None) -> Any:
-    """A FAISS index over `vectors` (unit rows, added block by block) of the kind `config` resolves to."""
+def build_index(vectors: Vectors, config: IndexConfig, queries: int | None = None, codec: str = "Flat") -> Any:
+    """A FAISS index over `vectors` (unit rows, added block by block) of the kind `config` resolves to; an ivf
+    index stores its rows as `codec` says (Flat: float32; SQ8: a byte a dimension, for int8 vectors)."""
     faiss = faiss_module()
     config = config.resolve(len(vectors), len(vectors) if queries is None else queries)
     started, d = time.perf_counter(), vectors.dim
@@ -107,7 +111,7 @@ def build_index(vectors: Vectors, config: IndexConfig, queries: int | None = Non
         index.hnsw.efConstruction, index.hnsw.efSearch = config.ef_construction, config.ef_search
     else:
         nlist = config.cells(len(vectors))
-        index = faiss.index_factory(d, f"IVF{nlist},Flat", faiss.METRIC_INNER_PRODUCT)
+        index = faiss.index_factory(d, f"IVF{nlist},{codec}", faiss.METRIC_INNER_PRODUCT)
         index.cp.niter, index.cp.seed = config.train_iterations, config.seed
         index.cp.max_points_per_centroid = config.train_per_cell  # the sample below is already this size
         index.train(vectors.sample(nlist * config.train_per_cell, config.seed))
@@ -130,7 +134,12 @@ def search(index: Any, queries: Vectors, k: int, block: int = BLOCK) -> Neighbou
 
 
 def knn(queries: Vectors, indexed: Vectors, k: int, config: IndexConfig) -> Neighbours:
-    """Build an index over `indexed`, search `queries` in it, and let the index go."""
+    """Build an index over `indexed`, search `queries` in it, and let the index go. int8 or binary vectors:
+    candidates from their codes, rescored to cosines (`index_quantized.quantized_knn`)."""
+    if indexed.quantized or queries.quantized:
+        from bridgeembed.mining.index_quantized import quantized_knn
+
+        return quantized_knn(queries, indexed, k, config)
     index = build_index(indexed, config, len(queries))
     try:
         return search(index, queries, k)

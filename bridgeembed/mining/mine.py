@@ -101,7 +101,9 @@ def mine(src_vecs: VectorsLike, tgt_vecs: VectorsLike, k: int = K, scoring: str 
     `threshold` keeps scores >= it; `retrieval` max | fwd | bwd | intersect (mine mode, and within
     documents); `index` auto | flat | ivf | hnsw or an `IndexConfig`; `src_docs`/`tgt_docs` one
     document id per row (align mode; rows with a negative id take no part). Vectors need not be unit
-    length: cosines are computed."""
+    length: cosines are computed. int8 or binary shards (both sides in one precision) are searched by their
+    codes and the candidates rescored to cosines (`index_quantized.py`; a `Vectors(shards, rescore=floats)`
+    rescores with float vectors of the same lines)."""
     _choice(scoring, SCORINGS, "scoring")
     _choice(mode, MODES, "mode")
     _choice(retrieval, RETRIEVALS, "retrieval")
@@ -112,6 +114,9 @@ def mine(src_vecs: VectorsLike, tgt_vecs: VectorsLike, k: int = K, scoring: str 
     src, tgt = Vectors.of(src_vecs, "src_vecs"), Vectors.of(tgt_vecs, "tgt_vecs")
     if src.dim != tgt.dim:
         raise DataError(f"src_vecs have {src.dim} dimensions and tgt_vecs {tgt.dim}: vectors of one model are needed")
+    if (src.quantized or tgt.quantized) and src.precision != tgt.precision:
+        raise DataError(f"src_vecs hold {src.precision} vectors and tgt_vecs {tgt.precision}: int8 or binary vectors "
+                        f"are mined against the same precision on the other side")
     if not len(src) or not len(tgt):
         raise DataError(f"nothing to mine: src_vecs has {len(src)} rows and tgt_vecs {len(tgt)}")
     if (src_docs is None) != (tgt_docs is None):

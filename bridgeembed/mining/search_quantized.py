@@ -37,11 +37,11 @@ def quantized_search(queries: Vectors, corpus: np.ndarray, top_k: int, rescore_v
     precision = QUANTIZED[corpus.dtype]
     scores = np.empty((len(queries), k), dtype=np.float32)
     ids = np.empty((len(queries), k), dtype=np.int64)
-    norms = _int8_norms(corpus) if precision == "int8" else None
+    norms = int8_norms(corpus) if precision == "int8" else None
     index = _binary_index(corpus) if precision == "binary" else None
     for start, rows in queries.blocks():  # rows: (b, d) float32 unit
         if precision == "int8":
-            candidates = _int8_candidates(rows, corpus, norms, m)  # (b, m)
+            candidates = int8_candidates(rows, corpus, norms, m)  # (b, m)
         else:
             candidates = index.search(np.packbits(rows > 0, axis=1), m)[1]  # (b, m), nearest in Hamming first
         cosines = _rescore(rows, candidates, corpus, precision, rescore_vecs)  # (b, m)
@@ -66,7 +66,7 @@ def check_rescore(rescore_vecs: object, corpus: np.ndarray, rescore_multiplier: 
     return rescore_vecs
 
 
-def _int8_norms(corpus: np.ndarray) -> np.ndarray:
+def int8_norms(corpus: np.ndarray) -> np.ndarray:
     """(N,) float32 L2 norms of the int8 rows (a zero row gets 1: its cosines stay 0)."""
     norms = np.empty(len(corpus), dtype=np.float32)
     for start in range(0, len(corpus), BLOCK):
@@ -74,12 +74,14 @@ def _int8_norms(corpus: np.ndarray) -> np.ndarray:
     return np.where(norms > 0, norms, 1.0).astype(np.float32)
 
 
-def _int8_candidates(rows: np.ndarray, corpus: np.ndarray, norms: np.ndarray, m: int) -> np.ndarray:
-    """(b, m) corpus rows of highest cosine with each query, one block of int8 rows (as float32) at a time."""
+def int8_candidates(rows: np.ndarray, corpus: np.ndarray, norms: np.ndarray, m: int,
+                    block_rows: int = BLOCK) -> np.ndarray:
+    """(b, m) corpus rows of highest cosine with each query, one block of int8 rows (as float32) at a time
+    (memory: a few (b, block_rows) arrays; mining passes smaller blocks than search)."""
     best_s = np.full((len(rows), 0), -np.inf, dtype=np.float32)
     best_i = np.zeros((len(rows), 0), dtype=np.int64)
-    for start in range(0, len(corpus), BLOCK):
-        block = corpus[start:start + BLOCK].astype(np.float32)  # (B, d): 16 MiB at most
+    for start in range(0, len(corpus), block_rows):
+        block = corpus[start:start + block_rows].astype(np.float32)  # (B, d): 16 MiB at most
         sims = rows @ block.T / norms[start:start + len(block)]  # (b, B)
         s = np.concatenate([best_s, sims], axis=1)
         i = np.concatenate([best_i, np.broadcast_to(np.arange(start, start + len(block)), sims.shape)], axis=1)

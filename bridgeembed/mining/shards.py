@@ -1,7 +1,7 @@
 """A large text file encoded to a folder of `.npy` shards that survives being killed and serves many minings.
 
-    folder/manifest.json       model, fingerprint, dim, heads, dtype, language, shard size, the input's identity
-    folder/shard-00000.npy     vectors of lines 0 .. shard_size - 1, float32 or float16
+    folder/manifest.json       model, fingerprint, dim, heads, precision, language, shard size, the input's identity
+    folder/shard-00000.npy     vectors of lines 0 .. shard_size - 1: float32, float16, int8 or binary (manifest.py)
     folder/shard-00001.npy     ...
 
 The manifest is written first; every shard is written to a temporary file in the same folder and
@@ -29,11 +29,22 @@ from typing import TYPE_CHECKING
 import numpy as np
 from tqdm.auto import tqdm
 
-from bridgeembed.encoders.options import EncodeOptions, check_processes, check_timeout, threads_each
+from bridgeembed.encoders.options import EncodeOptions, check_processes, check_timeout, shard_precision, threads_each
 from bridgeembed.encoders.pool import WorkerDied, encode_jobs
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.encoders.workers import fingerprint
 from bridgeembed.errors import BridgeembedError, DataError
+from bridgeembed.mining.manifest import (  # noqa: F401 (MANIFEST, ShardError, read_manifest: used from here)
+    FORMAT,
+    MANIFEST,
+    QUANTIZED,
+    STORED,
+    VERSION,
+    ShardError,
+    precision_of,
+    read_manifest,
+    stored_width,
+)
 from bridgeembed.paths import FolderLock, remove_stale_temporaries, write_text_atomic
 from bridgeembed.text.streaming import iter_lines
 
@@ -42,14 +53,8 @@ if TYPE_CHECKING:  # for annotations only
 
 logger = logging.getLogger(__name__)
 
-FORMAT, VERSION = "bridgeembed-shards", 1
-MANIFEST = "manifest.json"
 SHARD_SIZE = 100_000  # sentences per shard: 195 MiB of float32 at d = 512, about a minute of encoding on 2 cores
 SAME_VECTORS = ("dim", "fingerprint", "heads")  # shards agreeing on these share one vector space
-
-
-class ShardError(DataError):
-    """A shard folder is missing, incomplete, or was made from another input, model or setting."""
 
 
 def shard_name(index: int) -> str:
@@ -100,11 +105,13 @@ def encode_to_shards(encoder: SentenceEncoder, path: str | Path, lang: str, fold
                      shard_size: int = SHARD_SIZE, heads: Heads = "mean", half: bool = False,
                      normalize: bool = False, batch_size: int = 64, processes: int = 1,
                      threads_per_process: int | None = None, show_progress: bool | None = None,
-                     job_timeout: float | None = None) -> Shards:
+                     job_timeout: float | None = None, precision: str | None = None) -> Shards:
     """Encode the lines of `path` (UTF-8, gzipped or not) into `folder`, resuming what is already there.
 
     `model` is the name recorded in the manifest (the encoder's weights are fingerprinted either way);
-    `half` stores float16. A folder that holds shards of another input, model or setting is refused.
+    `precision` float32 (default), float16 (or `half`), int8 or binary: what `encode(..., precision=)` gives
+    (int8 scaled per row, so shards and queries quantized apart stay comparable), d, d or d/8 bytes a row. A
+    folder that holds shards of another input, model or setting (precision included) is refused.
 
     `processes` > 1: the missing shards are encoded by that many worker processes (`bridgeembed.encoders.pool`),
     each with `threads_per_process` torch threads (default: the idle cores shared among them, at least
@@ -118,7 +125,8 @@ def encode_to_shards(encoder: SentenceEncoder, path: str | Path, lang: str, fold
         raise BridgeembedError(f"shard_size must be a positive integer, got {shard_size!r}")
     processes = check_processes(processes)
     options = EncodeOptions(heads=HeadSpec.parse(heads).one_vector(needs="shards hold").resolve(encoder),
-                            batch_size=batch_size, normalize=bool(normalize), half=bool(half), processes=processes,
+                            batch_size=batch_size, normalize=bool(normalize),
+                            precision=shard_precision(precision, half), processes=processes,
                             threads=threads_each(processes, threads_per_process) if processes > 1 else None,
                             job_timeout=check_timeout(job_timeout), show_progress=show_progress,
                             model=str(model or getattr(encoder, "source", "")))
@@ -144,7 +152,8 @@ def _write_locked(encoder: SentenceEncoder, path: str | Path, lang: str, folder:
     """`write_shards` while this process holds the folder's lock."""
     manifest = {"format": FORMAT, "version": VERSION, "model": options.model, "fingerprint": fingerprint(encoder),
                 "dim": dim, "heads": options.heads.encoder_heads, "normalized": options.normalize,
-                "dtype": options.dtype, "lang": lang, "shard_size": shard_size, "input": scan_input(path)}
+                "dtype": STORED[options.dtype], "precision": options.dtype, "lang": lang, "shard_size": shard_size,
+                "input": scan_input(path)}
     _start_or_resume(folder, manifest)
     manifest = read_manifest(folder)  # with the checksums of the shards written so far
     manifest.setdefault("shards", {})  # none in a folder of an earlier version
@@ -195,7 +204,8 @@ def _start_or_resume(folder: Path, manifest: dict) -> None:
         raise ShardError(f"{folder} is a file; expected a folder for the shards")
     if path.exists():
         old = read_manifest(folder)
-        for key in ("input", "dim", "fingerprint", "heads", "normalized", "dtype", "lang", "shard_size"):
+        old["precision"] = precision_of(old)  # a folder written before precision was recorded: its dtype
+        for key in ("input", "dim", "fingerprint", "heads", "normalized", "precision", "lang", "shard_size"):
             if old.get(key) != manifest[key]:
                 theirs, ours = _describe(key, old.get(key)), _describe(key, manifest[key])
                 raise ShardError(f"{path}: these shards were made with {key} {theirs}, not {ours}; use another "
@@ -239,7 +249,7 @@ def missing_shards(folder: Path, manifest: dict) -> list:
     manifest recorded (a shard copied over another, from this folder or another model's): encoded again.
     A shard whose checksum is not recorded yet (a kill between its rename and the manifest's update, or a
     folder of an earlier version) is checked by its shape alone, as every shard was before."""
-    rows, size, dim = manifest["input"]["lines"], manifest["shard_size"], manifest["dim"]
+    rows, size, dim = manifest["input"]["lines"], manifest["shard_size"], stored_width(manifest)
     recorded = manifest.get("shards")
     todo = []
     for index in range(_count(manifest)):
@@ -269,68 +279,6 @@ def _shard_lines(path: str | Path, size: int, wanted: set) -> Iterator[tuple[int
 
 
 # --- reading -----------------------------------------------------------------------------------------------
-def read_manifest(folder: str | Path) -> dict:
-    path = Path(folder) / MANIFEST
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ShardError(f"{folder} is not a shard folder: no {MANIFEST} (write one with bridgeembed-encode "
-                         f"--shards)") from None
-    except (OSError, ValueError) as err:
-        raise ShardError(f"{path} is not a readable shard manifest: {err}") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise ShardError(f"{path} is not a bridgeembed shard manifest (expected format {FORMAT!r})")
-    problem = _manifest_problem(manifest)
-    if problem:
-        raise ShardError(f"{path} is damaged or edited: {problem}; encode the file again into a new folder")
-    return manifest
-
-
-def _is_int(value: object, least: int = 0) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= least
-
-
-def _ints(value: object) -> bool:
-    return isinstance(value, list) and all(_is_int(i) for i in value)
-
-
-def _manifest_problem(m: dict) -> str | None:
-    """What a manifest has wrong, by its schema (every field `write_shards` writes, its type and range), or None."""
-    if m.get("version") != VERSION:
-        return f"version {m.get('version')!r}, but this bridgeembed reads version {VERSION}"
-    for key, ok, expected in (("model", lambda v: isinstance(v, str), "a string"),
-                              ("fingerprint", lambda v: isinstance(v, str) and v, "a string"),
-                              ("dim", lambda v: _is_int(v, 1), "a positive integer"),
-                              ("heads", lambda v: v == "mean" or _is_int(v) or _ints(v), "mean or head indices"),
-                              ("normalized", lambda v: isinstance(v, bool), "true or false"),
-                              ("dtype", lambda v: v in ("float32", "float16"), "float32 or float16"),
-                              ("lang", lambda v: isinstance(v, str) and v, "a language code"),
-                              ("shard_size", lambda v: _is_int(v, 1), "a positive integer"),
-                              ("input", lambda v: isinstance(v, dict), "a mapping")):
-        if key not in m:
-            return f"{key} is missing"
-        if not ok(m[key]):
-            return f"{key} must be {expected}, got {m[key]!r:.40}"
-    given = m["input"]
-    for key, ok, expected in (("path", lambda v: isinstance(v, str) and v, "a file name"),
-                              ("bytes", _is_int, "a number of bytes"),
-                              ("sha256", lambda v: isinstance(v, str) and len(v) == 64, "a sha256 hex digest"),
-                              ("lines", lambda v: _is_int(v, 1), "a positive integer"),
-                              ("blank_lines", _ints, "a list of line numbers")):
-        if key not in given:
-            return f"input.{key} is missing"
-        if not ok(given[key]):
-            return f"input.{key} must be {expected}, got {given[key]!r:.40}"
-    shards = m.get("shards")
-    if shards is not None and not (isinstance(shards, dict) and all(isinstance(v, str) for v in shards.values())):
-        return f"shards must map shard files to their checksums, got {shards!r:.40}"
-    blank = given["blank_lines"]
-    if blank != sorted(set(blank)) or (blank and blank[-1] >= given["lines"]) or len(blank) >= given["lines"]:
-        return f"input.blank_lines must be increasing line numbers below input.lines ({given['lines']}), leaving " \
-               f"one with text"
-    return None
-
-
 class Shards:
     """A finished shard folder: `len` rows of `dim`, read by row range (`read`), plus what made them."""
 
@@ -338,7 +286,8 @@ class Shards:
         self.folder = Path(folder)
         self.manifest = read_manifest(self.folder)
         m = self.manifest
-        self.dim, self.lang, self.dtype = int(m["dim"]), m["lang"], m["dtype"]
+        self.dim, self.lang, self.dtype = int(m["dim"]), m["lang"], m["dtype"]  # dtype: of the files (uint8: binary)
+        self.precision, self.width = precision_of(m), stored_width(m)  # width: columns of a file (binary: dim / 8)
         self.rows, self.shard_size = int(m["input"]["lines"]), int(m["shard_size"])
         todo = missing_shards(self.folder, m)
         if todo:
@@ -351,7 +300,7 @@ class Shards:
 
     def __repr__(self) -> str:
         return (f"Shards({str(self.folder)!r}, rows={self.rows}, dim={self.dim}, lang={self.lang!r}, "
-                f"model={self.manifest['model']!r}, dtype={self.dtype})")
+                f"model={self.manifest['model']!r}, precision={self.precision})")
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -373,10 +322,47 @@ class Shards:
             first = index * self.shard_size
             data = np.load(self.folder / shard_name(index), mmap_mode="r")
             parts.append(np.array(data[max(start - first, 0):stop - first]))  # copied: the map closes
-        return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros((0, self.dim))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else \
+            np.zeros((0, self.width), dtype=self.dtype)
+
+    def take(self, rows: np.ndarray) -> np.ndarray:
+        """Rows at `rows` (ascending indices; stored dtype), e.g. the candidates to rescore: one shard mapped at a
+        time and only the rows asked for read, so memory grows with them (and one shard's pages while it is
+        mapped), not with the folder."""
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.empty((len(rows), self.width), dtype=self.dtype)
+        bounds = np.searchsorted(rows, np.arange(0, self.rows + self.shard_size, self.shard_size))
+        for index in np.flatnonzero(bounds[1:] > bounds[:-1]).tolist():
+            lo, hi = int(bounds[index]), int(bounds[index + 1])
+            data = np.load(self.folder / shard_name(index), mmap_mode="r")
+            out[lo:hi] = data[rows[lo:hi] - index * self.shard_size]
+            del data  # the map closes before the next shard's opens
+        return out
 
     def check_same_space(self, other: Shards) -> None:
-        """Two shard folders can be compared only if one model made them the same way."""
+        """Two shard folders can be compared only if one model made them the same way, and (int8, binary) in
+        one precision: candidates come from codes compared with codes. float16 and float32 mix (both read as
+        float32)."""
+        self._check_model(other)
+        if self.precision != other.precision and {self.precision, other.precision} & set(QUANTIZED):
+            raise ShardError(f"{other.folder} holds {other.precision} vectors and {self.folder} {self.precision}: "
+                             f"mining int8 or binary shards needs the same precision on both sides; encode "
+                             f"{other.folder.name} again with --precision {self.precision}, or both in one precision")
+
+    def check_rescore(self, floats: Shards) -> None:
+        """`floats` can rescore these shards' candidates: float32 or float16 vectors of the same lines, by the
+        same model and heads."""
+        if floats.precision in QUANTIZED:
+            raise ShardError(f"{floats.folder} holds {floats.precision} vectors: rescoring {self.folder} needs "
+                             f"float32 or float16 shards of the same file")
+        ours, theirs = self.manifest["input"], floats.manifest["input"]
+        if (ours["sha256"], ours["lines"]) != (theirs["sha256"], theirs["lines"]):
+            raise ShardError(f"{floats.folder} was encoded from {theirs['path']} ({theirs['lines']} lines), not from "
+                             f"the file of {self.folder}, {ours['path']} ({ours['lines']} lines): rescoring needs "
+                             f"the vectors of the same lines")
+        self._check_model(floats)
+
+    def _check_model(self, other: Shards) -> None:
         for key in SAME_VECTORS:
             if self.manifest.get(key) != other.manifest.get(key):
                 raise ShardError(f"{other.folder}: shards of {key} {other.manifest.get(key)!r} (model "

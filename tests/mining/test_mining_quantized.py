@@ -1,0 +1,215 @@
+"""int8 and binary shards (issue 33): they hold what encode(precision=) gives, a resume in another precision is
+refused, mining them finds the planted pairs float32 finds (int8: the same pairs once rescored with float32),
+and mismatched precisions or rescoring shards are refused naming both folders."""
+
+import json
+
+import numpy as np
+import pytest
+
+from bridgeembed.encoders.baselines import HashBowEncoder
+from bridgeembed.encoders.quantize import quantize_embeddings
+from bridgeembed.errors import BridgeembedError, DataError
+from bridgeembed.mining.manifest import MANIFEST, ShardError
+from bridgeembed.mining.shards import Shards, encode_to_shards
+from tests.helpers import one_line_error
+
+
+class Table(HashBowEncoder):
+    """Line "row I" encodes to row I of a fixed table; the probe "." to zeros."""
+
+    def __init__(self, table: np.ndarray) -> None:
+        super().__init__(dim=table.shape[1])
+        self.table = table
+
+    def encode(self, sentences, lang=None, heads="mean", batch_size=64):
+        return np.stack([self.table[int(s.split()[1])] if s != "." else np.zeros(self.dim, np.float32)
+                         for s in sentences])
+
+
+def planted(n_pairs=150, n_src_extra=300, n_tgt_extra=400, d=64, noise=0.6, seed=1):
+    """Targets: random vectors; sources: noisy copies of some targets plus distractors. -> src, tgt, gold pairs."""
+    rng = np.random.default_rng(seed)
+    tgt = rng.standard_normal((n_pairs + n_tgt_extra, d)).astype(np.float32)
+    which = rng.permutation(len(tgt))[:n_pairs]
+    src = np.concatenate([rng.standard_normal((n_src_extra, d)),
+                          tgt[which] + noise * rng.standard_normal((n_pairs, d))]).astype(np.float32)
+    return src, tgt, {(n_src_extra + p, int(which[p])) for p in range(n_pairs)}
+
+
+def shard_sides(tmp_path, precisions=("float32", "int8", "binary")):
+    """{precision: (src Shards, tgt Shards)} of the planted vectors, plus the gold pairs."""
+    src, tgt, gold = planted()
+    out = {}
+    for side, table in (("src", src), ("tgt", tgt)):
+        text = tmp_path / f"{side}.txt"
+        text.write_text("".join(f"row {i}\n" for i in range(len(table))), encoding="utf-8")
+        for precision in precisions:
+            out.setdefault(precision, []).append(encode_to_shards(
+                Table(table), text, "xx", tmp_path / f"{side}.{precision}", shard_size=200, precision=precision))
+    return out, gold
+
+
+def pairs_of(mined, top=None):
+    return {(i, j) for _, i, j in list(mined)[:top]}
+
+
+@pytest.fixture
+def text(tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_text("".join(f"sentence number {i} about {i % 7} dogs\n" for i in range(25)), encoding="utf-8")
+    return path
+
+
+def test_int8_and_binary_shards_hold_what_encode_gives(text, tmp_path):
+    lines = text.read_text().splitlines()
+    vectors = HashBowEncoder(dim=20).encode(lines)
+    for precision, width, dtype in (("int8", 20, np.int8), ("binary", 3, np.uint8)):
+        shards = encode_to_shards(HashBowEncoder(dim=20), text, "en", tmp_path / precision, shard_size=10,
+                                  precision=precision)
+        assert (shards.precision, shards.dim, shards.width, shards.shape) == (precision, 20, width, (25, 20))
+        np.testing.assert_array_equal(shards.read(0, 25), quantize_embeddings(vectors, precision))
+        assert shards.read(8, 13).dtype == dtype and shards.read(8, 13).shape == (5, width)  # across shards
+        np.testing.assert_array_equal(shards.take(np.array([0, 9, 10, 24])), shards.read(0, 25)[[0, 9, 10, 24]])
+        manifest = json.loads((tmp_path / precision / MANIFEST).read_text())
+        assert (manifest["precision"], manifest["dtype"]) == (precision, np.dtype(dtype).name)
+    # int8 is scaled per row: shards cut otherwise, in other batches, hold the same rows
+    other = encode_to_shards(HashBowEncoder(dim=20), text, "en", tmp_path / "int8-7", shard_size=7, precision="int8",
+                             batch_size=3)
+    np.testing.assert_array_equal(other.read(0, 25), Shards(tmp_path / "int8").read(0, 25))
+
+
+def test_a_resume_in_another_precision_is_refused(text, tmp_path):
+    folder = tmp_path / "shards"
+    encode_to_shards(HashBowEncoder(dim=16), text, "en", folder, shard_size=10)
+    with pytest.raises(ShardError, match="these shards were made with precision 'float32', not 'int8'"):
+        encode_to_shards(HashBowEncoder(dim=16), text, "en", folder, shard_size=10, precision="int8")
+    with pytest.raises(ShardError, match="made with precision 'float32', not 'float16'"):
+        encode_to_shards(HashBowEncoder(dim=16), text, "en", folder, shard_size=10, half=True)
+    manifest = json.loads((folder / MANIFEST).read_text())
+    del manifest["precision"]  # a folder written before precisions were recorded: its dtype says float32
+    (folder / MANIFEST).write_text(json.dumps(manifest))
+    assert encode_to_shards(HashBowEncoder(dim=16), text, "en", folder, shard_size=10).precision == "float32"
+    with pytest.raises(ShardError, match="precision 'float32', not 'binary'"):
+        encode_to_shards(HashBowEncoder(dim=16), text, "en", folder, shard_size=10, precision="binary")
+    with pytest.raises(BridgeembedError, match="half=True stores float16, but precision int8 was asked for"):
+        encode_to_shards(HashBowEncoder(dim=16), text, "en", tmp_path / "x", half=True, precision="int8")
+    with pytest.raises(BridgeembedError, match="precision must be one of float32, float16, int8, binary, got 'int4'"):
+        encode_to_shards(HashBowEncoder(dim=16), text, "en", tmp_path / "x", precision="int4")
+    manifest["precision"], manifest["dtype"] = "binary", "int8"
+    (folder / MANIFEST).write_text(json.dumps(manifest))
+    with pytest.raises(ShardError, match="damaged or edited: precision 'binary' does not go with dtype 'int8'"):
+        Shards(folder)
+
+
+def test_int8_mining_finds_the_pairs_float32_finds(tmp_path):
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed (pip install 'bridgeembed[mining]')")
+    from bridgeembed.mining import IndexConfig, Vectors, mine
+
+    sides, gold = shard_sides(tmp_path)
+    exact = mine(*sides["float32"], threshold=None)
+    assert pairs_of(exact, len(gold)) == gold
+    int8 = mine(*sides["int8"])
+    assert pairs_of(int8, len(gold)) == gold
+    overlap = len(pairs_of(int8) & pairs_of(exact)) / len(exact)
+    assert overlap >= 0.95, overlap  # the dequantized cosines move a few of the distractors' pairs
+    rescored = mine(*(Vectors(q, rescore=f) for q, f in zip(sides["int8"], sides["float32"])))
+    assert list(zip(rescored.src, rescored.tgt)) == list(zip(exact.src, exact.tgt))  # float32 cosines: the same
+    np.testing.assert_allclose(rescored.score, exact.score, rtol=1e-5)
+    ivf = mine(*sides["int8"], index=IndexConfig("ivf", nprobe=4))  # FAISS IVF,SQ8 over the dequantized rows
+    assert len(pairs_of(ivf, len(gold)) & gold) >= 0.9 * len(gold)
+
+
+@pytest.mark.parametrize("index", ["flat", "ivf"])
+def test_binary_mining_finds_most_planted_pairs(tmp_path, index):
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed (pip install 'bridgeembed[mining]')")
+    from bridgeembed.mining import IndexConfig, Vectors, mine
+
+    sides, gold = shard_sides(tmp_path, ("float32", "binary"))
+    config = IndexConfig(index, nprobe=4)
+    plain = mine(*sides["binary"], index=config)  # Hamming candidates, cosines of the ±1 rows: 138 of 150 (flat)
+    assert len(pairs_of(plain, len(gold)) & gold) >= 0.85 * len(gold)
+    floats = [Vectors(q, rescore=f) for q, f in zip(sides["binary"], sides["float32"])]
+    rescored = mine(*floats, index=config)  # 150 of 150 (flat), 145 (ivf)
+    assert len(pairs_of(rescored, len(gold)) & gold) >= 0.95 * len(gold)
+    if index == "flat":  # the distractors' pairs too, once enough candidates are rescored: 72% at 4, 95% at 32
+        exact, wide = mine(*sides["float32"]), mine(*floats, index=IndexConfig(index, rescore_multiplier=32))
+        assert len(pairs_of(wide) & pairs_of(exact)) >= 0.9 * len(exact)
+
+
+def test_mismatched_precisions_and_rescoring_are_refused(tmp_path):
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed (pip install 'bridgeembed[mining]')")
+    from bridgeembed.mining import Vectors, mine
+
+    sides, _ = shard_sides(tmp_path)
+    src8, (src1, tgt1), (src32, tgt32) = sides["int8"][0], sides["binary"], sides["float32"]
+    with pytest.raises(DataError, match="src_vecs hold int8 vectors and tgt_vecs binary"):
+        mine(src8, tgt1)
+    with pytest.raises(ShardError, match=f"{tgt32.folder} holds float32 vectors and {src8.folder} int8: mining int8 "
+                                         f"or binary shards needs the same precision on both sides"):
+        src8.check_same_space(tgt32)
+    src32.check_same_space(Shards(tgt32.folder))  # float32 against float32 (or float16) is as before
+    with pytest.raises(ShardError, match=f"was encoded from .*tgt.txt .*not from the file of {src8.folder}"):
+        Vectors(src8, rescore=tgt32)
+    with pytest.raises(ShardError, match=f"{src1.folder} holds binary vectors: rescoring {src8.folder} needs float32"):
+        Vectors(src8, rescore=src1)
+    with pytest.raises(DataError, match="rescore goes with int8 or binary shards; these are float32"):
+        Vectors(src32, rescore=src32)
+
+
+def test_mine_command_over_int8_and_binary_shards(tmp_path, capsys):
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed (pip install 'bridgeembed[mining]')")
+    from bridgeembed.cli import mine
+
+    sides, gold = shard_sides(tmp_path)
+    out = tmp_path / "pairs.tsv"
+
+    def run(precision, *more):
+        src, tgt = sides[precision]
+        code = mine.main(["--src", str(src.folder), "--tgt", str(tgt.folder), "--out", str(out), "--threshold", "all",
+                          *map(str, more)])
+        rows = [line.split("\t") for line in out.read_text().splitlines()] if code == 0 else []
+        return code, {(int(s.split()[1]), int(t.split()[1])) for _, s, t in rows[:len(gold)]}
+
+    assert run("float32")[1] == gold
+    assert run("int8") == (0, gold)
+    assert run("int8", "--rescore-src", sides["float32"][0].folder, "--rescore-tgt", sides["float32"][1].folder,
+               "--index", "ivf", "--nprobe", "4")[0] == 0
+    code, found = run("binary", "--rescore-src", sides["float32"][0].folder, "--rescore-tgt",
+                      sides["float32"][1].folder, "--rescore-multiplier", "8")
+    assert code == 0 and len(found & gold) >= 0.95 * len(gold)
+    capsys.readouterr()
+    src8, tgt1 = sides["int8"][0].folder, sides["binary"][1].folder
+    for argv, message in [
+        (["--src", src8, "--tgt", tgt1], f"error: {tgt1} holds binary vectors and {src8} int8: mining int8 or binary "
+         f"shards needs the same precision on both sides; encode {tgt1.name} again with --precision int8"),
+        (["--src", src8, "--tgt", sides["int8"][1].folder, "--rescore-src", sides["float32"][0].folder],
+         "error: --rescore-src and --rescore-tgt go together"),
+        (["--src", sides["float32"][0].folder, "--tgt", sides["float32"][1].folder, "--rescore-src",
+          sides["float32"][0].folder, "--rescore-tgt", sides["float32"][1].folder],
+         f"error: --rescore-src goes with int8 or binary shards, but --src {sides['float32'][0].folder} holds float32"),
+        (["--src", src8, "--tgt", sides["int8"][1].folder, "--precision", "binary"],
+         f"error: --src {src8} holds int8 vectors, not --precision binary"),
+        (["--src", src8, "--tgt", sides["int8"][1].folder, "--index", "hnsw"],
+         "error: index 'hnsw' is not offered for int8 vectors: use flat, ivf or auto"),
+        (["--src", src8, "--tgt", sides["int8"][1].folder, "--rescore-multiplier", "0"],
+         "error: --rescore-multiplier must be a positive integer, got 0"),
+    ]:
+        assert mine.main([*map(str, argv), "--out", str(tmp_path / "bad.tsv")]) == 2, argv
+        assert one_line_error(capsys).startswith(message)
+    assert not (tmp_path / "bad.tsv").exists()
+
+
+def test_encode_command_writes_int8_shards(tmp_path, capsys, shipped_model):
+    from bridgeembed.cli import encode
+
+    text = tmp_path / "de.txt"
+    text.write_text("Ein Hund rennt.\nZwei Kinder spielen.\n", encoding="utf-8")
+    argv = ["--lang", "de", "--in", str(text), "--shards", str(tmp_path / "s"), "--threads", "1"]
+    assert encode.main([*argv, "--half", "--precision", "int8"]) == 2
+    assert one_line_error(capsys) == "error: --half stores float16, but --precision int8 was asked for; give one of them"
+    assert encode.main([*argv, "--precision", "int8"]) == 0
+    assert f"wrote {tmp_path / 's'}: 2 sentences, 1 shards of int8 vectors (512,)" in capsys.readouterr().err
+    assert Shards(tmp_path / "s").read(0, 2).dtype == np.int8
+    assert encode.main([*argv, "--precision", "binary"]) == 2
+    assert "these shards were made with precision 'int8', not 'binary'" in one_line_error(capsys)
