@@ -161,8 +161,8 @@ class TrainConfig:
     device: str = "auto"  # auto | cpu | cuda | cuda:1 ...
     # fp32 | bf16 (autocast; losses and weights stay fp32) | auto (bf16 where the CPU or GPU computes it natively)
     precision: str = "fp32"
-    # start from this checkpoint's weights and tokenizers (same model and tokenizer config), e.g. a shipped model; a
-    # last.pt in out_dir takes precedence
+    # start from this checkpoint's weights and tokenizers (same model and tokenizer config; tokenizer.max_len may
+    # differ), e.g. a shipped model; a last.pt in out_dir takes precedence
     init_from: str = ""
     # weight of the alignment loss between a sentence's and its translation's mean bridge vectors (0: the paper's
     # objective, exactly)

@@ -142,12 +142,22 @@ def check_resumable(payload: dict, config: Config, path: Path) -> None:
 
 
 def load_init(path: str | Path, config: Config) -> dict:
-    """A checkpoint to start from: it must have this run's model and tokenizer config and every decoder."""
+    """A checkpoint to start from: it must have this run's model and tokenizer config and every decoder.
+
+    tokenizer.max_len alone may differ: it only cuts sentences, so a model trained on captions (50 subword
+    tokens) can go on with the longer sentences of Europarl or news, which 50 tokens would cut (a quarter of
+    Europarl's German lines under the caption tokenizers)."""
     payload = load_checkpoint(resolve(path))  # a shipped model's name, a model folder or a checkpoint file
     for section in ("model", "tokenizer"):
-        if payload["config"].get(section) != asdict(getattr(config, section)):
+        theirs, ours = dict(payload["config"].get(section) or {}), asdict(getattr(config, section))
+        if section == "tokenizer" and "max_len" in theirs:
+            theirs["max_len"] = ours["max_len"]
+        if theirs != ours:
             raise ConfigError(f"train.init_from {path} has a different {section} config than this run; "
                               f"copy its {section} section (e.g. from its config.yaml) into your config")
+    if payload["config"]["tokenizer"].get("max_len") != config.tokenizer.max_len:
+        logger.info("train.init_from %s: sentences are cut at %d subword tokens, not at its %s", path,
+                    config.tokenizer.max_len, payload["config"]["tokenizer"].get("max_len"))
     have = set(payload["decoder_languages"]) & set(payload["tokenizers"])
     missing = sorted(set(config.data.languages) - have)
     if missing:

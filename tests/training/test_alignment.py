@@ -183,6 +183,20 @@ def test_init_from_starts_from_the_checkpoint(toy_run, toy_corpus, tmp_path):
         Trainer.from_config(config, show_progress=False)
 
 
+def test_init_from_may_cut_sentences_elsewhere_but_not_change_the_vocabulary(toy_run, toy_corpus, tmp_path, caplog):
+    run, _ = toy_run
+    config = toy_config(toy_corpus, tmp_path / "longer", init_from=str(run / "best.pt"))
+    config.tokenizer.max_len += 30
+    with caplog.at_level("INFO", logger="bridgeembed.training.prepare"):
+        trainer = Trainer.from_config(config, show_progress=False)
+    assert trainer.data.tokenizer_config.max_len == config.tokenizer.max_len
+    assert f"cut at {config.tokenizer.max_len} subword tokens" in caplog.text
+    config = toy_config(toy_corpus, tmp_path / "vocab", init_from=str(run / "best.pt"))
+    config.tokenizer.vocab_size += 10
+    with pytest.raises(ConfigError, match="different tokenizer config"):
+        Trainer.from_config(config, show_progress=False)
+
+
 @pytest.mark.parametrize("override, message", [
     ({"align_weight": 1.0, "_languages": ["x"]}, "at least two"),
     ({"align_loss": "cosine"}, "infonce or mse"),
