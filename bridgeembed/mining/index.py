@@ -112,6 +112,8 @@ def build_index(vectors: Vectors, config: IndexConfig, queries: int | None = Non
     else:
         nlist = config.cells(len(vectors))
         index = faiss.index_factory(d, f"IVF{nlist},{codec}", faiss.METRIC_INNER_PRODUCT)
+        if codec != "Flat":  # codes of the rows, not of their residuals: training holds no copy of the sample
+            index.by_residual = False
         index.cp.niter, index.cp.seed = config.train_iterations, config.seed
         index.cp.max_points_per_centroid = config.train_per_cell  # the sample below is already this size
         index.train(vectors.sample(nlist * config.train_per_cell, config.seed))

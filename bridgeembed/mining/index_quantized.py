@@ -33,8 +33,8 @@ from bridgeembed.mining.vectors import Vectors
 logger = logging.getLogger(__name__)
 
 QUERY_BLOCK = 1024  # queries at a time: the int8 scan holds a few (QUERY_BLOCK, SCAN_ROWS) arrays
-SCAN_ROWS = 2048  # int8 rows per step of the scan: 8 MiB of cosines per step
-GATHER = 1 << 14  # candidate rows rescored at once: 32 MiB of float32 at d = 512
+SCAN_ROWS = 2048  # int8 rows per step of the scan: 8 MiB of cosines and 16 MiB of their order per step
+GATHER = 1 << 12  # candidate rows rescored at once: 8 MiB of float32 at d = 512 (twice: read, then in order)
 
 
 class CodeIndex:
@@ -134,10 +134,10 @@ def rescore(rows: np.ndarray, candidates: np.ndarray, indexed: Vectors) -> np.nd
     for start in range(0, len(rows), step):
         part = candidates[start:start + step]  # (s, m)
         found = part >= 0
-        wanted, where = np.unique(part[found], return_inverse=True)
-        vecs = indexed.gather(wanted)[where]  # (F, d): the found candidates' rows, in part's order
-        query = np.repeat(np.arange(len(part)), found.sum(axis=1))  # (F,) which query each belongs to
-        scores = np.einsum("fd,fd->f", rows[start:start + step][query], vecs)
-        block = out[start:start + step]
-        block[found] = scores
+        if not found.any():
+            continue
+        wanted, where = np.unique(np.where(found, part, part[found][0]), return_inverse=True)
+        vecs = indexed.gather(wanted)[where.reshape(part.shape)]  # (s, m, d)
+        scores = np.einsum("sd,smd->sm", rows[start:start + step], vecs)
+        out[start:start + step] = np.where(found, scores, -np.inf)
     return out

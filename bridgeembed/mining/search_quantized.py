@@ -76,16 +76,21 @@ def int8_norms(corpus: np.ndarray) -> np.ndarray:
 
 def int8_candidates(rows: np.ndarray, corpus: np.ndarray, norms: np.ndarray, m: int,
                     block_rows: int = BLOCK) -> np.ndarray:
-    """(b, m) corpus rows of highest cosine with each query, one block of int8 rows (as float32) at a time
-    (memory: a few (b, block_rows) arrays; mining passes smaller blocks than search)."""
+    """(b, m) corpus rows of highest cosine with each query (in no order), one block of int8 rows (as float32)
+    at a time: each block's m best, then the m best of those and the ones kept (memory: a (b, block_rows)
+    float32 and int64 array; mining passes smaller blocks than search)."""
     best_s = np.full((len(rows), 0), -np.inf, dtype=np.float32)
     best_i = np.zeros((len(rows), 0), dtype=np.int64)
     for start in range(0, len(corpus), block_rows):
         block = corpus[start:start + block_rows].astype(np.float32)  # (B, d): 16 MiB at most
-        sims = rows @ block.T / norms[start:start + len(block)]  # (b, B)
-        s = np.concatenate([best_s, sims], axis=1)
-        i = np.concatenate([best_i, np.broadcast_to(np.arange(start, start + len(block)), sims.shape)], axis=1)
-        keep = np.argpartition(-s, m - 1, axis=1)[:, :m] if s.shape[1] > m else np.arange(s.shape[1])[None, :]
+        sims = rows @ block.T  # (b, B)
+        sims /= norms[start:start + len(block)]
+        ids = np.broadcast_to(np.arange(start, start + len(block)), sims.shape)
+        if sims.shape[1] > m:
+            top = np.argpartition(sims, sims.shape[1] - m, axis=1)[:, -m:]  # (b, m) this block's best
+            sims, ids = np.take_along_axis(sims, top, axis=1), top + start
+        s, i = np.concatenate([best_s, sims], axis=1), np.concatenate([best_i, ids], axis=1)
+        keep = np.argpartition(s, s.shape[1] - m, axis=1)[:, -m:] if s.shape[1] > m else np.arange(s.shape[1])[None]
         best_s, best_i = np.take_along_axis(s, keep, axis=1), np.take_along_axis(i, keep, axis=1)
     return best_i
 

@@ -326,17 +326,21 @@ class Shards:
             np.zeros((0, self.width), dtype=self.dtype)
 
     def take(self, rows: np.ndarray) -> np.ndarray:
-        """Rows at `rows` (ascending indices; stored dtype), e.g. the candidates to rescore: one shard mapped at a
-        time and only the rows asked for read, so memory grows with them (and one shard's pages while it is
-        mapped), not with the folder."""
+        """Rows at `rows` (ascending indices; stored dtype), e.g. the candidates to rescore, each read from its
+        shard file by offset: memory grows with them, not with the folder. (Not through a memory map: scattered
+        reads map the pages around each row, and those count as the process's memory while mapped.)"""
         rows = np.asarray(rows, dtype=np.int64)
         out = np.empty((len(rows), self.width), dtype=self.dtype)
+        buffer, size = memoryview(out).cast("B"), out.itemsize * self.width  # bytes of one row
         bounds = np.searchsorted(rows, np.arange(0, self.rows + self.shard_size, self.shard_size))
         for index in np.flatnonzero(bounds[1:] > bounds[:-1]).tolist():
-            lo, hi = int(bounds[index]), int(bounds[index + 1])
-            data = np.load(self.folder / shard_name(index), mmap_mode="r")
-            out[lo:hi] = data[rows[lo:hi] - index * self.shard_size]
-            del data  # the map closes before the next shard's opens
+            path = self.folder / shard_name(index)
+            offset = np.load(path, mmap_mode="r").offset  # where the rows start (the map is not read)
+            with open(path, "rb", buffering=0) as handle:
+                for i in range(int(bounds[index]), int(bounds[index + 1])):
+                    handle.seek(offset + (int(rows[i]) - index * self.shard_size) * size)
+                    if handle.readinto(buffer[i * size:(i + 1) * size]) != size:
+                        raise ShardError(f"{path} ends before row {int(rows[i])}: encode the file again")
         return out
 
     def check_same_space(self, other: Shards) -> None:

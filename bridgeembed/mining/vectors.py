@@ -149,11 +149,15 @@ class Vectors:
         if n >= len(self):
             return self.raw(0, len(self)) if raw else self.rows(0, len(self))
         picked = np.sort(np.random.default_rng(seed).choice(len(self), n, replace=False))
-        parts = []
+        out = None
+        done = 0
         for start, block in self.blocks(raw=raw):
             here = picked[(picked >= start) & (picked < start + len(block))]
-            parts.append(block[here - start])
-        return np.concatenate(parts)
+            if out is None:  # filled in place: the sample is held once (at 1M rows, 200k of them train ivf)
+                out = np.empty((n, block.shape[1]), dtype=block.dtype)
+            out[done:done + len(here)] = block[here - start]
+            done += len(here)
+        return out
 
 
 def _read(data: np.ndarray | Shards, start: int, stop: int) -> np.ndarray:
