@@ -30,6 +30,7 @@ from bridgeembed.paths import FolderLock, remove_stale_temporaries, write_text_a
 from bridgeembed.text.packed import PackedSplit
 from bridgeembed.text.parallel import DirectionBatches, make_batch, shard_slice
 from bridgeembed.training import distributed
+from bridgeembed.training.anchor import Anchor
 from bridgeembed.training.corpora import Unit, shares
 from bridgeembed.training.corpora import units as corpus_units
 from bridgeembed.training.log import TrainingLog
@@ -133,6 +134,7 @@ class Trainer:
         self.lr_changed = None  # {"from", "to"}: a resume applied a new train.lr (logged in the resume record)
         self._loss_ok, self._loss_checked = True, 0  # all losses finite since step _loss_checked (check_loss)
         self.ddp = self._wrap()  # the DistributedDataParallel wrapper of self.model under torchrun, else None
+        self.anchor = Anchor(model, train.init_from) if train.anchor_weight > 0 else None  # L2-SP
 
     @classmethod
     def from_config(cls, config: Config, data_root: str | Path | None = None, world: World | None = None,
@@ -307,10 +309,12 @@ class Trainer:
             loss = (nll + t.penalty_weight * parts.penalty / sentences) * self.world.size
             align, heads = self._alignment_terms(output, partners)
             loss = loss + t.align_weight * align + t.align_per_head * heads
-        self._update(loss)
+        anchor = self.anchor.penalty() if self.anchor else 0.0
+        self._update(loss + t.anchor_weight * anchor if self.anchor else loss)
         return {"nll": _detached(parts.nll) if translated else 0.0, "penalty": _detached(parts.penalty),
                 "tokens": parts.tokens if translated else 0, "sentences": b.src.size(0),
-                "src_tokens": int(b.lengths.sum()), "align": _detached(align), "align_heads": _detached(heads)}
+                "src_tokens": int(b.lengths.sum()), "align": _detached(align), "align_heads": _detached(heads),
+                "anchor": _detached(anchor)}
 
     def _source(self, step: int, unit: Unit, rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor] | None:
         """The encoder's input segmented anew (train.subword_dropout), or None: the stored ids. The decoder always
@@ -443,6 +447,8 @@ class Trainer:
             shown["align"] = f"{record['align']:.3f}"
         if self.cfg.train.align_per_head > 0:
             shown["heads"] = f"{record['align_heads']:.3f}"
+        if self.anchor:
+            shown["anchor"] = f"{record['anchor']:.1f}"
         return shown
 
     def validate_corpora(self) -> dict:

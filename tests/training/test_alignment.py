@@ -316,3 +316,31 @@ def test_resume_with_other_alignment_settings_is_refused(toy_corpus, tmp_path):
         trainer_for(toy_corpus, tmp_path / "a", align_weight=0.5, max_steps=4)
     with pytest.raises(ConfigError, match="align_multiway needs an alignment loss"):
         toy_config(toy_corpus, tmp_path / "b", align_multiway=True)
+
+
+def test_anchor_weight_holds_fine_tuning_near_the_start(toy_run, toy_corpus, tmp_path):
+    run, _ = toy_run
+    start = load_checkpoint(run / "best.pt")["model"]
+
+    def distance(trainer):
+        return sum(float((p.detach() - start[name].float()).pow(2).sum()) for name, p in trainer.model.named_parameters())
+
+    free = trainer_for(toy_corpus, tmp_path / "free", init_from=str(run / "best.pt"), max_steps=8, lr=3e-3)
+    held = trainer_for(toy_corpus, tmp_path / "held", init_from=str(run / "best.pt"), max_steps=8, lr=3e-3,
+                       anchor_weight=1.0, log_every=4)
+    assert float(held.anchor.penalty().detach()) == 0.0  # it starts at theta_0
+    stats = held.train_step(0)
+    assert float(stats["anchor"]) == 0.0
+    free.train(), held.train()
+    assert 0 < distance(held) < 0.5 * distance(free)
+    record = [json.loads(line) for line in (tmp_path / "held" / "log.jsonl").read_text().splitlines()
+              if '"train"' in line][-1]
+    assert record["anchor"] > 0
+    resumed = trainer_for(toy_corpus, tmp_path / "held", init_from=str(run / "best.pt"), max_steps=8, lr=3e-3,
+                          anchor_weight=1.0, log_every=4)  # a resume reads theta_0 from init_from again
+    assert float(resumed.anchor.penalty().detach()) == pytest.approx(distance(held), rel=1e-4)
+
+
+def test_anchor_weight_needs_init_from(toy_corpus, tmp_path):
+    with pytest.raises(ConfigError, match="train.anchor_weight pulls the weights towards those of train.init_from"):
+        toy_config(toy_corpus, tmp_path / "a", anchor_weight=0.5)
