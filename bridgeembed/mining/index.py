@@ -8,7 +8,8 @@ Kinds (`IndexConfig.kind`):
 - `auto`: flat while (indexed rows x query rows) <= EXACT_PAIRS, else ivf.
 Only the indexed side is held in memory (float32, plus a few percent for ivf and 2 m ints a row for
 hnsw); the queries stream from their `Vectors` and only their (N, k) neighbours are kept. int8 and
-binary shards get indexes over their codes, a quarter and a thirty-second of that (`index_quantized.py`).
+binary shards get indexes over their codes, a quarter and a thirty-second of that (`index_quantized.py`);
+`knn.py` picks one or the other.
 """
 
 from __future__ import annotations
@@ -133,17 +134,3 @@ def search(index: Any, queries: Vectors, k: int, block: int = BLOCK) -> Neighbou
         sims[start:start + len(rows)], ids[start:start + len(rows)] = index.search(rows, k)
     sims[ids < 0] = np.nan  # ivf and hnsw may find fewer than k
     return Neighbours(sims, ids)
-
-
-def knn(queries: Vectors, indexed: Vectors, k: int, config: IndexConfig) -> Neighbours:
-    """Build an index over `indexed`, search `queries` in it, and let the index go. int8 or binary vectors:
-    candidates from their codes, rescored to cosines (`index_quantized.quantized_knn`)."""
-    if indexed.quantized or queries.quantized:
-        from bridgeembed.mining.index_quantized import quantized_knn
-
-        return quantized_knn(queries, indexed, k, config)
-    index = build_index(indexed, config, len(queries))
-    try:
-        return search(index, queries, k)
-    finally:
-        index.reset()

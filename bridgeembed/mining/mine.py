@@ -30,7 +30,8 @@ import numpy as np
 
 from bridgeembed.crosslingual.margin import MARGINS, K, margin_score
 from bridgeembed.errors import ConfigError, DataError
-from bridgeembed.mining.index import IndexConfig, Neighbours, knn
+from bridgeembed.mining.index import IndexConfig, Neighbours
+from bridgeembed.mining.knn import knn
 from bridgeembed.mining.vectors import BLOCK, Vectors, VectorsLike
 
 SCORINGS = MARGINS  # ratio | distance | absolute

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from bridgeembed.errors import ConfigError, DataError
-from bridgeembed.mining.index import IndexConfig, knn
+from bridgeembed.mining.index import IndexConfig
+from bridgeembed.mining.knn import knn
 from bridgeembed.mining.search_quantized import QUANTIZED, check_rescore, quantized_dim, quantized_search
 from bridgeembed.mining.vectors import Vectors, VectorsLike
 

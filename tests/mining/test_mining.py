@@ -10,7 +10,7 @@ pytest.importorskip("faiss", reason="faiss-cpu is not installed (pip install 'br
 from bridgeembed.crosslingual.margin import knn_mean  # noqa: E402
 from bridgeembed.errors import ConfigError, DataError  # noqa: E402
 from bridgeembed.mining import IndexConfig, Vectors, mine, semantic_search  # noqa: E402
-from bridgeembed.mining.index import knn  # noqa: E402
+from bridgeembed.mining.knn import knn  # noqa: E402
 from bridgeembed.mining.mine import neighbourhood_mean  # noqa: E402
 
 
