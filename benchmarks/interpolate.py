@@ -25,11 +25,6 @@ from bridgeembed.errors import BridgeembedError
 from bridgeembed.pretrained import resolve
 
 
-def load(spec: str) -> dict:
-    path = Path(spec)
-    return load_checkpoint(path if path.exists() else resolve(spec))
-
-
 def check_same_model(start: dict, tuned: dict) -> None:
     """Refuse two checkpoints that are not one model: other shapes, other tokenizers."""
     for section in ("model", "tokenizer"):
@@ -65,7 +60,7 @@ def main(argv: list | None = None) -> None:
     if any(not 0.0 <= a <= 1.0 for a in args.alpha):
         parser.error(f"--alpha takes weights between 0 and 1, got {args.alpha}")
     try:
-        start, tuned = load(args.start), load(args.tuned)
+        start, tuned = (load_checkpoint(resolve(spec)) for spec in (args.start, args.tuned))
         check_same_model(start, tuned)
     except BridgeembedError as err:
         sys.exit(f"error: {err}")

@@ -310,7 +310,7 @@ class Trainer:
             align, heads = self._alignment_terms(output, partners)
             loss = loss + t.align_weight * align + t.align_per_head * heads
         anchor = self.anchor.penalty() if self.anchor else 0.0
-        self._update(loss + t.anchor_weight * anchor if self.anchor else loss)
+        self._update(loss + t.anchor_weight * anchor)  # anchor_weight 0 without an anchor
         return {"nll": _detached(parts.nll) if translated else 0.0, "penalty": _detached(parts.penalty),
                 "tokens": parts.tokens if translated else 0, "sentences": b.src.size(0),
                 "src_tokens": int(b.lengths.sum()), "align": _detached(align), "align_heads": _detached(heads),
