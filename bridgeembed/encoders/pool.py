@@ -31,6 +31,8 @@ from bridgeembed.encoders.workers import (
 from bridgeembed.errors import BridgeembedError
 
 if TYPE_CHECKING:  # for annotations only
+    from multiprocessing.queues import SimpleQueue
+
     from bridgeembed.encoders.protocol import Heads, SentenceEncoder
 
 
@@ -60,16 +62,19 @@ def encode_jobs(encoder: SentenceEncoder, jobs: Iterable[tuple], lang: str, opti
             while len(running) < options.processes and (job := next(jobs, None)) is not None:
                 key, lines, path = job
                 label = str(path) if path is not None else f"job {key} ({len(lines)} lines)"
-                running[pool.submit(run_in_worker, key, lines, path, lang, options)] = (key, label, time.monotonic())
+                try:
+                    future = pool.submit(run_in_worker, key, lines, path, lang, options)
+                except BrokenProcessPool:  # a worker died after the last wait: the pool refuses new work
+                    _drain(taken, holders)
+                    raise _died(processes, holders, running) from None
+                running[future] = (key, label, time.monotonic())
                 processes.update(pool._processes)  # pid -> Process; no public way to name a dead worker
             if not running:
                 break
             oldest = min(since for _, _, since in running.values())
             timeout = None if options.job_timeout is None else max(0.0, oldest + options.job_timeout - time.monotonic())
             done, _ = wait(running, timeout, return_when=FIRST_COMPLETED)
-            while not taken.empty():
-                held, pid = taken.get()
-                holders[held] = pid
+            _drain(taken, holders)
             if not done:
                 key, label, _ = min(running.values(), key=lambda job: job[2])
                 raise WorkerHung(f"a worker process (pid {holders.get(key)}) gave no answer in {options.job_timeout:g} "
@@ -92,6 +97,13 @@ def encode_jobs(encoder: SentenceEncoder, jobs: Iterable[tuple], lang: str, opti
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _drain(taken: SimpleQueue, holders: dict) -> None:
+    """Record the (job key, pid) pairs the workers have left in `taken` since the last look."""
+    while not taken.empty():
+        held, pid = taken.get()
+        holders[held] = pid
+
+
 def _died(processes: dict, holders: dict, running: dict) -> WorkerDied:
     """The WorkerDied of a broken pool: the dead worker (not one the pool stopped after it) and its job."""
     for process in processes.values():
@@ -100,7 +112,7 @@ def _died(processes: dict, holders: dict, running: dict) -> WorkerDied:
         [p for p in processes.values() if p.exitcode is not None]
     pid, code = (dead[0].pid, dead[0].exitcode) if dead else (None, None)
     labels = [label for key, label, _ in running.values() if holders.get(key) == pid] or \
-        [label for _, label, _ in running.values()]
+        [label for _, label, _ in running.values()] or ["a job"]
     return WorkerDied(f"a worker process (pid {pid}) died ({_how(code)}) while encoding {labels[0]}")
 
 

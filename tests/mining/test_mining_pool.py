@@ -104,6 +104,28 @@ def test_a_killed_worker_is_one_error_and_the_next_run_finishes(text, tmp_path):
     np.testing.assert_array_equal(shards.read(0, 25), expected(text))
 
 
+def test_a_pool_that_breaks_between_two_jobs_is_one_worker_died_too(text, tmp_path, monkeypatch):
+    """A worker can die after the parent's last wait and before its next submit: the pool then refuses the
+    submit itself (BrokenProcessPool), which must reach the caller as the same WorkerDied."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    import bridgeembed.encoders.pool as pool_module
+
+    class BreaksAtTheThirdSubmit(ProcessPoolExecutor):
+        submitted = 0
+
+        def submit(self, *args, **kwargs):
+            type(self).submitted += 1
+            if type(self).submitted == 3:
+                raise BrokenProcessPool("a child process terminated abruptly")
+            return super().submit(*args, **kwargs)
+
+    monkeypatch.setattr(pool_module, "ProcessPoolExecutor", BreaksAtTheThirdSubmit)
+    with pytest.raises(WorkerDied, match=r"^a worker process \(pid .*\) died \(.*\) while encoding "):
+        encode_to_shards(Slow(), text, "en", tmp_path / "shards", shard_size=5, processes=2)
+
+
 def test_a_hung_worker_is_stopped_after_job_timeout_and_the_next_run_finishes(text, tmp_path):
     folder = tmp_path / "shards"
     started = time.monotonic()
