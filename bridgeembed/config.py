@@ -183,6 +183,9 @@ class TrainConfig:
     # L2-SP (Li et al. 2018): weight of sum ||theta - theta_0||^2 over all weights, theta_0 those of train.init_from,
     # so fine-tuning on new text (Europarl, news) keeps near the model it starts from (0: off)
     anchor_weight: float = 0.0
+    # learning without forgetting (Li and Hoiem 2016): weight of mean(1 - cos(v, v_0)) on the steps of the main
+    # corpus (data.path), v the sentence vector of each source sentence and v_0 that of train.init_from, frozen
+    keep_weight: float = 0.0
 
 
 SECTIONS = {"model": ModelConfig, "tokenizer": TokenizerConfig, "data": DataConfig, "train": TrainConfig}
@@ -326,9 +329,10 @@ def validate(config: Config, source: str = "config") -> None:
                           "train.align_per_head above 0")
     if t.align_multiway and t.align_loss != "infonce":
         raise ConfigError(f"{source}: train.align_multiway is a contrastive loss; it needs train.align_loss=infonce")
-    if t.anchor_weight > 0 and not t.init_from:
-        raise ConfigError(f"{source}: train.anchor_weight pulls the weights towards those of train.init_from; "
-                          "set train.init_from to the model to start from, or train.anchor_weight=0")
+    for name, what in (("anchor_weight", "the weights"), ("keep_weight", "the main corpus's sentence vectors")):
+        if getattr(t, name) > 0 and not t.init_from:
+            raise ConfigError(f"{source}: train.{name} pulls {what} towards those of train.init_from; "
+                              f"set train.init_from to the model to start from, or train.{name}=0")
     for name in ("align_weight", "align_per_head"):
         if getattr(t, name) > 0 and len(d.languages) < 2:
             raise ConfigError(f"{source}: train.{name} > 0 aligns translations, which needs at least two "
@@ -337,7 +341,7 @@ def validate(config: Config, source: str = "config") -> None:
 
 # train keys that change what the loss is: a resumed run must keep them (train.init_from starts anew with others)
 ALIGNMENT_KEYS = ("align_weight", "align_loss", "align_temperature", "align_per_head", "align_multiway",
-                  "anchor_weight")
+                  "anchor_weight", "keep_weight")
 
 
 def scaled_lr(t: TrainConfig) -> float:
@@ -406,6 +410,7 @@ FIELDS = {
     "train.align_temperature": (lambda v: 0 < v < float("inf"), "a positive number"),
     "train.align_per_head": (_non_negative, "0 (off) or positive"),
     "train.anchor_weight": (_non_negative, "0 (off) or positive"),
+    "train.keep_weight": (_non_negative, "0 (off) or positive"),
     "train.subword_dropout": (lambda v: 0 <= v < 1, "in [0, 1) (0: off; 0.1 is BPE-dropout's rate)"),
 }
 TYPES = {"bool": bool, "int": int, "float": (int, float), "str": str, "list": list, "object": object}

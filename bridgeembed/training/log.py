@@ -20,7 +20,7 @@ logger = logging.getLogger(__name__)
 
 # what train steps report, summed over an interval (and over ranks) before a train record is written
 # (losses arrive as tensors on the training device and are read once per record, not once per step)
-SUMS = ("nll", "penalty", "align", "align_heads", "anchor", "tokens", "sentences", "src_tokens", "steps")
+SUMS = ("nll", "penalty", "align", "align_heads", "anchor", "keep", "tokens", "sentences", "src_tokens", "steps")
 
 
 class TrainingLog:
@@ -49,13 +49,14 @@ class TrainingLog:
 
     def flush_train(self, step: int, epoch: float, lr: float) -> dict:
         """Write the train record of the steps since the last one (summed over ranks); returns it."""
-        nll, penalty, align, heads, anchor, tokens, sentences, src_tokens, steps = distributed.sum_all(
+        nll, penalty, align, heads, anchor, keep, tokens, sentences, src_tokens, steps = distributed.sum_all(
             [float(self.sums[key]) for key in SUMS], self.world)
         seconds = time.perf_counter() - self.clock
         record = {"step": step, "epoch": round(epoch, 4),
                   "lr": lr, "nll": nll / max(tokens, 1), "ppl": math.exp(min(nll / max(tokens, 1), 50)),
                   "penalty": penalty / max(sentences, 1), "align": align / max(steps, 1),
                   "align_heads": heads / max(steps, 1), "anchor": anchor / max(steps, 1),
+                  "keep": keep / max(steps, 1),
                   "pairs_per_s": sentences / seconds,
                   "tokens_per_s": (tokens + src_tokens) / seconds}
         self.event("train", **record)

@@ -30,7 +30,7 @@ from bridgeembed.paths import FolderLock, remove_stale_temporaries, write_text_a
 from bridgeembed.text.packed import PackedSplit
 from bridgeembed.text.parallel import DirectionBatches, make_batch, shard_slice
 from bridgeembed.training import distributed
-from bridgeembed.training.anchor import Anchor
+from bridgeembed.training.anchor import Anchor, Keep
 from bridgeembed.training.corpora import Unit, shares
 from bridgeembed.training.corpora import units as corpus_units
 from bridgeembed.training.log import TrainingLog
@@ -135,6 +135,7 @@ class Trainer:
         self._loss_ok, self._loss_checked = True, 0  # all losses finite since step _loss_checked (check_loss)
         self.ddp = self._wrap()  # the DistributedDataParallel wrapper of self.model under torchrun, else None
         self.anchor = Anchor(model, train.init_from) if train.anchor_weight > 0 else None  # L2-SP
+        self.keep = Keep(model, train.init_from) if train.keep_weight > 0 else None  # learning without forgetting
 
     @classmethod
     def from_config(cls, config: Config, data_root: str | Path | None = None, world: World | None = None,
@@ -309,12 +310,14 @@ class Trainer:
             loss = (nll + t.penalty_weight * parts.penalty / sentences) * self.world.size
             align, heads = self._alignment_terms(output, partners)
             loss = loss + t.align_weight * align + t.align_per_head * heads
+            keep = self.keep.penalty(output.bridge, b.src, b.lengths, b.src_lang) if self.keep and not unit.corpus \
+                else 0.0  # the main corpus only
         anchor = self.anchor.penalty() if self.anchor else 0.0
-        self._update(loss + t.anchor_weight * anchor)  # anchor_weight 0 without an anchor
+        self._update(loss + t.anchor_weight * anchor + t.keep_weight * keep)  # weights 0 where a term is off
         return {"nll": _detached(parts.nll) if translated else 0.0, "penalty": _detached(parts.penalty),
                 "tokens": parts.tokens if translated else 0, "sentences": b.src.size(0),
                 "src_tokens": int(b.lengths.sum()), "align": _detached(align), "align_heads": _detached(heads),
-                "anchor": _detached(anchor)}
+                "anchor": _detached(anchor), "keep": _detached(keep)}
 
     def _source(self, step: int, unit: Unit, rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor] | None:
         """The encoder's input segmented anew (train.subword_dropout), or None: the stored ids. The decoder always
@@ -449,6 +452,8 @@ class Trainer:
             shown["heads"] = f"{record['align_heads']:.3f}"
         if self.anchor:
             shown["anchor"] = f"{record['anchor']:.1f}"
+        if self.keep:
+            shown["keep"] = f"{record['keep']:.4f}"
         return shown
 
     def validate_corpora(self) -> dict:

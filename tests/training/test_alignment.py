@@ -341,6 +341,37 @@ def test_anchor_weight_holds_fine_tuning_near_the_start(toy_run, toy_corpus, tmp
     assert float(resumed.anchor.penalty().detach()) == pytest.approx(distance(held), rel=1e-4)
 
 
+def test_keep_weight_holds_the_sentence_vectors_of_the_start(toy_run, toy_corpus, tmp_path):
+    """Learning without forgetting: the vectors of the main corpus's sentences stay nearer those of
+    train.init_from than a free fine-tune's; the term is logged as keep, and a resume reads init_from again."""
+    from bridgeembed.training.anchor import Keep
+
+    run, _ = toy_run
+
+    def drift(trainer, keep):  # mean 1 - cos over one batch of every direction, dropout off
+        trainer.model.eval()
+        with torch.no_grad():
+            return sum(float(keep.penalty(trainer.model.encode(b.src, b.lengths, b.src_lang), b.src, b.lengths,
+                                          b.src_lang)) for b in (trainer.global_batch(s) for s in range(4)))
+
+    free = trainer_for(toy_corpus, tmp_path / "free", init_from=str(run / "best.pt"), max_steps=8, lr=3e-3)
+    held = trainer_for(toy_corpus, tmp_path / "held", init_from=str(run / "best.pt"), max_steps=8, lr=3e-3,
+                       keep_weight=10.0, log_every=4)
+    assert drift(held, held.keep) == pytest.approx(0.0, abs=1e-6)  # it starts at the start's vectors
+    assert all(not p.requires_grad for p in held.keep.model.parameters())
+    free.train(), held.train()
+    keep = Keep(free.model, str(run / "best.pt"))
+    assert 0 < drift(held, keep) < 0.5 * drift(free, keep)
+    record = [json.loads(line) for line in (tmp_path / "held" / "log.jsonl").read_text().splitlines()
+              if '"train"' in line][-1]
+    assert record["keep"] > 0
+    resumed = trainer_for(toy_corpus, tmp_path / "held", init_from=str(run / "best.pt"), max_steps=8, lr=3e-3,
+                          keep_weight=10.0, log_every=4)
+    assert drift(resumed, resumed.keep) == pytest.approx(drift(held, keep), rel=1e-4)
+    with pytest.raises(ConfigError, match="train.keep_weight pulls the main corpus's sentence vectors towards"):
+        toy_config(toy_corpus, tmp_path / "k", keep_weight=0.5)
+
+
 def test_anchor_weight_needs_init_from(toy_corpus, tmp_path):
     with pytest.raises(ConfigError, match="train.anchor_weight pulls the weights towards those of train.init_from"):
         toy_config(toy_corpus, tmp_path / "a", anchor_weight=0.5)
