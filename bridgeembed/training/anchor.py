@@ -26,11 +26,15 @@ from bridgeembed.model.nmt import sentence_vectors
 from bridgeembed.pretrained import resolve
 
 
+def starting_weights(init_from: str) -> dict:
+    """The weights of `train.init_from` (a checkpoint, model folder or shipped name), read once for both terms."""
+    return load_checkpoint(resolve(init_from))["model"]
+
+
 class Anchor:
     """theta_0 of every trainable weight of `model`, on its device, in float32."""
 
-    def __init__(self, model: torch.nn.Module, init_from: str) -> None:
-        state = load_checkpoint(resolve(init_from))["model"]
+    def __init__(self, model: torch.nn.Module, state: dict, init_from: str) -> None:
         params = dict(model.named_parameters())
         missing = sorted(set(params) - set(state))
         if missing:
@@ -46,8 +50,7 @@ class Anchor:
 class Keep:
     """The frozen starting model (`train.init_from`): the sentence vectors a fine-tune should keep."""
 
-    def __init__(self, model: torch.nn.Module, init_from: str) -> None:
-        state = load_checkpoint(resolve(init_from))["model"]
+    def __init__(self, model: torch.nn.Module, state: dict, init_from: str) -> None:
         self.model = copy.deepcopy(model)
         missing = sorted(set(self.model.state_dict()) - set(state))
         if missing:

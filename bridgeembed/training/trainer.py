@@ -30,7 +30,7 @@ from bridgeembed.paths import FolderLock, remove_stale_temporaries, write_text_a
 from bridgeembed.text.packed import PackedSplit
 from bridgeembed.text.parallel import DirectionBatches, make_batch, shard_slice
 from bridgeembed.training import distributed
-from bridgeembed.training.anchor import Anchor, Keep
+from bridgeembed.training.anchor import Anchor, Keep, starting_weights
 from bridgeembed.training.corpora import Unit, shares
 from bridgeembed.training.corpora import units as corpus_units
 from bridgeembed.training.log import TrainingLog
@@ -134,8 +134,9 @@ class Trainer:
         self.lr_changed = None  # {"from", "to"}: a resume applied a new train.lr (logged in the resume record)
         self._loss_ok, self._loss_checked = True, 0  # all losses finite since step _loss_checked (check_loss)
         self.ddp = self._wrap()  # the DistributedDataParallel wrapper of self.model under torchrun, else None
-        self.anchor = Anchor(model, train.init_from) if train.anchor_weight > 0 else None  # L2-SP
-        self.keep = Keep(model, train.init_from) if train.keep_weight > 0 else None  # learning without forgetting
+        start = starting_weights(train.init_from) if train.anchor_weight > 0 or train.keep_weight > 0 else {}
+        self.anchor = Anchor(model, start, train.init_from) if train.anchor_weight > 0 else None  # L2-SP
+        self.keep = Keep(model, start, train.init_from) if train.keep_weight > 0 else None  # learning w/o forgetting
 
     @classmethod
     def from_config(cls, config: Config, data_root: str | Path | None = None, world: World | None = None,

@@ -360,7 +360,7 @@ def test_keep_weight_holds_the_sentence_vectors_of_the_start(toy_run, toy_corpus
     assert drift(held, held.keep) == pytest.approx(0.0, abs=1e-6)  # it starts at the start's vectors
     assert all(not p.requires_grad for p in held.keep.model.parameters())
     free.train(), held.train()
-    keep = Keep(free.model, str(run / "best.pt"))
+    keep = Keep(free.model, load_checkpoint(run / "best.pt")["model"], str(run / "best.pt"))
     assert 0 < drift(held, keep) < 0.5 * drift(free, keep)
     record = [json.loads(line) for line in (tmp_path / "held" / "log.jsonl").read_text().splitlines()
               if '"train"' in line][-1]
