@@ -70,6 +70,9 @@ class DataConfig:
     # of CorpusConfig below, e.g. [{path: europarl, languages: [en, de], weight: 1, dev_lines: 1000}]
     corpora: list = field(default_factory=list)
     weight: float = 1.0  # with corpora: the main corpus's share of the steps, relative to theirs
+    # the text the tokenizers of a new run learn from: main (this corpus's training split) or all (data.corpora's
+    # training text too, less their dev_lines): a vocabulary for every domain the run trains on
+    tokenizer_text: str = "main"
 
 
 @dataclass
@@ -389,6 +392,7 @@ FIELDS = {
     "data.zero_shot": (lambda v: all(isinstance(x, str) for x in v), "a list of directions like [de-fr, fr-de]"),
     "data.corpora": (lambda v: all(isinstance(x, dict) for x in v), "a list of mappings (path, languages, ...)"),
     "data.weight": (lambda v: 0 < v < float("inf"), "a positive number"),
+    "data.tokenizer_text": _one_of("main", "all"),
     "train.optimizer": _one_of("adam", "sgd"),
     "train.lr": (lambda v: 0 < v < float("inf"), "a positive number"),
     **{f"train.{k}": (_positive, "at least 1") for k in ("batch_size", "max_steps", "valid_every", "valid_beam",

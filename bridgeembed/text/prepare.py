@@ -20,7 +20,10 @@ on it, a kill loses only the file in progress, and a second start only maps the 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
+import shutil
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -59,14 +62,18 @@ class TokenizerSettings:
 
 
 def prepare(files: dict, settings: TokenizerSettings, cache: str | Path, tokenizers: dict | None = None,
-            workers: int = 0, build: bool = True, progress: bool | None = None) -> tuple[dict, PackedCorpus]:
+            workers: int = 0, build: bool = True, progress: bool | None = None,
+            vocab_text: dict | None = None) -> tuple[dict, PackedCorpus]:
     """({lang: LanguageTokenizer}, the split as a memory-mapped PackedCorpus) for line-aligned `files`.
 
     tokenizers: those of a resumed run or a checkpoint to start from (None: trained, or found in the cache).
     workers: processes (0: one per available core, or none for a small corpus). build=False only loads what
-    is there (the ranks of a distributed run other than the one that built it)."""
+    is there (the ranks of a distributed run other than the one that built it). vocab_text: {lang: [(file,
+    held_out)]}, more text the tokenizers of those languages learn from besides `files` (other corpora's
+    training files, each less its last held_out lines); it is part of the tokenizers' cache key."""
+    more = {lang: [(Path(p), int(held)) for p, held in found] for lang, found in (vocab_text or {}).items() if found}
     return _Preparation({lang: Path(p) for lang, p in files.items()}, settings, Path(cache), workers,
-                        progress).run(tokenizers, build)
+                        progress, more).run(tokenizers, build)
 
 
 def sha256(data: bytes) -> str:
@@ -81,9 +88,9 @@ def _version(package: str) -> str:
 
 class _Preparation:
     def __init__(self, files: dict, settings: TokenizerSettings, cache: Path, workers: int,
-                 progress: bool | None) -> None:
+                 progress: bool | None, more: dict | None = None) -> None:
         self.files, self.settings, self.cache, self.workers = files, settings, cache, workers
-        self.progress = progress
+        self.progress, self.more = progress, more or {}
         self.identity = {}
         for lang, path in files.items():
             try:
@@ -101,7 +108,15 @@ class _Preparation:
         s = self.settings
         inputs = {"text": self.text_entry(lang, s.lowercase, s.moses).path.name, "vocab_size": s.vocab_size,
                   "seed": s.seed, "sample": TOKENIZER_SAMPLE, "sentencepiece": _version("sentencepiece")}
+        if self.more.get(lang):  # only then: the keys of tokenizers of one corpus stay what they were
+            inputs["more_text"] = [[other.text_entry(lang, s.lowercase, s.moses).path.name, held]
+                                   for other, held in self._others(lang)]
         return Entry(self.cache, "tokenizers", digest(inputs), inputs)
+
+    def _others(self, lang: str) -> list:
+        """[(a _Preparation of one more file of `lang`, lines held out at its end)] (vocab_text)."""
+        return [(_Preparation({lang: path}, self.settings, self.cache, self.workers, self.progress), held)
+                for path, held in self.more.get(lang, [])]
 
     def ids_entry(self, lang: str, tokenizer: LanguageTokenizer) -> Entry:
         pre = tokenizer.pre
@@ -207,11 +222,51 @@ class _Preparation:
     def _train(self, pool: Workers, langs: list, text: dict, text_info: dict) -> dict:
         """Train the tokenizers of `langs`, one per process, and keep them in the cache."""
         s = self.settings
-        jobs = [(lang, text[lang].file("lines.txt"), s.vocab_size, s.lowercase, s.moses, s.seed,
-                 TOKENIZER_SAMPLE if text_info[lang]["nonempty"] > TOKENIZER_SAMPLE else 0) for lang in langs]
-        for lang, *_, sample in jobs:
-            logger.info("training the %s tokenizer on %s lines%s", lang, f"{text_info[lang]['nonempty']:,}",
-                        f" (a sample of {sample:,})" if sample else "")
+        with tempfile.TemporaryDirectory(dir=self.cache, prefix=".vocab-text.") as scratch:
+            sources = {lang: self._vocab_text(pool, lang, text[lang], text_info[lang], Path(scratch)) for lang in langs}
+            jobs = [(lang, sources[lang][0], s.vocab_size, s.lowercase, s.moses, s.seed,
+                     TOKENIZER_SAMPLE if sources[lang][1] > TOKENIZER_SAMPLE else 0) for lang in langs]
+            for lang, *_, sample in jobs:
+                logger.info("training the %s tokenizer on %s lines%s%s", lang, f"{sources[lang][1]:,}",
+                            f" ({len(self.more[lang]) + 1} corpora)" if self.more.get(lang) else "",
+                            f" (a sample of {sample:,})" if sample else "")
+            return self._train_jobs(pool, jobs)
+
+    def _vocab_text(self, pool: Workers, lang: str, text: Entry, info: dict, scratch: Path) -> tuple[Path, int]:
+        """(the pretokenised text the `lang` tokenizer learns from, its non-empty lines): the corpus's own, or
+        with vocab_text that and every other file's in one file, each less its held-out lines."""
+        if not self.more.get(lang):
+            return text.file("lines.txt"), info["nonempty"]
+        out, nonempty = scratch / f"{lang}.txt", info["nonempty"]
+        with open(out, "w", encoding="utf-8", newline="\n") as handle:
+            with open(text.file("lines.txt"), encoding="utf-8", newline="\n") as own:
+                shutil.copyfileobj(own, handle)
+            for other, held in self._others(lang):
+                entry, other_info = other.pretokenized(pool, lang)
+                keep = other_info["lines"] - held
+                if keep <= 0:
+                    raise DataError(f"{other.files[lang]}: {held} held-out lines leave none of its "
+                                    f"{other_info['lines']} for the {lang} tokenizer")
+                with open(entry.file("lines.txt"), encoding="utf-8", newline="\n") as lines:
+                    for line in itertools.islice(lines, keep):
+                        handle.write(line)
+                        nonempty += bool(line.strip())
+        return out, nonempty
+
+    def pretokenized(self, pool: Workers, lang: str) -> tuple[Entry, dict]:
+        """(the text entry of `lang`'s file, its info), from the cache or made (lowercased and Moses-tokenised
+        as the settings say)."""
+        s = self.settings
+        entry = self.text_entry(lang, s.lowercase, s.moses)
+        info = entry.load()
+        if info is None:
+            with self._bar(None, f"count {self.files[lang].name}") as bar:
+                bar.total = lines = count_lines(self.files[lang], bar.update)
+            info = self._build_text(pool, lang, entry, s.lowercase, s.moses, lines)
+        return entry, info
+
+    def _train_jobs(self, pool: Workers, jobs: list) -> dict:
+        """Run the tokenizer trainings of `jobs` and keep each model in the cache."""
         trained = {}
         with self._bar(len(jobs), "tokenizers", unit="lang") as bar:
             for (lang, *_), model in zip(jobs, pool.map(train_tokenizer, jobs)):

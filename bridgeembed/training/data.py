@@ -62,12 +62,14 @@ def reused_tokenizers(config: Config) -> dict | None:
 
 def prepare_training_data(config: Config, folder: Path, tokenizers: dict | None = None, world: World | None = None,
                           progress: bool | None = None, workers: int = 0,
-                          files: dict | None = None) -> tuple[dict, PackedCorpus]:
+                          files: dict | None = None, vocab_text: dict | None = None) -> tuple[dict, PackedCorpus]:
     """({lang: tokenizer}, the training split as a PackedCorpus), from the cache or prepared into it.
-    `files`: {lang: file} of another corpus's training split (default: the main corpus's, in `folder`)."""
+    `files`: {lang: file} of another corpus's training split (default: the main corpus's, in `folder`).
+    `vocab_text`: more text for new tokenizers (`text.prepare.prepare`)."""
     world = world or distributed.World()
     job = dict(files=files or training_files(config, folder), settings=tokenizer_settings(config),
-               cache=cache_root(config.train.cache_dir or None), tokenizers=tokenizers, workers=workers)
+               cache=cache_root(config.train.cache_dir or None), tokenizers=tokenizers, workers=workers,
+               vocab_text=vocab_text)
     if not world.distributed:
         return prepare(**job, progress=progress)
     result, failure = None, None

@@ -63,7 +63,8 @@ def prepare(config: Config, data_root: str | Path | None = None, world: World | 
     start = resume or init  # its tokenizers are reused: the ids must mean what they meant to its weights
     known = build_from_payload(start, str(last if resume else t.init_from))[1] if start else None
     # the training split from the cache of prepared corpora (tokenised once, memory-mapped; text/prepare.py)
-    tokenizers, train = prepare_training_data(config, folder, known, world, show_progress)
+    more = more_tokenizer_text(config, data_root) if known is None and config.data.tokenizer_text == "all" else None
+    tokenizers, train = prepare_training_data(config, folder, known, world, show_progress, vocab_text=more)
     extra = extra_corpora(config, data_root, tokenizers, world, show_progress)
     data = TrainingData(tokenizers, train, encode_split(raw_valid, tokenizers, config.tokenizer.max_len), raw_valid,
                         config.data, config.tokenizer, extra)
@@ -83,6 +84,17 @@ def extra_corpora(config: Config, data_root: str | Path | None, tokenizers: dict
         _, train = prepare_training_data(config, folder, tokenizers, world, show_progress, files=files)
         out.append(load_corpus(corpus, folder, files, train, tokenizers, config.tokenizer.max_len))
     return out
+
+
+def more_tokenizer_text(config: Config, data_root: str | Path | None) -> dict:
+    """data.tokenizer_text: all: {lang: [(training file, lines held out at its end)]} of every data.corpora entry,
+    the text a new run's tokenizers learn from besides the main corpus (never a corpus's dev lines)."""
+    more = {}
+    for corpus in corpus_configs(config.data):
+        _, files = corpus_files(corpus, data_root)
+        for lang, path in files.items():
+            more.setdefault(lang, []).append((path, 0 if corpus.valid else corpus.dev_lines))
+    return more
 
 
 # what a run writes into train.out_dir besides last.pt: a new run there would replace each of them
@@ -125,7 +137,7 @@ def check_resumable(payload: dict, config: Config, path: Path) -> None:
     """`path` (a last.pt) continues this run only with the same model, tokenizer, data and alignment settings."""
     saved = dict(payload["config"])
     # checkpoints from before data.corpora: the keys they lack had their defaults
-    saved["data"] = {**{k: v for k, v in asdict(DataConfig()).items() if k in ("corpora", "weight")},
+    saved["data"] = {**{k: v for k, v in asdict(DataConfig()).items() if k in ("corpora", "weight", "tokenizer_text")},
                      **(saved.get("data") or {})}
     for section in ("model", "tokenizer", "data"):
         if saved.get(section) != asdict(getattr(config, section)):
