@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One short GPU lease for issue 29 (beyond captions), planned ahead: the shipped model fine-tuned on captions,
-# Europarl and GNOME help at several L2-SP anchor strengths at once (configs/broad/gpu.yaml), the paper-sized
-# model from scratch beside them (configs/paper.yaml: GPU speed and its dev BLEU curve), then every fine-tune
-# scored by benchmarks/domains.py against the shipped model. Fits a 15-minute lease: TRAIN_MINUTES of training
+# Europarl and GNOME help at several L2-SP anchor strengths at once (configs/broad/gpu.yaml), one model from
+# scratch beside them (SCRATCH, default configs/paper.yaml: GPU speed and its dev BLEU curve; or
+# configs/broad/scratch.yaml, the broad model of the shipped size), then every run scored by
+# benchmarks/domains.py against the shipped model. Fits a 15-minute lease: TRAIN_MINUTES of training
 # and about two minutes around it. Everything lands in RESULTS (default results/gpu-broad); the checkpoints in
 # RESULTS/runs, and the one with the best mean dev score of the runs that keep val's worst pair is exported in
 # float16 and split into 15 MiB parts (RESULTS/pick.pt.part-*; `cat` joins them).
@@ -55,7 +56,9 @@ train() {  # NAME CONFIG [overrides]
 }
 pids=()
 for a in $ANCHORS; do train "anchor-$a" configs/broad/gpu.yaml "train.anchor_weight=$a" "${SMALL[@]}" & pids+=($!); done
-train paper configs/paper.yaml "${PAPER_SMALL[@]}" & pids+=($!)
+SCRATCH=${SCRATCH:-configs/paper.yaml}
+scratch=$(basename "$SCRATCH" .yaml)
+train "$scratch" "$SCRATCH" "${PAPER_SMALL[@]}" & pids+=($!)
 log "trainings started"
 command -v nvidia-smi > /dev/null && { nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv -l 20 \
     > "$R/gpu_utilisation.csv" 2>&1 & watcher=$!; }
@@ -66,8 +69,8 @@ log "trainings ended"
 # 3. retrieval on captions (val, test_2016), PUD (reported only) and the two dev sets, one process per model
 dev=(--dev "europarl=$R/dev/europarl.{lang}" --dev "gnome=$R/dev/gnome.{lang}")
 models=(multi30k-m2m)
-for a in $ANCHORS; do
-    for which in $SCORED; do [ -f "$R/runs/anchor-$a/$which.pt" ] && models+=("$R/runs/anchor-$a/$which.pt"); done
+for run in $(for a in $ANCHORS; do echo "anchor-$a"; done) "$scratch"; do
+    for which in $SCORED; do [ -f "$R/runs/$run/$which.pt" ] && models+=("$R/runs/$run/$which.pt"); done
 done
 pids=()
 for model in "${models[@]}"; do
@@ -79,7 +82,7 @@ $PY benchmarks/domains.py "${models[@]}" --out "$R/domains" "${dev[@]}" > "$R/do
 log "scored ${#models[@]} models"
 
 # 4. the pick, by val and the dev sets only (never PUD or test_2016): the best mean of the two dev sets among the
-#    fine-tunes whose val worst pair is within a point of the shipped model's
+#    runs whose val worst pair is within a point of the shipped model's
 pick=$($PY - "$R/domains.md" <<'PY'
 import sys
 rows = [line.strip("|").split("|") for line in open(sys.argv[1]) if line.startswith("| ") and "model" not in line]

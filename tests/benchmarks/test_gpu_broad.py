@@ -1,5 +1,6 @@
 """benchmarks/gpu_broad.sh, the plan of a 15-minute GPU lease for issue 29, dry-run on the CPU as
-docs/training.md shows: one anchor strength, a minute and a half, a tiny paper model. It checks the plumbing
+docs/training.md shows: one anchor strength, a minute and a half, and configs/broad/scratch.yaml made tiny (its
+tokenizers learnt from every corpus). It checks the plumbing
 (every phase writes its files, the pick is one of the scored checkpoints and its parts join into it), not
 any figure."""
 
@@ -16,6 +17,7 @@ from tests.helpers import REPO
 def test_gpu_broad_dry_run(real_data, tmp_path):
     root = real_data("multi30k", "europarl-comtrans", "gnome-help", "pud")
     env = {**os.environ, "DRY": "1", "DEVICE": "cpu", "TRAIN_MINUTES": "1.5", "ANCHORS": "0.01",
+           "SCRATCH": "configs/broad/scratch.yaml", "BRIDGEEMBED_CACHE": str(tmp_path / "cache"),
            "BRIDGEEMBED_DATA": str(root), "PY": sys.executable, "OMP_NUM_THREADS": "1"}
     out = tmp_path / "gpu"
     subprocess.run(["bash", str(REPO / "benchmarks" / "gpu_broad.sh"), str(out)], env=env, check=True,
@@ -25,10 +27,11 @@ def test_gpu_broad_dry_run(real_data, tmp_path):
         assert (out / name).is_file(), name
     assert len((out / "dev" / "europarl.en").read_text().splitlines()) == 1000
     assert "last.pt is saved" in (out / "train_anchor-0.01.log").read_text()
-    assert (out / "runs" / "paper" / "last.pt").is_file()
+    assert "(3 corpora)" in (out / "train_scratch.log").read_text()  # its tokenizers: every corpus's text (a
+    # fresh cache, so they are trained here)
     rows = [line.split("|")[1].strip() for line in (out / "domains.md").read_text().splitlines()
             if line.startswith("| ") and not line.startswith("| model")]
-    assert rows == ["multi30k-m2m", str(out / "runs" / "anchor-0.01" / "last.pt")]
+    assert rows == ["multi30k-m2m", str(out / "runs" / "anchor-0.01" / "last.pt"), str(out / "runs" / "scratch" / "last.pt")]
     if (out / "pick.txt").is_file():  # a pick only where val's worst pair held within a point
         assert (out / "pick.txt").read_text().strip() in rows[1:]
         parts = sorted(out.glob("pick.pt.part-*"))
