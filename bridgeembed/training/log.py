@@ -14,6 +14,7 @@ from bridgeembed.paths import write_text_atomic
 from bridgeembed.training import distributed
 
 if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.config import TrainConfig
     from bridgeembed.training.distributed import World
 
 logger = logging.getLogger(__name__)
@@ -68,6 +69,36 @@ class TrainingLog:
             return
         with open(self.path, "a", encoding="utf-8") as handle:
             handle.write(json.dumps({"event": kind, "time": time.time(), **fields}) + "\n")
+
+
+def shown(record: dict, t: TrainConfig) -> dict:
+    """What the progress bar shows of a train record: the losses of the terms `t` turns on."""
+    found = {"nll": f"{record['nll']:.3f}", "pen": f"{record['penalty']:.3f}",
+             "pairs/s": f"{record['pairs_per_s']:.0f}"}
+    terms = (("align", "align", t.align_weight, ".3f"), ("align_heads", "heads", t.align_per_head, ".3f"),
+             ("anchor", "anchor", t.anchor_weight, ".1f"), ("keep", "keep", t.keep_weight, ".4f"))
+    for key, name, on, form in terms:
+        if on > 0:
+            found[name] = format(record[key], form)
+    return found
+
+
+def progress_line(record: dict, t: TrainConfig, max_steps: int) -> str:
+    """The progress bar's content as one log line, for runs without a terminal (nohup, batch jobs)."""
+    step = record["step"]
+    steps_per_s = record["pairs_per_s"] / max(1, t.batch_size)
+    upcoming = (step // t.valid_every + 1) * t.valid_every
+    line = (f"step {step:,} of {max_steps:,}: {', '.join(f'{k} {v}' for k, v in shown(record, t).items())}, "
+            f"{steps_per_s:.2f} steps/s")
+    if upcoming <= max_steps and steps_per_s > 0:
+        line += f"; next validation at step {upcoming:,}, in about {_duration((upcoming - step) / steps_per_s)}"
+    return line
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
 
 
 def drop_records_after(path: Path, step: int) -> None:

@@ -33,7 +33,7 @@ from bridgeembed.training import distributed
 from bridgeembed.training.anchor import Anchor, Keep, starting_weights
 from bridgeembed.training.corpora import Unit, shares
 from bridgeembed.training.corpora import units as corpus_units
-from bridgeembed.training.log import TrainingLog
+from bridgeembed.training.log import TrainingLog, progress_line, shown
 from bridgeembed.training.prepare import check_resumable, prepare
 from bridgeembed.training.sampling import SubwordDropout
 from bridgeembed.training.schedule import RotatingScheduler
@@ -78,12 +78,6 @@ def _start_lr(saved_train: dict) -> float:
     """The starting rate of a saved run's train section (its keys as saved; older ones lack lr_batch)."""
     known = {k: v for k, v in saved_train.items() if k in TrainConfig.__dataclass_fields__}
     return scaled_lr(TrainConfig(**known))
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
 
 
 @contextmanager
@@ -402,9 +396,9 @@ class Trainer:
                 if step % self.cfg.train.log_every == 0:
                     self.check_loss()
                     record = log.flush_train(step, step / self.steps_per_epoch, self.state.lr)
-                    bar.set_postfix(self._shown(record))
+                    bar.set_postfix(shown(record, self.cfg.train))
                     if plain:
-                        logger.info("%s", self._progress_line(record))
+                        logger.info("%s", progress_line(record, self.cfg.train, self.max_steps))
                 if step % self.cfg.train.valid_every == 0:
                     if self.validate_and_save(log):
                         reason = "early_stopping"
@@ -431,31 +425,6 @@ class Trainer:
             write_text_atomic(self.out / "config.yaml", yaml.safe_dump(self.cfg.to_dict(), sort_keys=False))
         if any(d.empty.values()) or any(d.truncated.values()):
             logger.info("training data: skipped empty lines %s; truncated to max_len %s", d.empty, d.truncated)
-
-    def _progress_line(self, record: dict) -> str:
-        """The progress bar's content as one log line, for runs without a terminal (nohup, batch jobs)."""
-        t, step = self.cfg.train, record["step"]
-        shown = ", ".join(f"{k} {v}" for k, v in self._shown(record).items())
-        steps_per_s = record["pairs_per_s"] / max(1, t.batch_size)
-        upcoming = (step // t.valid_every + 1) * t.valid_every
-        line = f"step {step:,} of {self.max_steps:,}: {shown}, {steps_per_s:.2f} steps/s"
-        if upcoming <= self.max_steps and steps_per_s > 0:
-            line += f"; next validation at step {upcoming:,}, in about {_duration((upcoming - step) / steps_per_s)}"
-        return line
-
-    def _shown(self, record: dict) -> dict:
-        """What the progress bar shows of a train record."""
-        shown = {"nll": f"{record['nll']:.3f}", "pen": f"{record['penalty']:.3f}",
-                 "pairs/s": f"{record['pairs_per_s']:.0f}"}
-        if self.cfg.train.align_weight > 0:
-            shown["align"] = f"{record['align']:.3f}"
-        if self.cfg.train.align_per_head > 0:
-            shown["heads"] = f"{record['align_heads']:.3f}"
-        if self.anchor:
-            shown["anchor"] = f"{record['anchor']:.1f}"
-        if self.keep:
-            shown["keep"] = f"{record['keep']:.4f}"
-        return shown
 
     def validate_corpora(self) -> dict:
         """{name: ValidationResult} of each extra corpus that has a dev set (data.corpora), on its own directions."""
