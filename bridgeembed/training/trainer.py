@@ -305,7 +305,7 @@ class Trainer:
             loss = (nll + t.penalty_weight * parts.penalty / sentences) * self.world.size
             align, heads = self._alignment_terms(output, partners)
             loss = loss + t.align_weight * align + t.align_per_head * heads
-            keep = self.keep.penalty(output.bridge, b.src, b.lengths, b.src_lang) if self.keep and not unit.corpus \
+            keep = self.keep.penalty(self.model, b.src, b.lengths, b.src_lang) if self.keep and not unit.corpus \
                 else 0.0  # the main corpus only
         anchor = self.anchor.penalty() if self.anchor else 0.0
         self._update(loss + t.anchor_weight * anchor + t.keep_weight * keep)  # weights 0 where a term is off

@@ -351,13 +351,20 @@ def test_keep_weight_holds_the_sentence_vectors_of_the_start(toy_run, toy_corpus
     def drift(trainer, keep):  # mean 1 - cos over one batch of every direction, dropout off
         trainer.model.eval()
         with torch.no_grad():
-            return sum(float(keep.penalty(trainer.model.encode(b.src, b.lengths, b.src_lang), b.src, b.lengths,
-                                          b.src_lang)) for b in (trainer.global_batch(s) for s in range(4)))
+            return sum(float(keep.penalty(trainer.model, b.src, b.lengths, b.src_lang))
+                       for b in (trainer.global_batch(s) for s in range(4)))
 
     free = trainer_for(toy_corpus, tmp_path / "free", init_from=str(run / "best.pt"), max_steps=8, lr=3e-3)
     held = trainer_for(toy_corpus, tmp_path / "held", init_from=str(run / "best.pt"), max_steps=8, lr=3e-3,
                        keep_weight=10.0, log_every=4)
     assert drift(held, held.keep) == pytest.approx(0.0, abs=1e-6)  # it starts at the start's vectors
+    for module in held.model.modules():  # with dropout, as in training: the term still starts at 0
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.5
+    held.model.train()
+    b = held.global_batch(0)
+    assert float(held.keep.penalty(held.model, b.src, b.lengths, b.src_lang).detach()) == pytest.approx(0.0, abs=1e-6)
+    assert held.model.training  # left in training mode
     assert all(not p.requires_grad for p in held.keep.model.parameters())
     free.train(), held.train()
     keep = Keep(free.model, load_checkpoint(run / "best.pt")["model"], str(run / "best.pt"))
