@@ -90,7 +90,11 @@ class _Preparation:
     def __init__(self, files: dict, settings: TokenizerSettings, cache: Path, workers: int,
                  progress: bool | None, more: dict | None = None) -> None:
         self.files, self.settings, self.cache, self.workers = files, settings, cache, workers
-        self.progress, self.more = progress, more or {}
+        self.progress = progress
+        # vocab_text: [(a _Preparation of one more file, lines held out at its end)] per language, made once:
+        # each hashes its file (file_identity), which the cache keys and the tokenizer text both need
+        self.others = {lang: [(_Preparation({lang: path}, settings, cache, workers, progress), held)
+                              for path, held in found] for lang, found in (more or {}).items()}
         self.identity = {}
         for lang, path in files.items():
             try:
@@ -108,15 +112,10 @@ class _Preparation:
         s = self.settings
         inputs = {"text": self.text_entry(lang, s.lowercase, s.moses).path.name, "vocab_size": s.vocab_size,
                   "seed": s.seed, "sample": TOKENIZER_SAMPLE, "sentencepiece": _version("sentencepiece")}
-        if self.more.get(lang):  # only then: the keys of tokenizers of one corpus stay what they were
+        if self.others.get(lang):  # only then: the keys of tokenizers of one corpus stay what they were
             inputs["more_text"] = [[other.text_entry(lang, s.lowercase, s.moses).path.name, held]
-                                   for other, held in self._others(lang)]
+                                   for other, held in self.others[lang]]
         return Entry(self.cache, "tokenizers", digest(inputs), inputs)
-
-    def _others(self, lang: str) -> list:
-        """[(a _Preparation of one more file of `lang`, lines held out at its end)] (vocab_text)."""
-        return [(_Preparation({lang: path}, self.settings, self.cache, self.workers, self.progress), held)
-                for path, held in self.more.get(lang, [])]
 
     def ids_entry(self, lang: str, tokenizer: LanguageTokenizer) -> Entry:
         pre = tokenizer.pre
@@ -228,20 +227,20 @@ class _Preparation:
                      TOKENIZER_SAMPLE if sources[lang][1] > TOKENIZER_SAMPLE else 0) for lang in langs]
             for lang, *_, sample in jobs:
                 logger.info("training the %s tokenizer on %s lines%s%s", lang, f"{sources[lang][1]:,}",
-                            f" ({len(self.more[lang]) + 1} corpora)" if self.more.get(lang) else "",
+                            f" ({len(self.others[lang]) + 1} corpora)" if self.others.get(lang) else "",
                             f" (a sample of {sample:,})" if sample else "")
             return self._train_jobs(pool, jobs)
 
     def _vocab_text(self, pool: Workers, lang: str, text: Entry, info: dict, scratch: Path) -> tuple[Path, int]:
         """(the pretokenised text the `lang` tokenizer learns from, its non-empty lines): the corpus's own, or
         with vocab_text that and every other file's in one file, each less its held-out lines."""
-        if not self.more.get(lang):
+        if not self.others.get(lang):
             return text.file("lines.txt"), info["nonempty"]
         out, nonempty = scratch / f"{lang}.txt", info["nonempty"]
         with open(out, "w", encoding="utf-8", newline="\n") as handle:
             with open(text.file("lines.txt"), encoding="utf-8", newline="\n") as own:
                 shutil.copyfileobj(own, handle)
-            for other, held in self._others(lang):
+            for other, held in self.others[lang]:
                 entry, other_info = other.pretokenized(pool, lang)
                 keep = other_info["lines"] - held
                 if keep <= 0:
