@@ -4,24 +4,17 @@ tokenizers learnt from every corpus). It checks the plumbing
 (every phase writes its files, the pick is one of the scored checkpoints and its parts join into it), not
 any figure."""
 
-import os
-import subprocess
-import sys
-
 import pytest
 
-from tests.helpers import REPO
+from tests.helpers import dry_run_gpu_script
 
 
 @pytest.mark.slow
 def test_gpu_broad_dry_run(real_data, tmp_path):
     root = real_data("multi30k", "europarl-comtrans", "gnome-help", "pud")
-    env = {**os.environ, "DRY": "1", "DEVICE": "cpu", "TRAIN_MINUTES": "1.5", "ANCHORS": "0.01",
-           "SCRATCH": "configs/broad/scratch.yaml", "BRIDGEEMBED_CACHE": str(tmp_path / "cache"),
-           "BRIDGEEMBED_DATA": str(root), "PY": sys.executable, "OMP_NUM_THREADS": "1"}
     out = tmp_path / "gpu"
-    subprocess.run(["bash", str(REPO / "benchmarks" / "gpu_broad.sh"), str(out)], env=env, check=True,
-                   capture_output=True, timeout=900)
+    dry_run_gpu_script("gpu_broad.sh", out, root, timeout=900, TRAIN_MINUTES="1.5", ANCHORS="0.01",
+                       SCRATCH="configs/broad/scratch.yaml", BRIDGEEMBED_CACHE=str(tmp_path / "cache"))
     assert (out / "DONE").is_file()
     for name in ("train_throughput.json", "results.tar.gz", "dev/europarl.de", "dev/gnome.cs"):
         assert (out / name).is_file(), name

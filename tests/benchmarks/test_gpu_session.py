@@ -2,23 +2,16 @@
 models, 60 steps each, two test directions. It checks the plumbing (every phase writes its files and
 the decision names a candidate), not any figure."""
 
-import os
-import subprocess
-import sys
-
 import pytest
 
-from tests.helpers import REPO
+from tests.helpers import dry_run_gpu_script
 
 
 @pytest.mark.slow
 def test_gpu_session_dry_run(real_data, tmp_path):
     root = real_data("multi30k")
-    env = {**os.environ, "DRY": "1", "DEVICE": "cpu", "TRAIN_MINUTES": "8", "BRIDGEEMBED_DATA": str(root),
-           "PY": sys.executable, "OMP_NUM_THREADS": "1"}
     out = tmp_path / "gpu"
-    subprocess.run(["bash", str(REPO / "benchmarks" / "gpu_session.sh"), str(out)], env=env, check=True,
-                   capture_output=True, timeout=1200)
+    dry_run_gpu_script("gpu_session.sh", out, root, timeout=1200, TRAIN_MINUTES="8")
     assert (out / "DONE").is_file()
     for name in ("train_throughput.json", "encode_throughput.json", "results.tar.gz", "model.pt"):
         assert (out / name).is_file(), name

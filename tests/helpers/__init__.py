@@ -1,5 +1,8 @@
 """Helpers the tests share (imported as `tests.helpers...`; fixtures live in tests/conftest.py)."""
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -11,3 +14,12 @@ def one_line_error(capsys) -> str:
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in captured.err, captured.err
     return lines[0]
+
+
+def dry_run_gpu_script(name: str, out: Path, data: Path, timeout: int, **env: str) -> None:
+    """benchmarks/NAME (a GPU lease's plan) in its DRY mode on the CPU, one thread, with this Python, data root
+    `data` and the other variables in `env`; its results land in `out`. A failure raises with its output."""
+    env = {**os.environ, "DRY": "1", "DEVICE": "cpu", "BRIDGEEMBED_DATA": str(data), "PY": sys.executable,
+           "OMP_NUM_THREADS": "1", **env}
+    subprocess.run(["bash", str(REPO / "benchmarks" / name), str(out)], env=env, check=True, capture_output=True,
+                   timeout=timeout)
