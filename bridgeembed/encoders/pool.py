@@ -66,7 +66,7 @@ def encode_jobs(encoder: SentenceEncoder, jobs: Iterable[tuple], lang: str, opti
                     future = pool.submit(run_in_worker, key, lines, path, lang, options)
                 except BrokenProcessPool:  # a worker died after the last wait: the pool refuses new work
                     _drain(taken, holders)
-                    raise _died(processes, holders, running) from None
+                    raise _died(pool, processes, holders, running) from None
                 running[future] = (key, label, time.monotonic())
                 processes.update(pool._processes)  # pid -> Process; no public way to name a dead worker
             if not running:
@@ -84,7 +84,7 @@ def encode_jobs(encoder: SentenceEncoder, jobs: Iterable[tuple], lang: str, opti
                 try:
                     yield (key, *future.result())
                 except BrokenProcessPool:
-                    raise _died(processes, holders, {**{future: (key, label, 0)}, **running}) from None
+                    raise _died(pool, processes, holders, {**{future: (key, label, 0)}, **running}) from None
                 except BridgeembedError:
                     raise
                 except Exception as err:
@@ -104,8 +104,13 @@ def _drain(taken: SimpleQueue, holders: dict) -> None:
         holders[held] = pid
 
 
-def _died(processes: dict, holders: dict, running: dict) -> WorkerDied:
-    """The WorkerDied of a broken pool: the dead worker (not one the pool stopped after it) and its job."""
+def _died(pool: ProcessPoolExecutor, processes: dict, holders: dict, running: dict) -> WorkerDied:
+    """The WorkerDied of a broken pool: the dead worker (not one the pool stopped after it) and its job.
+
+    The pool's own thread stops the other workers and reaps them all. Its exit codes are read only once that
+    thread has ended: a `join` of ours beside its `join` could lose the race for a worker's exit status and see
+    None, and then blame a worker the pool had only stopped (SIGTERM)."""
+    pool.shutdown(wait=True, cancel_futures=True)
     for process in processes.values():
         process.join(timeout=1 if process.exitcode is None else 0)
     dead = [p for p in processes.values() if p.exitcode not in (None, 0, -signal.SIGTERM)] or \

@@ -126,6 +126,31 @@ def test_a_pool_that_breaks_between_two_jobs_is_one_worker_died_too(text, tmp_pa
         encode_to_shards(Slow(), text, "en", tmp_path / "shards", shard_size=5, processes=2)
 
 
+def test_the_dead_worker_is_named_from_exit_codes_read_after_the_pools_own_cleanup():
+    """CI saw the worker the pool had stopped (SIGTERM) blamed for the one the test had killed: the pool's
+    thread was still reaping the killed one, so its exit code read as None. The codes are read after the
+    pool's cleanup: here the killed worker's code appears only once `shutdown` has run."""
+    from bridgeembed.encoders.pool import _died
+
+    class Worker:
+        def __init__(self, pid, exitcode):
+            self.pid, self.exitcode = pid, exitcode
+
+        def join(self, timeout=None):
+            pass
+
+    killed, stopped = Worker(11, None), Worker(12, -signal.SIGTERM)
+
+    class Pool:
+        def shutdown(self, wait=True, cancel_futures=False):
+            killed.exitcode = -signal.SIGKILL  # reaped by the pool's thread
+
+    running = {"f1": (1, "shard-00001.npy", 0.0), "f2": (2, "shard-00002.npy", 0.0)}
+    error = _died(Pool(), {11: killed, 12: stopped}, {1: 12, 2: 11}, running)
+    assert str(error) == ("a worker process (pid 11) died (killed by SIGKILL, perhaps for lack of memory) "
+                          "while encoding shard-00002.npy")
+
+
 def test_a_hung_worker_is_stopped_after_job_timeout_and_the_next_run_finishes(text, tmp_path):
     folder = tmp_path / "shards"
     started = time.monotonic()
