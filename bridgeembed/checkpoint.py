@@ -28,6 +28,7 @@ import torch
 from bridgeembed.config import Config
 from bridgeembed.errors import BridgeembedError, CheckpointError
 from bridgeembed.paths import atomic_file
+from bridgeembed.storage import dequantize, quantize
 from bridgeembed.text.tokenization import LanguageTokenizer
 
 if TYPE_CHECKING:  # for annotations only
@@ -35,6 +36,7 @@ if TYPE_CHECKING:  # for annotations only
 
 FORMAT = "bridgeembed"
 VERSION = 1
+INT8_VERSION = 2  # weights stored in int8 (bridgeembed/storage.py): a reader of version 1 only refuses them
 KINDS = ("trainer", "encoder")
 FOLDER_CONFIG = "config.json"  # its presence makes a folder a model folder
 FOLDER_WEIGHTS = "model.safetensors"
@@ -50,20 +52,26 @@ def save_atomic(obj: Any, path: str | Path) -> None:
         torch.save(obj, handle)
 
 
-def make_payload(model: Any, tokenizers: dict, config: Config, kind: str = "trainer", half: bool = False) -> dict:
+def make_payload(model: Any, tokenizers: dict, config: Config, kind: str = "trainer", half: bool = False,
+                 int8: bool = False) -> dict:
+    """What a checkpoint holds. `half`: floats stored as float16; `int8`: matrices in int8 (storage.py)."""
     state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
-    if half:
+    extra = {}
+    if int8:
+        state, extra["int8"] = quantize(state)
+    elif half:
         halves = {}  # tied weights (decoder embeddings = output layer) stay one tensor
         state = {k: halves.setdefault(v.data_ptr(), v.half()) if v.is_floating_point() else v
                  for k, v in state.items()}
     return {
         "format": FORMAT,
-        "version": VERSION,
+        "version": INT8_VERSION if int8 else VERSION,
         "kind": kind,
         "config": config.to_dict(),
         "tokenizers": {lang: tok.state() for lang, tok in tokenizers.items()},
         "decoder_languages": list(model.decoders),
         "model": state,
+        **extra,
     }
 
 
@@ -157,9 +165,10 @@ def save_folder(payload: dict, folder: str | Path, card: str | None = None) -> N
     if card is not None or not same_model or not (folder / FOLDER_CARD).exists():  # a card of the same model: kept
         with atomic_file(folder / FOLDER_CARD, "w", encoding="utf-8") as handle:
             handle.write(card if card is not None else default_card(payload))
-    meta = {"format": FORMAT, "version": VERSION, "kind": payload["kind"], "config": payload["config"],
-            "decoder_languages": list(payload["decoder_languages"]), "tokenizers": tokenizers, "tied": tied,
-            "sha256": digests}
+    meta = {"format": FORMAT, "version": payload.get("version", VERSION), "kind": payload["kind"],
+            "config": payload["config"], "decoder_languages": list(payload["decoder_languages"]),
+            "tokenizers": tokenizers, "tied": tied, "sha256": digests,
+            **({"int8": payload["int8"]} if "int8" in payload else {})}
     with atomic_file(folder / FOLDER_CONFIG, "w", encoding="utf-8") as handle:
         json.dump(meta, handle, indent=2)
         handle.write("\n")
@@ -271,12 +280,17 @@ def _checked(payload: object, path: Path) -> dict:
     """The checks every checkpoint passes, whatever its container."""
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a bridgeembed checkpoint (no format marker)")
-    if payload.get("version") != VERSION:
+    if payload.get("version") not in (VERSION, INT8_VERSION):
         raise CheckpointError(f"{path} has checkpoint format version {payload.get('version')!r}; "
-                              f"this bridgeembed reads version {VERSION}")
+                              f"this bridgeembed reads versions {VERSION} and {INT8_VERSION}")
     missing = [key for key in ("kind", "config", "tokenizers", "model", "decoder_languages") if key not in payload]
     if missing or payload["kind"] not in KINDS:
         raise CheckpointError(f"{path} is incomplete: missing {', '.join(missing) or 'a valid kind'}")
+    if "int8" in payload:  # stored in int8: from here on an ordinary float32 model
+        if not isinstance(payload["model"], dict):
+            raise CheckpointError(f"{path} is incomplete: its weights are not a mapping of tensors")
+        payload = {k: v for k, v in payload.items() if k != "int8"} | {
+            "model": dequantize(payload["model"], payload["int8"], str(path))}
     _check_finite(payload["model"], path)
     return payload
 

@@ -3,7 +3,8 @@
 
 MODEL is a checkpoint file, a model folder or a shipped model's name. Drops the optimizer and trainer
 state; `--no-decoders` keeps only encoders, bridge and tokenizers
-(all `BridgeEncoder` needs); `--half` stores weights as float16 (loaded back as float32).
+(all `BridgeEncoder` needs); `--half` stores weights as float16, `--int8` its matrices as int8 in groups of 64
+weights (a quarter of float32's bytes; bridgeembed/storage.py), both loaded back as float32.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     out = check_model_target(args.out, "OUT")  # a .pt file, else a model folder; checked first
     payload = load_checkpoint(resolve(args.checkpoint))
     model, tokenizers, config = build_from_payload(payload, args.checkpoint, with_decoders=not args.no_decoders)
-    out = save_model(make_payload(model, tokenizers, config, kind="encoder", half=args.half), out)
+    out = save_model(make_payload(model, tokenizers, config, kind="encoder", half=args.half, int8=args.int8), out)
     files = [out] if out.is_file() else [p for p in out.iterdir() if p.is_file()]
     size = sum(p.stat().st_size for p in files) / 2**20
     print(f"wrote {out} ({size:.1f} MiB; decoders: {', '.join(model.decoders) or 'none'})")
@@ -34,7 +35,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("checkpoint", help="a trainer checkpoint (best.pt / last.pt), a model folder or a shipped name")
     parser.add_argument("out", help="where to write the export: a model folder, or one file if it ends in .pt")
     parser.add_argument("--no-decoders", action="store_true", help="keep only what encoding needs")
-    parser.add_argument("--half", action="store_true", help="store weights as float16 (half the size)")
+    precision = parser.add_mutually_exclusive_group()
+    precision.add_argument("--half", action="store_true", help="store weights as float16 (half the size)")
+    precision.add_argument("--int8", action="store_true",
+                           help="store matrices as int8, vectors as float16 (about a quarter of the size)")
     add_common(parser, device=False)
     return parser.parse_args(argv)
 

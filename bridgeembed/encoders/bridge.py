@@ -117,23 +117,29 @@ class BridgeEncoder:
 
     list_pretrained = staticmethod(list_pretrained)
 
-    def save(self, path: str | Path, half: bool = False) -> None:
-        """An encoder-only export that `from_pretrained(path)` loads back (float16 weights with `half`):
-        a model folder (see `save_pretrained`), or one checkpoint file where `path` ends in `.pt`."""
-        self._save(check_model_target(path, "path"), half)  # a link, a read-only place, a foreign folder: refused first
+    def save(self, path: str | Path, half: bool = False, int8: bool = False) -> None:
+        """An encoder-only export that `from_pretrained(path)` loads back (float16 weights with `half`, int8
+        matrices with `int8`): a model folder (see `save_pretrained`), or one checkpoint file where `path` ends
+        in `.pt`."""
+        # a link, a read-only place, a foreign folder: refused first
+        self._save(check_model_target(path, "path"), half, int8)
 
-    def save_pretrained(self, folder: str | Path, half: bool = False) -> None:
+    def save_pretrained(self, folder: str | Path, half: bool = False, int8: bool = False) -> None:
         """A model folder: config.json, model.safetensors, sentencepiece.LANG.model and a README.md card
         (kept when the folder held the same model), loaded back by `BridgeEncoder(folder)` and every `--model`."""
-        self._save(check_model_target(folder, "folder", "folder"), half)
+        self._save(check_model_target(folder, "folder", "folder"), half, int8)
 
-    def _save(self, path: Path, half: bool) -> None:
+    def _save(self, path: Path, half: bool, int8: bool = False) -> None:
         if self.quantize:  # torch's packed int8 weights are tied to its kernels; quantizing at load takes a second
             raise ConfigError(f"this encoder runs quantize={self.quantize!r}, and int8 weights are not saved: save "
                               f"the float32 encoder and load it with BridgeEncoder(path, quantize={self.quantize!r})")
-        if not isinstance(half, (bool, np.bool_)):
-            raise TypeError(f"half must be True or False, got {half!r}")
-        save_model(make_payload(self.model, self.tokenizers, self.config, kind="encoder", half=half), path)
+        for name, value in (("half", half), ("int8", int8)):
+            if not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"{name} must be True or False, got {value!r}")
+        if half and int8:
+            raise ConfigError("half and int8 are two ways to store the weights: choose one")
+        save_model(make_payload(self.model, self.tokenizers, self.config, kind="encoder", half=bool(half),
+                                int8=bool(int8)), path)
 
     def reinitialized(self, seed: int = 0) -> "BridgeEncoder":
         """The same architecture and tokenizers with fresh random weights (by `seed`): a control for benchmarks.
