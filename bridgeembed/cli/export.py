@@ -3,8 +3,9 @@
 
 MODEL is a checkpoint file, a model folder or a shipped model's name. Drops the optimizer and trainer
 state; `--no-decoders` keeps only encoders, bridge and tokenizers
-(all `BridgeEncoder` needs); `--half` stores weights as float16, `--int8` its matrices as int8 in groups of 64
-weights (a quarter of float32's bytes; bridgeembed/storage.py), both loaded back as float32.
+(all `BridgeEncoder` needs); `--half` stores weights as float16, `--int8` the matrices as int8 in groups of 64
+weights but the encoders' recurrent ones (about 60% of float16's bytes; bridgeembed/storage.py), both loaded
+back as float32.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     precision = parser.add_mutually_exclusive_group()
     precision.add_argument("--half", action="store_true", help="store weights as float16 (half the size)")
     precision.add_argument("--int8", action="store_true",
-                           help="store matrices as int8, vectors as float16 (about a quarter of the size)")
+                           help="store matrices as int8, the rest as float16 (about 60%% of --half)")
     add_common(parser, device=False)
     return parser.parse_args(argv)
 
