@@ -52,7 +52,8 @@ class Keep:
     """The frozen starting model (`train.init_from`): the sentence vectors a fine-tune should keep."""
 
     def __init__(self, model: torch.nn.Module, state: dict, init_from: str) -> None:
-        self.model = copy.deepcopy(model)
+        # encoders and bridge only: the sentence vectors need no decoder (half the model's weights)
+        self.model = copy.deepcopy(model, memo={id(model.decoders): torch.nn.ModuleDict()})
         missing = sorted(set(self.model.state_dict()) - set(state))
         if missing:
             raise ConfigError(f"train.keep_weight: train.init_from {init_from} lacks weights of this model, e.g. "

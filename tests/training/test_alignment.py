@@ -366,6 +366,7 @@ def test_keep_weight_holds_the_sentence_vectors_of_the_start(toy_run, toy_corpus
     assert float(held.keep.penalty(held.model, b.src, b.lengths, b.src_lang).detach()) == pytest.approx(0.0, abs=1e-6)
     assert held.model.training  # left in training mode
     assert all(not p.requires_grad for p in held.keep.model.parameters())
+    assert not held.keep.model.decoders and held.model.decoders  # the frozen copy holds no decoder
     free.train(), held.train()
     keep = Keep(free.model, load_checkpoint(run / "best.pt")["model"], str(run / "best.pt"))
     assert 0 < drift(held, keep) < 0.5 * drift(free, keep)
