@@ -73,3 +73,21 @@ def test_a_folder_named_like_a_shipped_model_does_not_replace_it(tmp_path, monke
     assert resolve(DEFAULT_MODEL) == shipped
     assert resolve(f"./{DEFAULT_MODEL}") == tmp_path / DEFAULT_MODEL / "model.pt" or \
         resolve(f"./{DEFAULT_MODEL}").resolve() == (tmp_path / DEFAULT_MODEL / "model.pt").resolve()
+
+
+def test_every_shipped_model_is_installed_by_a_wheel_too():
+    """setup.cfg's data_files put each shipped folder's loadable files in <prefix>/share/bridgeembed/pretrained,
+    where `resolve` looks after a wheel install: a new model folder missing there would load only from a checkout."""
+    import configparser
+
+    from tests.helpers import REPO
+
+    parser = configparser.ConfigParser()
+    parser.read(REPO / "setup.cfg")
+    listed = {key: set(value.split()) for key, value in parser["options.data_files"].items()}
+    folders = [p for p in (REPO / "pretrained").iterdir() if (p / "config.json").is_file()]
+    assert folders
+    for folder in folders:
+        needed = {f"pretrained/{folder.name}/{p.name}" for p in folder.iterdir()
+                  if p.name in ("config.json", "model.safetensors", "README.md") or p.name.startswith("sentencepiece.")}
+        assert needed <= listed.get(f"share/bridgeembed/pretrained/{folder.name}", set()), folder.name
