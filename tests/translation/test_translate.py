@@ -124,5 +124,7 @@ def test_a_model_without_decoders_says_so(toy_run):
     model.decoders = torch.nn.ModuleDict()  # what `bridgeembed-export --no-decoders` leaves
     translator = Translator(model, tokenizers, config.tokenizer.max_len)
     with pytest.raises(ConfigError, match=r"^this model was exported without decoders \(bridgeembed-export "
-                                          r"--no-decoders\) and cannot translate; export it again without"):
+                                          r"--no-decoders\) and cannot translate; export it again without "
+                                          r"--no-decoders, or translate with a model that has them \(of the shipped "
+                                          r"ones, multi30k-m2m\)$"):
         translator.translate(["apple"], "x", "y")
