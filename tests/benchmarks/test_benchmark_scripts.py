@@ -326,3 +326,25 @@ def test_interpolate_mixes_two_checkpoints_of_one_model(toy_run, tmp_path):
                              capture_output=True, text=True)
     assert refused.returncode == 1 and "different tokenizers" in refused.stderr
     assert not (tmp_path / "no").exists()
+
+
+def test_int8_storage_exports_the_model_and_tables_each_figure_beside_its_int8_one(toy_run, tmp_path):
+    checkpoint, out = toy_run[0] / "best.pt", tmp_path / "int8"
+    langs = ("en", "de", "fr", "cs")
+    for name, shift in (("run-best", 0.0), ("run-best-int8", 0.002)):  # results there already are reused
+        for split, base in (("test_2016", 0.9), ("val", 0.8), ("pud", 0.1)):
+            folder = out / "retrieval" / name / split
+            folder.mkdir(parents=True)
+            pairs = [{"pair": f"{a}-{b}", "a_to_b": base + shift, "b_to_a": base + 0.02}
+                     for i, a in enumerate(langs) for b in langs[i + 1:]]
+            (folder / "retrieval.json").write_text(json.dumps({"pairs": pairs}))
+    text = run("int8_storage.py", str(checkpoint), "--out", str(out))
+    assert (out / "run-best-int8" / "config.json").is_file()  # the export it measured
+    assert "| test_2016 mean | 91.00 | 91.10 | +0.10 |" in text and "| pud en-de | 10.00 | 10.20 | +0.20 ** |" in text
+    assert "| pud de-en | 12.00 | 12.00 | +0.00 |" in text and "int8 weights:" in text
+    for name, bleu in (("run-best", 20.0), ("run-best-int8", 20.05)):
+        (out / "bleu" / name).mkdir(parents=True)
+        directions = {"x-y": {"bleu": bleu}, "y-x": {"bleu": bleu + 2}, "x-x": {"bleu": 60.0}}
+        (out / "bleu" / name / "bleu.json").write_text(json.dumps({"directions": directions}))
+    text = run("int8_storage.py", str(checkpoint), "--out", str(out), "--bleu")
+    assert "| test BLEU, mean of the pairs | 21.00 | 21.05 | +0.05 |" in text and "| test BLEU x-x |" in text
