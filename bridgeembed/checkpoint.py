@@ -159,7 +159,7 @@ def save_folder(payload: dict, folder: str | Path, card: str | None = None) -> N
     for name, data in files.items():
         with atomic_file(folder / name) as handle:
             handle.write(data)
-    same_model = old.get("config") == payload["config"] and \
+    same_model = _as_today(old.get("config")) == _as_today(payload["config"]) and \
         {k: v for k, v in (old.get("sha256") or {}).items() if k != FOLDER_WEIGHTS} == \
         {k: v for k, v in digests.items() if k != FOLDER_WEIGHTS}
     if card is not None or not same_model or not (folder / FOLDER_CARD).exists():  # a card of the same model: kept
@@ -175,6 +175,15 @@ def save_folder(payload: dict, folder: str | Path, card: str | None = None) -> N
     for name in set(old.get("sha256") or {}) - set(files):  # the other model's files (its other tokenizers)
         if Path(name).name == name and any(Path(name).match(n) for n in OWN_FILES):
             (folder / name).unlink(missing_ok=True)
+
+
+def _as_today(config: object) -> object:
+    """A stored config as this bridgeembed reads it: keys added since it was saved take their defaults, so
+    a folder saved again by a newer release still counts as the same model (and keeps its card)."""
+    try:
+        return Config.from_dict(config, source="a saved config").to_dict()
+    except (BridgeembedError, TypeError, AttributeError, ValueError):  # not one this release reads: as it is
+        return config
 
 
 def _old_meta(folder: Path) -> dict:

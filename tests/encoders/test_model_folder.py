@@ -56,6 +56,13 @@ def test_a_card_of_the_user_is_kept_when_saving_again(encoder, tmp_path):
     encoder.save_pretrained(tmp_path / "m", half=True)
     assert (tmp_path / "m" / "README.md").read_text() == "my card\n"
     assert load_checkpoint(tmp_path / "m")["model"]["bridge.w1.weight"].dtype == torch.float16
+    # saved by an older release, whose config lacked keys added since: still the same model, the card stays
+    meta = json.loads((tmp_path / "m" / "config.json").read_text())
+    del meta["config"]["train"]["keep_weight"], meta["config"]["data"]["tokenizer_text"]
+    (tmp_path / "m" / "config.json").write_text(json.dumps(meta))
+    encoder.save_pretrained(tmp_path / "m", int8=True)
+    assert (tmp_path / "m" / "README.md").read_text() == "my card\n"
+    assert json.loads((tmp_path / "m" / "config.json").read_text())["config"]["train"]["keep_weight"] == 0.0
 
 
 def test_tied_weights_are_stored_once_and_tied_again(tmp_path, toy_corpus):
