@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # One short GPU lease for issue 29 (beyond captions), planned ahead: the shipped model fine-tuned on captions,
-# Europarl and GNOME help at several L2-SP anchor strengths at once (configs/broad/gpu.yaml), one model from
+# Europarl and GNOME help at several L2-SP anchor strengths at once (configs/broad/gpu.yaml; with the keep
+# term, train.keep_weight=KEEP, default 30 as stage 12a; KEEP=0 for none), one model from
 # scratch beside them (SCRATCH, default configs/paper.yaml: GPU speed and its dev BLEU curve; or
 # configs/broad/scratch.yaml, the broad model of the shipped size), then every run scored by
 # benchmarks/domains.py against the shipped model. Fits a 15-minute lease: TRAIN_MINUTES of training
 # and about two minutes around it. Everything lands in RESULTS (default results/gpu-broad); the checkpoints in
 # RESULTS/runs, and the one with the best mean dev score of the runs that keep val's worst pair is exported in
-# float16 and split into 15 MiB parts (RESULTS/pick.pt.part-*; `cat` joins them).
+# float16 and split into 15 MiB parts (RESULTS/pick.pt.part-*; `cat` joins them). The run with the best mean of
+# val and the two dev sets, whatever its caption loss, comes back as a broad-m2m candidate: encoders and bridge
+# in int8 (`bridgeembed-export --int8 --no-decoders`, about 17 MB with its tokenizers: RESULTS/broad.pt, in two
+# parts, RESULTS/broad.pt.part-*).
 #
 #   BRIDGEEMBED_DATA=../shared/data TRAIN_MINUTES=5 bash benchmarks/gpu_broad.sh results/gpu-broad
 #
@@ -19,7 +23,8 @@ DATA=${BRIDGEEMBED_DATA:?set BRIDGEEMBED_DATA to the data root}
 PY=${PY:-python3}
 DEVICE=${DEVICE:-cuda}
 MINUTES=${TRAIN_MINUTES:-5}
-ANCHORS=${ANCHORS:-0.003 0.01 0.03}
+ANCHORS=${ANCHORS:-0.001 0.003 0.01}
+KEEP=${KEEP:-30}
 mkdir -p "$R/dev"
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-3}  # the trainings and their tokenisers share the CPU cores
 log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$R/session.log"; }
@@ -34,7 +39,7 @@ if [ "${DRY:-0}" = 1 ]; then  # plumbing only: a tiny paper model, a few steps, 
     BENCH=(--configs shipped --batch 16 --steps 2 --rounds 1 --threads 1 --variants fast) SCORED=last
 fi
 
-log "start: $(hostname), device $DEVICE, $MINUTES min of training, anchors $ANCHORS"
+log "start: $(hostname), device $DEVICE, $MINUTES min of training, anchors $ANCHORS, keep $KEEP"
 { nvidia-smi || true; $PY -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda,
 'gpu', torch.cuda.get_device_name() if torch.cuda.is_available() else '-')"; } > "$R/machine.txt" 2>&1
 
@@ -55,7 +60,10 @@ train() {  # NAME CONFIG [overrides]
     echo "exit $?" >> "$R/train_$name.log"
 }
 pids=()
-for a in $ANCHORS; do train "anchor-$a" configs/broad/gpu.yaml "train.anchor_weight=$a" "${SMALL[@]}" & pids+=($!); done
+for a in $ANCHORS; do
+    train "anchor-$a" configs/broad/gpu.yaml "train.anchor_weight=$a" "train.keep_weight=$KEEP" "${SMALL[@]}" &
+    pids+=($!)
+done
 SCRATCH=${SCRATCH:-configs/paper.yaml}
 scratch=$(basename "$SCRATCH" .yaml)
 train "$scratch" "$SCRATCH" "${PAPER_SMALL[@]}" & pids+=($!)
@@ -98,6 +106,20 @@ if [ -n "$pick" ]; then
     $PY -m bridgeembed.cli.export --half "$pick" "$R/pick.pt" >> "$R/session.log" 2>&1 \
         && split -b 15M -d "$R/pick.pt" "$R/pick.pt.part-" && echo "$pick" > "$R/pick.txt"
     log "exported $pick: $(du -h "$R/pick.pt" | cut -f1)"
+fi
+# 5. the broad candidate: the best mean of val and the two dev sets (retrieval), captions lost or not
+broad=$($PY - "$R/domains.md" <<'PY'
+import sys
+rows = [line.strip("|").split("|") for line in open(sys.argv[1]) if line.startswith("| ") and "model" not in line]
+rows = [[cell.strip() for cell in row] for row in rows if row[0].strip() != "multi30k-m2m"]
+if rows:
+    print(max(rows, key=lambda row: float(row[3]) + float(row[9]) + float(row[10]))[0])
+PY
+)
+if [ -n "$broad" ]; then
+    $PY -m bridgeembed.cli.export --int8 --no-decoders "$broad" "$R/broad.pt" >> "$R/session.log" 2>&1 \
+        && split -b 15M -d "$R/broad.pt" "$R/broad.pt.part-" && echo "$broad" > "$R/broad.txt"
+    log "broad candidate $broad: $(du -h "$R/broad.pt" | cut -f1)"
 fi
 tar czf /tmp/results.$$.tar.gz --exclude='*.pt' --exclude='*.pt.part-*' --exclude=cache -C "$R" . \
     && mv /tmp/results.$$.tar.gz "$R/results.tar.gz"  # no weights

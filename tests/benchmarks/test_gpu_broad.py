@@ -31,3 +31,7 @@ def test_gpu_broad_dry_run(real_data, tmp_path):
         assert parts and b"".join(p.read_bytes() for p in parts) == (out / "pick.pt").read_bytes()
     else:
         assert "pick: none" in (out / "session.log").read_text()
+    assert (out / "broad.txt").read_text().strip() in rows[1:]  # the best of val and the dev sets, always one
+    parts = sorted(out.glob("broad.pt.part-*"))  # what comes back: parts of at most 15 MiB
+    assert len(parts) == 2 and b"".join(p.read_bytes() for p in parts) == (out / "broad.pt").read_bytes()
+    assert "keep 30" in (out / "session.log").read_text()
