@@ -166,8 +166,7 @@ class _Preparation:
             elif lang in missing and (info := text[lang].load()) is not None:
                 counts[lang], text_info[lang] = info["lines"], info
             else:
-                with self._bar(None, f"count {self.files[lang].name}") as bar:
-                    counts[lang] = bar.total = count_lines(self.files[lang], bar.update)
+                counts[lang] = self._count(lang)
         self._check_counts(counts)
         todo = sum(counts[lang] for lang in missing)
         processes = self.workers or (available_cores() if todo >= PARALLEL_FROM else 1)
@@ -259,10 +258,14 @@ class _Preparation:
         entry = self.text_entry(lang, s.lowercase, s.moses)
         info = entry.load()
         if info is None:
-            with self._bar(None, f"count {self.files[lang].name}") as bar:
-                bar.total = lines = count_lines(self.files[lang], bar.update)
-            info = self._build_text(pool, lang, entry, s.lowercase, s.moses, lines)
+            info = self._build_text(pool, lang, entry, s.lowercase, s.moses, self._count(lang))
         return entry, info
+
+    def _count(self, lang: str) -> int:
+        """The lines of `lang`'s file, counted under a progress bar."""
+        with self._bar(None, f"count {self.files[lang].name}") as bar:
+            bar.total = lines = count_lines(self.files[lang], bar.update)
+        return lines
 
     def _train_jobs(self, pool: Workers, jobs: list) -> dict:
         """Run the tokenizer trainings of `jobs` and keep each model in the cache."""
