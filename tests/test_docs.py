@@ -1,6 +1,6 @@
-"""The documentation runs: the README's and the model card's Python examples execute against the shipped
+"""The documentation runs: the README's and the model cards' Python examples execute against the shipped
 model with every shape and printed value in their comments checked, the encoder_api docstring passes as
-a doctest, and every bridgeembed command line in README.md, docs/ and the model card parses."""
+a doctest, and every bridgeembed command line in README.md, docs/ and the model cards parses."""
 
 import argparse
 import ast
@@ -19,7 +19,8 @@ from bridgeembed.pretrained import DEFAULT_MODEL
 
 REPO = Path(__file__).resolve().parents[1]
 README, CARD = REPO / "README.md", REPO / "pretrained" / DEFAULT_MODEL / "README.md"
-DOCS = [README, CARD, *sorted((REPO / "docs").glob("*.md"))]
+CARDS = [CARD, *sorted(p for p in (REPO / "pretrained").glob("*/README.md") if p != CARD)]  # every shipped model's
+DOCS = [README, *CARDS, *sorted((REPO / "docs").glob("*.md"))]
 NOT_RUN = "<!-- not run by tests/test_docs.py"
 shipped = pytest.mark.usefixtures("shipped_model")
 
@@ -77,7 +78,7 @@ def run_block(code: str, namespace: dict, where: str) -> int:
 
 
 @shipped
-@pytest.mark.parametrize("path", [README, CARD], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [README, *CARDS], ids=lambda p: p.parent.name + "/" + p.name)
 def test_python_examples_run_and_their_comments_hold(path, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the examples write files (my-encoder/, my-encoder.pt): not into the checkout
     found = blocks(path, "python")
@@ -92,7 +93,7 @@ def test_python_examples_run_and_their_comments_hold(path, tmp_path, monkeypatch
     assert checked >= (7 if path == README else 1), f"only {checked} checked comments in {path.name}"
 
 
-DOCS_WITH_PYTHON = [p for p in DOCS[2:] if blocks(p, "python")]
+DOCS_WITH_PYTHON = [p for p in DOCS[1 + len(CARDS):] if blocks(p, "python")]
 
 
 @shipped
