@@ -28,7 +28,7 @@ import torch
 from bridgeembed.config import Config
 from bridgeembed.errors import BridgeembedError, CheckpointError
 from bridgeembed.paths import atomic_file
-from bridgeembed.storage import dequantize, quantize
+from bridgeembed.storage import dequantize, halved, quantize
 from bridgeembed.text.tokenization import LanguageTokenizer
 
 if TYPE_CHECKING:  # for annotations only
@@ -60,9 +60,7 @@ def make_payload(model: Any, tokenizers: dict, config: Config, kind: str = "trai
     if int8:
         state, extra["int8"] = quantize(state)
     elif half:
-        halves = {}  # tied weights (decoder embeddings = output layer) stay one tensor
-        state = {k: halves.setdefault(v.data_ptr(), v.half()) if v.is_floating_point() else v
-                 for k, v in state.items()}
+        state = halved(state)
     return {
         "format": FORMAT,
         "version": INT8_VERSION if int8 else VERSION,
@@ -295,9 +293,9 @@ def _checked(payload: object, path: Path) -> dict:
     missing = [key for key in ("kind", "config", "tokenizers", "model", "decoder_languages") if key not in payload]
     if missing or payload["kind"] not in KINDS:
         raise CheckpointError(f"{path} is incomplete: missing {', '.join(missing) or 'a valid kind'}")
+    if not isinstance(payload["model"], dict):
+        raise CheckpointError(f"{path} is incomplete: its weights are not a mapping of tensors")
     if "int8" in payload:  # stored in int8: from here on an ordinary float32 model
-        if not isinstance(payload["model"], dict):
-            raise CheckpointError(f"{path} is incomplete: its weights are not a mapping of tensors")
         payload = {k: v for k, v in payload.items() if k != "int8"} | {
             "model": dequantize(payload["model"], payload["int8"], str(path))}
     _check_finite(payload["model"], path)
@@ -361,8 +359,6 @@ def _load_failure(err: Exception) -> str:
 
 def _check_finite(state: dict[str, torch.Tensor], path: str | Path) -> None:
     """NaN or Inf weights (a diverged run) would give NaN vectors and empty translations much later."""
-    if not isinstance(state, dict):
-        raise CheckpointError(f"{path} is incomplete: its weights are not a mapping of tensors")
     bad = [name for name, value in state.items()
            if isinstance(value, torch.Tensor) and value.is_floating_point() and not torch.isfinite(value).all()]
     if bad:

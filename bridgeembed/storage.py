@@ -26,18 +26,31 @@ def quantize(state: dict[str, torch.Tensor], group: int = GROUP,
              kept: tuple[str, ...] = KEPT) -> tuple[dict[str, torch.Tensor], dict]:
     """A float state dict -> (the stored state, {"group": group, "names": the int8 matrices}). Tied weights
     (one tensor under two names) stay one pair of tensors, so the file keeps them once."""
-    stored, done, names = {}, {}, []
+    stored, halves, done, names = {}, {}, {}, []
     for name, value in state.items():
         if not value.is_floating_point():
             stored[name] = value
         elif value.dim() != 2 or not value.numel() or any(fnmatchcase(name, pattern) for pattern in kept):
-            stored[name] = done.setdefault(value.data_ptr(), (value.half(),))[0]
+            stored[name] = _half(value, halves)
         else:
             if value.data_ptr() not in done:
                 done[value.data_ptr()] = _quantized(value.detach().float(), group)
             stored[name], stored[name + SCALE] = done[value.data_ptr()]
             names.append(name)
     return stored, {"group": group, "names": names}
+
+
+def halved(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Every float tensor in float16 (`--half`); tied weights (decoder embeddings = output layer) stay one."""
+    halves = {}
+    return {name: _half(value, halves) if value.is_floating_point() else value for name, value in state.items()}
+
+
+def _half(value: torch.Tensor, halves: dict) -> torch.Tensor:
+    """`value` in float16, the same tensor for every name that shares its storage."""
+    if value.data_ptr() not in halves:
+        halves[value.data_ptr()] = value.half()
+    return halves[value.data_ptr()]
 
 
 def _quantized(weights: torch.Tensor, group: int) -> tuple[torch.Tensor, torch.Tensor]:
