@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -28,13 +27,9 @@ def bleu(model: str, out: Path, threads: int) -> dict:
     found = out / "bleu.json"
     if not found.is_file():
         subprocess.run([sys.executable, "-m", "bridgeembed.cli.translate", "--model", model, "--evaluate",
-                        "--data", os.environ.get("BRIDGEEMBED_DATA", "data"), "--corpus", "multi30k",
-                        "--split", "test_2016_flickr", "--beam", "5", "--threads", str(threads), "--quiet",
-                        "--out", str(out)], check=True, stdout=subprocess.DEVNULL)
-    result = json.loads(found.read_text())
-    return {name: value["bleu"] if isinstance(value, dict) else value
-            for name, value in result.get("directions", result).items()
-            if isinstance(value, (dict, float, int)) and "-" in name}
+                        "--corpus", "multi30k", "--split", "test_2016_flickr", "--beam", "5", "--threads",
+                        str(threads), "--quiet", "--out", str(out)], check=True, stdout=subprocess.DEVNULL)
+    return {name: entry["bleu"] for name, entry in json.loads(found.read_text())["directions"].items()}
 
 
 def main(argv: list | None = None) -> int:
