@@ -1,13 +1,13 @@
 """Quantized inference and quantized embeddings (issue 33), every figure in one run of one process.
 
-1. speed: sentences/s of the bridge in float32, in int8 (`quantize="int8"`) and of USE-m, on the first
-   --sentences lines of Multi30k val.en, alternating passes after a warm-up, the best of --repeats; at each
-   of --threads. bf16 is timed only where this CPU runs an LSTM in bf16 (`devices.bf16_lstm_runs`).
+1. speed: sentences/s of the bridge in float32, in int8 (`quantize="int8"`), in bf16 (`quantize="bf16"`, only
+   where this CPU runs an LSTM in bf16: `devices.bf16_lstm_runs`) and of USE-m, on the first --sentences lines
+   of Multi30k val.en, alternating passes after a warm-up, the best of --repeats; at each of --threads.
 2. retrieval: test_2016_flickr, en/de/fr/cs, the mean accuracy over the 12 ordered pairs (cosine, the nearest
-   target is the translation), float32 against int8 weights; and the largest change in a vector (1 - cosine
-   between its float32 and int8 encodings).
+   target is the translation), float32 against each quantized setting; and the largest change in a vector
+   (1 - cosine between its float32 and quantized encodings).
 3. translation: the first --translate sentences of test_2016_flickr, en->de and de->en, greedy and beam 5,
-   float32 against int8: sentences/s and BLEU (sacrebleu, as bridgeembed-translate --evaluate).
+   float32 against each quantized setting: sentences/s and BLEU (sacrebleu, as bridgeembed-translate --evaluate).
 4. search: --corpus sentences (Multi30k train captions of all four languages, then the 1,000 German
    test_2016 captions as the last rows) encoded once in float32, searched by the 1,000 English test_2016
    captions in float32, int8 and binary (`encode(precision=)`), with and without float32 rescoring: the corpus's
@@ -41,6 +41,11 @@ from bridgeembed.translation.translator import Translator
 LANGS = ("en", "de", "fr", "cs")
 
 
+def settings() -> list:
+    """The quantize= settings this CPU runs: int8 always, bf16 where it computes bf16 natively."""
+    return ["int8"] + (["bf16"] if bf16_lstm_runs(torch.device("cpu")) else [])
+
+
 def best_rate(encode, sentences: list, repeats: int) -> float:
     best = float("inf")
     for _ in range(repeats):
@@ -57,11 +62,6 @@ def speed(args, encoders: dict) -> list:
         torch.set_num_threads(threads)
         calls = {name: (lambda s, e=enc: e.encode(s, "en", batch_size=args.batch_size))
                  for name, enc in encoders.items()}
-        if bf16_lstm_runs(torch.device("cpu")):
-            def bf16(s, e=encoders["fp32"]):
-                with torch.autocast("cpu", dtype=torch.bfloat16):
-                    return e.encode(s, "en", batch_size=args.batch_size)
-            calls["bf16"] = bf16
         for call in calls.values():
             call(sentences[: 2 * args.batch_size])  # warm-up
         rates = {name: 0.0 for name in calls}
@@ -74,28 +74,28 @@ def speed(args, encoders: dict) -> list:
     return rows
 
 
-def retrieval(args, fp32: BridgeEncoder, int8: BridgeEncoder) -> dict:
+def retrieval(args, encoders: dict) -> dict:
+    """{setting: mean and pairs} for every setting of `encoders` (fp32 first), and each quantized one's largest
+    change of a vector against fp32 (1 - cosine) under "largest_cosine_change"."""
     folder = corpus_dir("multi30k", args.data)
     lines = {lang: read_lines(folder / f"test_2016_flickr.{lang}.gz") for lang in LANGS}
-    out, worst = {}, 0.0
-    vectors = {}
-    for name, encoder in (("fp32", fp32), ("int8", int8)):
+    out, vectors = {"largest_cosine_change": {}}, {}
+    for name, encoder in encoders.items():
         vectors[name] = {lang: encoder.encode(lines[lang], lang, normalize=True) for lang in LANGS}
-    for name in vectors:
         pairs = {f"{s}-{t}": accuracy(vectors[name][s], vectors[name][t], lines[t])
                  for s in LANGS for t in LANGS if s != t}
         out[name] = {"mean": 100 * float(np.mean(list(pairs.values()))),
                      "pairs": {k: 100 * v for k, v in pairs.items()}}
-    for lang in LANGS:
-        worst = max(worst, float(1 - (vectors["fp32"][lang] * vectors["int8"][lang]).sum(axis=1).min()))
-    out["largest_cosine_change"] = worst
+        if name != "fp32":
+            out["largest_cosine_change"][name] = max(
+                float(1 - (vectors["fp32"][lang] * vectors[name][lang]).sum(axis=1).min()) for lang in LANGS)
     return out
 
 
 def translation(args) -> list:
     folder = corpus_dir("multi30k", args.data)
     model, tokenizers, config = load_model(resolve(args.model))
-    models = {"fp32": model.eval(), "int8": quantize_model(model, "int8")}
+    models = {"fp32": model.eval(), **{name: quantize_model(model, name) for name in settings()}}
     rows = []
     for src, tgt in (("en", "de"), ("de", "en")):
         sources = read_lines(folder / f"test_2016_flickr.{src}.gz")[: args.translate]
@@ -160,12 +160,13 @@ def main(argv=None) -> int:
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads[0])
-    fp32 = BridgeEncoder(args.model, device="cpu")
-    int8 = BridgeEncoder(args.model, quantize="int8")
-    results = {"torch": torch.__version__, "bf16_lstm_runs": bf16_lstm_runs(torch.device("cpu"))}
-    sections = {"speed": lambda: speed(args, {"fp32": fp32, "int8": int8, "use-m": load_encoder("use-m")}),
-                "retrieval": lambda: retrieval(args, fp32, int8), "translation": lambda: translation(args),
-                "search": lambda: search(args, fp32)}
+    encoders = {"fp32": BridgeEncoder(args.model, device="cpu"),
+                **{name: BridgeEncoder(args.model, quantize=name) for name in settings()}}
+    results = {"torch": torch.__version__, "bf16_lstm_runs": bf16_lstm_runs(torch.device("cpu")),
+               "batch_size": args.batch_size}
+    sections = {"speed": lambda: speed(args, {**encoders, "use-m": load_encoder("use-m")}),
+                "retrieval": lambda: retrieval(args, encoders), "translation": lambda: translation(args),
+                "search": lambda: search(args, encoders["fp32"])}
     for name, run in sections.items():
         if name not in args.skip:
             torch.set_num_threads(args.threads[0])

@@ -58,7 +58,8 @@ class BridgeEncoder:
     `from_pretrained` is the same with a classmethod's name. sentence-transformers' names work too
     (`normalize_embeddings`, `convert_to_numpy`, `max_seq_length`, `.to()`, `.eval()`, `encode_multi_process`);
     docs/sentence_transformers.md maps them. `quantize="int8"` runs the LSTM and Linear layers in dynamic int8
-    on the CPU (bridgeembed.encoders.quantize; docs/performance.md, Quantized inference, measures it).
+    on the CPU, `quantize="bf16"` every weight in bfloat16 on CPUs with native bf16 (bridgeembed.encoders.quantize;
+    docs/performance.md, Quantized inference, measures both).
     """
 
     def __init__(self, model_name_or_path: str | Path = DEFAULT_MODEL,
@@ -131,8 +132,9 @@ class BridgeEncoder:
 
     def _save(self, path: Path, half: bool, int8: bool = False) -> None:
         if self.quantize:  # torch's packed int8 weights are tied to its kernels; quantizing at load takes a second
-            raise ConfigError(f"this encoder runs quantize={self.quantize!r}, and int8 weights are not saved: save "
-                              f"the float32 encoder and load it with BridgeEncoder(path, quantize={self.quantize!r})")
+            raise ConfigError(f"this encoder runs quantize={self.quantize!r}, and {self.quantize} weights are not "
+                              f"saved: save the float32 encoder and load it with BridgeEncoder(path, "
+                              f"quantize={self.quantize!r})")
         for name, value in (("half", half), ("int8", int8)):
             if not isinstance(value, (bool, np.bool_)):
                 raise TypeError(f"{name} must be True or False, got {value!r}")
@@ -161,7 +163,7 @@ class BridgeEncoder:
         `from_model` is a ConfigError. The workers check that the weights they load are this encoder's."""
         if self.quantize:
             raise ConfigError(f"BridgeEncoder(quantize={self.quantize!r}) encodes in one process only (a worker "
-                              f"cannot check int8 weights against the parent's): use processes=1")
+                              f"cannot check {self.quantize} weights against the parent's): use processes=1")
         if self._recipe is None:
             raise ConfigError(f"BridgeEncoder(source={self.source!r}) wraps a model in memory, which a worker "
                               f"process cannot load again: save it (save_pretrained(folder)) and load "

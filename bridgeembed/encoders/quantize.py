@@ -5,6 +5,9 @@ Two different things, both named as their usual libraries name them:
 - `quantize="int8"`: the model's LSTM and Linear layers (encoders, bridge, decoders) become torch's dynamic
   int8 modules (`torch.ao.quantization.quantize_dynamic`): int8 weights, activations quantized on the fly,
   per batch. CPU only (fbgemm/x86 kernels): any other device is refused. Embeddings stay float32.
+- `quantize="bf16"`: every weight in bfloat16, on CPUs that compute it natively (AVX512-BF16 or AMX; measured
+  faster than int8 there, docs/performance.md), the BiLSTM on its padded path (one fused oneDNN call per
+  direction, as in training). A CPU without native bf16 is refused, naming int8 instead.
 - `precision="int8" | "binary"`: the float32 sentence vectors an `encode` returns, stored smaller
   (sentence-transformers' `precision=`). int8 scales each vector on its own (absmax: its largest component
   becomes ±127), so a query and a corpus quantized apart agree and no calibration set is needed; the scale is
@@ -22,9 +25,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from bridgeembed.devices import bf16_lstm_runs
 from bridgeembed.errors import ConfigError
 
-QUANTIZE = ("int8",)  # quantize=: None keeps float32 weights
+QUANTIZE = ("int8", "bf16")  # quantize=: None keeps float32 weights
 PRECISIONS = ("float32", "int8", "binary")  # encode(precision=)
 
 
@@ -42,18 +46,26 @@ def check_precision(value: object) -> str:
 
 
 def check_quantized_device(quantize: str | None, device: torch.device) -> None:
-    """Dynamic int8 modules have CPU kernels only: a GPU (or MPS) device is refused before anything moves."""
+    """Both settings are for the CPU: dynamic int8 modules have CPU kernels only, and a GPU is better served by
+    autocast. A GPU (or MPS) device is refused before anything moves, and so is bf16 on a CPU that cannot run
+    an LSTM in bf16."""
     if quantize is not None and device.type != "cpu":
-        raise ConfigError(f"quantize={quantize!r} runs on the CPU only (torch's dynamic int8 LSTM and Linear have "
-                          f"no {device.type.upper()} kernels), but device {str(device)!r} was asked for; use "
-                          f"device='cpu', or quantize=None on {device.type}")
+        why = ("torch's dynamic int8 LSTM and Linear have no " + device.type.upper() + " kernels"
+               if quantize == "int8" else "a CPU setting; on a GPU, run float32 weights under torch.autocast")
+        raise ConfigError(f"quantize={quantize!r} runs on the CPU only ({why}), but device {str(device)!r} was "
+                          f"asked for; use device='cpu', or quantize=None on {device.type}")
+    if quantize == "bf16" and not bf16_lstm_runs(device):
+        raise ConfigError("quantize='bf16' needs a CPU that computes bfloat16 natively (AVX512-BF16 or AMX), and "
+                          "this one cannot run an LSTM in bf16; use quantize='int8'")
 
 
 def quantize_model(model: nn.Module, quantize: str) -> nn.Module:
-    """A copy of `model` (on the CPU, in eval mode) with its LSTM and Linear layers in dynamic int8; the
-    embeddings, the bridge's softmax and everything else stay float32. `model` itself is left as it was
-    (a Translator or another encoder may hold it)."""
+    """A copy of `model` (on the CPU, in eval mode): "int8", its LSTM and Linear layers in dynamic int8, the
+    embeddings, the bridge's softmax and everything else float32; "bf16", every weight in bfloat16. `model`
+    itself is left as it was (a Translator or another encoder may hold it)."""
     model = copy.deepcopy(model).to("cpu").eval()
+    if quantize == "bf16":
+        return model.to(torch.bfloat16)
     with warnings.catch_warnings():  # torch 2.13 deprecates torch.ao.quantization for torchao, not yet a dependency
         warnings.filterwarnings("ignore", message=r"torch\.quantize_per_tensor", category=UserWarning)
         warnings.filterwarnings("ignore", message=r"torch\.ao\.quantization is deprecated", category=DeprecationWarning)

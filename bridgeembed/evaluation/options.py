@@ -20,8 +20,9 @@ OPTIONS = {
     "--heads": {"default": "mean", "help": f"the vectors: {FORMS} (default: mean, the sentence vector)"},
     "--threads": {"type": int, "help": "CPU threads for torch (default: the cores other work leaves idle)"},
     "--batch-size": {"type": int, "default": 64, "help": "sentences per encoder batch (default: 64)"},
-    "--quantize": {"choices": ["int8"], "default": None, "help": "int8: the model's LSTM and Linear layers in dynamic "
-                   "int8, on the CPU only (faster; docs/performance.md, Quantized inference; default: float32)"},
+    "--quantize": {"choices": ["int8", "bf16"], "default": None, "help": "int8: the model's LSTM and Linear layers in "
+                   "dynamic int8; bf16: every weight in bfloat16, on CPUs with native bf16 (AVX512-BF16, AMX); both on "
+                   "the CPU only, both faster (docs/performance.md, Quantized inference; default: float32)"},
 }
 
 

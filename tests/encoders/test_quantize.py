@@ -1,4 +1,4 @@
-"""Quantized inference (`BridgeEncoder(..., quantize="int8")`) and quantized embeddings (`encode(precision=)`,
+"""Quantized inference (`BridgeEncoder(..., quantize="int8" | "bf16")`) and quantized embeddings (`encode(precision=)`,
 `semantic_search` over them), issue 33, on the toy model trained once per session (conftest.toy_run)."""
 
 import numpy as np
@@ -6,8 +6,9 @@ import pytest
 import torch
 from torch.ao.nn.quantized import dynamic
 
-from bridgeembed import BridgeEncoder
+from bridgeembed import BridgeEncoder, devices
 from bridgeembed.encoders import bridge as bridge_module
+from bridgeembed.encoders import quantize as quantize_module
 from bridgeembed.encoders.quantize import quantize_embeddings, unpack_binary
 from bridgeembed.errors import ConfigError, DataError
 from bridgeembed.mining import semantic_search
@@ -81,10 +82,39 @@ def test_cuda_is_refused_for_int8(toy_run, encoders, monkeypatch):
     assert encoders[1].device.type == "cpu"
 
 
-@pytest.mark.parametrize("value", ["int4", "INT8", "bf16", 8, True])
+@pytest.mark.parametrize("value", ["int4", "INT8", "bfloat16", 8, True])
 def test_an_unknown_quantize_names_the_accepted_values(toy_run, value):
-    with pytest.raises(ConfigError, match=r"quantize must be None \(float32 weights\) or one of int8"):
+    with pytest.raises(ConfigError, match=r"quantize must be None \(float32 weights\) or one of int8, bf16"):
         BridgeEncoder(toy_run[0] / "last.pt", quantize=value)
+
+
+BF16 = pytest.mark.skipif(not devices.bf16_lstm_runs(torch.device("cpu")),
+                          reason="this CPU cannot run an LSTM in bf16 (no AVX512-BF16 or AMX)")
+
+
+@BF16
+def test_bf16_weights_take_the_padded_lstm_and_stay_close_to_float32(encoders, toy_run):
+    """quantize="bf16": every weight in bfloat16, the BiLSTM on its padded path (the packed one is never called),
+    float32 vectors out; extra padding changes nothing and a sentence alone matches it inside a batch."""
+    fp32 = encoders[0]
+    bf16 = BridgeEncoder(toy_run[0] / "last.pt", quantize="bf16")
+    assert {p.dtype for p in bf16.model.parameters()} == {torch.bfloat16}
+    assert {p.dtype for p in fp32.model.parameters()} == {torch.float32}  # a copy: the source model untouched
+    batch = _sentences(64, seed=3)
+    a, b = fp32.encode(batch, "x", normalize=True), bf16.encode(batch, "x", normalize=True)
+    assert b.dtype == np.float32 and (a * b).sum(axis=1).min() > 0.99
+    together = bf16.encode(batch, "x", heads="each", normalize=True)
+    for i in (0, 30, 63):
+        alone = bf16.encode(batch[i], "x", heads="each", normalize=True)
+        assert (alone * together[i]).sum(axis=-1).min() > 0.999
+    assert "quantize='bf16'" in repr(bf16)
+
+
+def test_bf16_is_refused_on_a_cpu_without_native_bf16(toy_run, monkeypatch):
+    monkeypatch.setattr(quantize_module, "bf16_lstm_runs", lambda device: False)
+    with pytest.raises(ConfigError, match=r"quantize='bf16' needs a CPU that computes bfloat16 natively .*"
+                                          r"use quantize='int8'"):
+        BridgeEncoder(toy_run[0] / "last.pt", quantize="bf16")
 
 
 def test_int8_encoders_are_not_saved_nor_sent_to_workers(encoders, tmp_path):
@@ -154,18 +184,22 @@ def test_encode_and_translate_commands_take_quantize(toy_run, tmp_path, capsys):
     from bridgeembed.cli.translate import main as translate
 
     model = str(toy_run[0] / "last.pt")
-    for name, extra in (("fp32", []), ("int8", ["--quantize", "int8"])):
+    quantized = ["int8"] + (["bf16"] if devices.bf16_lstm_runs(torch.device("cpu")) else [])
+    for name, extra in (("fp32", []), *((q, ["--quantize", q]) for q in quantized)):
         assert encode(["--model", model, "--lang", "x", "--out", str(tmp_path / f"{name}.npy"), *extra,
                        "apple banana", "kite lemon"]) == 0
-    a, b = (np.load(tmp_path / f"{name}.npy") for name in ("fp32", "int8"))
-    assert ((a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)).min() > 0.99
+    a = np.load(tmp_path / "fp32.npy")
+    for name in quantized:
+        b = np.load(tmp_path / f"{name}.npy")
+        assert ((a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)).min() > 0.99
     (tmp_path / "in.x").write_text("apple banana\nkite\n")
-    assert translate(["--model", model, "--src", "x", "--tgt", "y", "--in", str(tmp_path / "in.x"), "--out",
-                      str(tmp_path / "out.y"), "--quantize", "int8", "--beam", "2"]) == 0
-    assert len((tmp_path / "out.y").read_text().splitlines()) == 2
+    for name in quantized:
+        assert translate(["--model", model, "--src", "x", "--tgt", "y", "--in", str(tmp_path / "in.x"), "--out",
+                          str(tmp_path / f"out.{name}.y"), "--quantize", name, "--beam", "2"]) == 0
+        assert len((tmp_path / f"out.{name}.y").read_text().splitlines()) == 2
     with pytest.raises(SystemExit):  # argparse: exit 2, naming the choices
         encode(["--model", model, "--lang", "x", "--quantize", "int4", "kite"])
-    assert "--quantize: invalid choice: 'int4' (choose from 'int8')" in capsys.readouterr().err
+    assert "--quantize: invalid choice: 'int4' (choose from 'int8', 'bf16')" in capsys.readouterr().err
     assert encode(["--model", model, "--lang", "x", "--quantize", "int8", "--in", str(tmp_path / "in.x"),
                    "--shards", str(tmp_path / "shards")]) == 2
     assert "--quantize does not go with --shards" in capsys.readouterr().err
