@@ -348,3 +348,33 @@ def test_int8_storage_exports_the_model_and_tables_each_figure_beside_its_int8_o
         (out / "bleu" / name / "bleu.json").write_text(json.dumps({"directions": directions}))
     text = run("int8_storage.py", str(checkpoint), "--out", str(out), "--bleu")
     assert "| test BLEU, mean of the pairs | 21.00 | 21.05 | +0.05 |" in text and "| test BLEU x-x |" in text
+
+
+def test_with_decoders_gives_an_encoder_only_model_the_decoders_of_another(toy_run, tmp_path):
+    import torch
+
+    from bridgeembed import BridgeEncoder
+    from bridgeembed.checkpoint import load_checkpoint, save_atomic
+    from bridgeembed.config import Config
+    from bridgeembed.training.prepare import load_init
+
+    run_dir, _ = toy_run
+    BridgeEncoder(run_dir / "best.pt").save(tmp_path / "encoder.pt")  # encoders and bridge only
+    encoder, decoders = load_checkpoint(tmp_path / "encoder.pt"), load_checkpoint(run_dir / "last.pt")
+    assert not encoder["decoder_languages"]
+    text = run("with_decoders.py", str(tmp_path / "encoder.pt"), str(run_dir / "last.pt"), str(tmp_path / "both.pt"))
+    assert "both.pt: encoders and bridge of" in text
+    both = load_init(tmp_path / "both.pt", Config.from_dict(decoders["config"]))  # what train.init_from reads
+    assert both["decoder_languages"] == decoders["decoder_languages"] and "trainer" not in both
+    assert set(both["model"]) == set(decoders["model"])
+    for key, value in both["model"].items():
+        source = encoder["model"] if key in encoder["model"] else decoders["model"]
+        assert torch.equal(value, source[key]), key
+    other = dict(decoders, tokenizers=dict(decoders["tokenizers"]))
+    lang = next(iter(other["tokenizers"]))
+    other["tokenizers"][lang] = dict(other["tokenizers"][lang], lowercase=not other["tokenizers"][lang]["lowercase"])
+    save_atomic(other, tmp_path / "other.pt")
+    refused = subprocess.run([sys.executable, str(REPO / "benchmarks" / "with_decoders.py"), str(tmp_path / "encoder.pt"),
+                              str(tmp_path / "other.pt"), str(tmp_path / "no.pt")], capture_output=True, text=True)
+    assert refused.returncode == 1 and f"different {lang} tokenizers" in refused.stderr
+    assert not (tmp_path / "no.pt").exists()
