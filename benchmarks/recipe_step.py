@@ -1,0 +1,101 @@
+"""Training steps of a real recipe on real data, before and after a speed change, in one run (issue 33).
+
+`train_throughput.py` times synthetic caption-length batches. This times `Trainer.train_step` of a config as it
+trains (its corpora, alignment, keep and anchor terms, precision, batch size) on the same steps with each
+implementation, alternating rounds so that the machine's load hits both alike, and gives sentence pairs/s:
+
+- `before`: the token loss as F.cross_entropy on a float32 copy of the logits (the step before model/loss.py);
+- `now`: the trainer as it is (on a CPU, the chunked token cross-entropy of model/loss.py).
+
+    taskset -c 1 python benchmarks/recipe_step.py configs/broad/stage12b.yaml --data ../shared/data \\
+        --start 100 --steps 16 --rounds 3 --precisions fp32 bf16
+
+`--precisions` builds one trainer per train.precision and runs every variant in each, all in the same
+alternation: the table's first row (fp32, before) is the step as the shipped recipes ran on this project's AMD
+machine.
+
+The steps are `--start` + 3 (a warm-up) to `--start` + 3 + `--steps` of the config's own schedule: a mix of its
+corpora, as in training. The model learns as it goes (each round repeats the same steps on weights that moved),
+which changes the timings of neither. Nothing is written except what Trainer.from_config prepares (--out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+import yaml
+from torch.nn import functional as F
+
+from bridgeembed.config import Config
+from bridgeembed.model import nmt
+from bridgeembed.training.trainer import Trainer
+
+
+def before(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int, label_smoothing: float = 0.0,
+           chunk: int | None = None) -> torch.Tensor:
+    return F.cross_entropy(logits.float(), targets, ignore_index=ignore_index, reduction="sum",
+                           label_smoothing=label_smoothing)
+
+
+VARIANTS = {"before": before, "now": nmt.token_cross_entropy}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("config")
+    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
+    parser.add_argument("--start", type=int, default=100, help="first step of the schedule to time (after 3 more)")
+    parser.add_argument("--steps", type=int, default=12, help="steps a round")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds a variant (alternating; the median is kept)")
+    parser.add_argument("--precisions", nargs="+", choices=["fp32", "bf16", "auto"],
+                        help="train.precision of each trainer (default: the config's); every variant runs in each")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--out", default="/tmp/recipe_step", help="train.out_dir for the trainer's preparation")
+    parser.add_argument("--json", help="write the results here")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    raw = yaml.safe_load(Path(args.config).read_text())
+    trainers = {}
+    for precision in args.precisions or [raw.get("train", {}).get("precision", "fp32")]:
+        raw["train"] = {**raw["train"], "out_dir": f"{args.out}-{precision}", "precision": precision}
+        trainers[precision] = Trainer.from_config(Config.from_dict(raw, args.config), args.data, show_progress=False)
+    steps = range(args.start + 3, args.start + 3 + args.steps)
+    for trainer in trainers.values():
+        for step in range(args.start, args.start + 3):
+            trainer.train_step(step)
+    first = next(iter(trainers.values()))
+    pairs = sum(len(first._rows(step)[1]) for step in steps)
+    runs = [(precision, name) for precision in trainers for name in VARIANTS]
+    seconds = {run: [] for run in runs}
+    for round_ in range(args.rounds):
+        for precision, name in (runs if round_ % 2 == 0 else runs[::-1]):
+            nmt.token_cross_entropy = VARIANTS[name]
+            start = time.perf_counter()
+            for step in steps:
+                trainers[precision].train_step(step)
+            seconds[precision, name].append(time.perf_counter() - start)
+    nmt.token_cross_entropy = VARIANTS["now"]
+    rates = {run: [pairs / s for s in values] for run, values in seconds.items()}
+    medians = {run: statistics.median(values) for run, values in rates.items()}
+    base = medians[runs[0]]
+    print(f"| precision | variant | pairs/s (rounds) | median | against {' '.join(runs[0])} |")
+    print("|---|---|---|---|---|")
+    for run, values in rates.items():
+        print(f"| {run[0]} | {run[1]} | {', '.join(f'{v:.1f}' for v in values)} | {medians[run]:.1f} | "
+              f"{medians[run] / base:.2f}x |")
+    result = {"config": args.config, "steps": list(steps), "pairs": pairs, "threads": args.threads,
+              "runs": [{"precision": p, "variant": n, "pairs_per_s": rates[p, n], "median": medians[p, n],
+                        "against_first": medians[p, n] / base} for p, n in runs]}
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
