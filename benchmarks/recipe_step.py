@@ -30,20 +30,13 @@ from pathlib import Path
 
 import torch
 import yaml
-from torch.nn import functional as F
 
 from bridgeembed.config import Config
 from bridgeembed.model import nmt
+from bridgeembed.model.loss import full_cross_entropy
 from bridgeembed.training.trainer import Trainer
 
-
-def before(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int, label_smoothing: float = 0.0,
-           chunk: int | None = None) -> torch.Tensor:
-    return F.cross_entropy(logits.float(), targets, ignore_index=ignore_index, reduction="sum",
-                           label_smoothing=label_smoothing)
-
-
-VARIANTS = {"before": before, "now": nmt.token_cross_entropy}
+VARIANTS = {"before": full_cross_entropy, "now": nmt.token_cross_entropy}
 
 
 def main(argv: list[str] | None = None) -> int:

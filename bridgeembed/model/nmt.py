@@ -18,7 +18,7 @@ from bridgeembed.errors import UnknownLanguageError
 from bridgeembed.model.bridge import AttentionBridge, BridgeOutput, attention_penalty
 from bridgeembed.model.decoder import LSTMDecoder
 from bridgeembed.model.encoder import build_encoder
-from bridgeembed.model.loss import token_cross_entropy
+from bridgeembed.model.loss import full_cross_entropy, token_cross_entropy
 from bridgeembed.text.tokenization import PAD
 
 if TYPE_CHECKING:  # for annotations only
@@ -123,11 +123,9 @@ def translation_loss(output: ModelOutput, tgt_out: torch.Tensor, label_smoothing
     else:
         targets = tgt_out.reshape(-1)  # (B * T,)
         logits = output.logits.reshape(-1, output.logits.size(-1))  # (B * T, V)
-    if logits.device.type == "cpu":  # the same sum without (N, V) float32 copies (model/loss.py): 3x on a CPU
-        nll = token_cross_entropy(logits, targets, PAD, label_smoothing)
-    else:
-        nll = F.cross_entropy(logits.float(), targets, ignore_index=PAD, reduction="sum",
-                              label_smoothing=label_smoothing)
+    # on a CPU the same sum without (N, V) float32 copies (model/loss.py): 3x there
+    loss = token_cross_entropy if logits.device.type == "cpu" else full_cross_entropy
+    nll = loss(logits, targets, PAD, label_smoothing)
     tokens = int((tgt_out != PAD).sum()) if tokens is None else tokens
     penalty = attention_penalty(output.bridge.attention.float()).sum()
     return LossParts(nll, tokens, penalty, tgt_out.size(0))
