@@ -30,7 +30,7 @@ from bridgeembed import BridgeEncoder
 from bridgeembed.checkpoint import load_model
 from bridgeembed.crosslingual.retrieval import accuracy
 from bridgeembed.devices import bf16_lstm_runs
-from bridgeembed.encoders.quantize import quantize_embeddings, quantize_model
+from bridgeembed.encoders.quantize import quantize_embeddings, quantize_model, runnable
 from bridgeembed.evaluation.models import load_encoder
 from bridgeembed.mining import semantic_search
 from bridgeembed.pretrained import resolve
@@ -39,11 +39,6 @@ from bridgeembed.translation.bleu import corpus_bleu
 from bridgeembed.translation.translator import Translator
 
 LANGS = ("en", "de", "fr", "cs")
-
-
-def settings() -> list:
-    """The quantize= settings this CPU runs: int8 always, bf16 where it computes bf16 natively."""
-    return ["int8"] + (["bf16"] if bf16_lstm_runs(torch.device("cpu")) else [])
 
 
 def best_rate(encode, sentences: list, repeats: int) -> float:
@@ -95,7 +90,7 @@ def retrieval(args, encoders: dict) -> dict:
 def translation(args) -> list:
     folder = corpus_dir("multi30k", args.data)
     model, tokenizers, config = load_model(resolve(args.model))
-    models = {"fp32": model.eval(), **{name: quantize_model(model, name) for name in settings()}}
+    models = {"fp32": model.eval(), **{name: quantize_model(model, name) for name in runnable(torch.device("cpu"))}}
     rows = []
     for src, tgt in (("en", "de"), ("de", "en")):
         sources = read_lines(folder / f"test_2016_flickr.{src}.gz")[: args.translate]
@@ -161,7 +156,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads[0])
     encoders = {"fp32": BridgeEncoder(args.model, device="cpu"),
-                **{name: BridgeEncoder(args.model, quantize=name) for name in settings()}}
+                **{name: BridgeEncoder(args.model, quantize=name) for name in runnable(torch.device("cpu"))}}
     results = {"torch": torch.__version__, "bf16_lstm_runs": bf16_lstm_runs(torch.device("cpu")),
                "batch_size": args.batch_size}
     sections = {"speed": lambda: speed(args, {**encoders, "use-m": load_encoder("use-m")}),

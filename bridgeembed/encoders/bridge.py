@@ -131,7 +131,8 @@ class BridgeEncoder:
         self._save(check_model_target(folder, "folder", "folder"), half, int8)
 
     def _save(self, path: Path, half: bool, int8: bool = False) -> None:
-        if self.quantize:  # torch's packed int8 weights are tied to its kernels; quantizing at load takes a second
+        if self.quantize:  # int8's packed weights are tied to torch's kernels, bf16 would lose precision; quantizing
+            # at load takes a second
             raise ConfigError(f"this encoder runs quantize={self.quantize!r}, and {self.quantize} weights are not "
                               f"saved: save the float32 encoder and load it with BridgeEncoder(path, "
                               f"quantize={self.quantize!r})")

@@ -59,6 +59,13 @@ def check_quantized_device(quantize: str | None, device: torch.device) -> None:
                           "this one cannot run an LSTM in bf16; use quantize='int8'")
 
 
+def runnable(device: torch.device) -> list:
+    """The quantize= settings that run on `device`: int8 on any CPU, bf16 on a CPU with native bf16."""
+    if device.type != "cpu":
+        return []
+    return ["int8"] + (["bf16"] if bf16_lstm_runs(device) else [])
+
+
 def quantize_model(model: nn.Module, quantize: str) -> nn.Module:
     """A copy of `model` (on the CPU, in eval mode): "int8", its LSTM and Linear layers in dynamic int8, the
     embeddings, the bridge's softmax and everything else float32; "bf16", every weight in bfloat16. `model`

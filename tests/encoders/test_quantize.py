@@ -12,6 +12,7 @@ from bridgeembed.encoders import quantize as quantize_module
 from bridgeembed.encoders.quantize import quantize_embeddings, unpack_binary
 from bridgeembed.errors import ConfigError, DataError
 from bridgeembed.mining import semantic_search
+from bridgeembed.model import encoder as encoder_module
 from bridgeembed.text.tokenization import EOS, PAD
 
 WORDS = "apple banana cherry dog eagle fish grape horse igloo jelly kite lemon".split()
@@ -93,15 +94,21 @@ BF16 = pytest.mark.skipif(not devices.bf16_lstm_runs(torch.device("cpu")),
 
 
 @BF16
-def test_bf16_weights_take_the_padded_lstm_and_stay_close_to_float32(encoders, toy_run):
+def test_bf16_weights_take_the_padded_lstm_and_stay_close_to_float32(encoders, toy_run, monkeypatch):
     """quantize="bf16": every weight in bfloat16, the BiLSTM on its padded path (the packed one is never called),
-    float32 vectors out; extra padding changes nothing and a sentence alone matches it inside a batch."""
+    float32 vectors out; a sentence alone matches it inside a batch."""
     fp32 = encoders[0]
     bf16 = BridgeEncoder(toy_run[0] / "last.pt", quantize="bf16")
     assert {p.dtype for p in bf16.model.parameters()} == {torch.bfloat16}
     assert {p.dtype for p in fp32.model.parameters()} == {torch.float32}  # a copy: the source model untouched
     batch = _sentences(64, seed=3)
-    a, b = fp32.encode(batch, "x", normalize=True), bf16.encode(batch, "x", normalize=True)
+    a = fp32.encode(batch, "x", normalize=True)  # float32 inference: the packed path
+
+    def packed(*args, **kwargs):
+        raise AssertionError("bf16 weights took the packed LSTM path")
+
+    monkeypatch.setattr(encoder_module, "pack_padded_sequence", packed)
+    b = bf16.encode(batch, "x", normalize=True)
     assert b.dtype == np.float32 and (a * b).sum(axis=1).min() > 0.99
     together = bf16.encode(batch, "x", heads="each", normalize=True)
     for i in (0, 30, 63):
@@ -184,7 +191,7 @@ def test_encode_and_translate_commands_take_quantize(toy_run, tmp_path, capsys):
     from bridgeembed.cli.translate import main as translate
 
     model = str(toy_run[0] / "last.pt")
-    quantized = ["int8"] + (["bf16"] if devices.bf16_lstm_runs(torch.device("cpu")) else [])
+    quantized = quantize_module.runnable(torch.device("cpu"))
     for name, extra in (("fp32", []), *((q, ["--quantize", q]) for q in quantized)):
         assert encode(["--model", model, "--lang", "x", "--out", str(tmp_path / f"{name}.npy"), *extra,
                        "apple banana", "kite lemon"]) == 0
