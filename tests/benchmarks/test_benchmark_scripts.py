@@ -395,3 +395,57 @@ def test_recipe_step_times_the_loss_before_and_now_on_a_config(tmp_path):
     assert [(r["precision"], r["variant"]) for r in result["runs"]] == [("fp32", "before"), ("fp32", "now")]
     assert result["steps"] == [4, 5] and all(len(r["pairs_per_s"]) == 2 for r in result["runs"])
     assert result["runs"][0]["against_first"] == 1.0
+
+
+def test_retokenized_carries_a_model_over_to_tokenizers_from_every_corpus(toy_run, tmp_path):
+    import gzip
+
+    import torch
+    import yaml
+
+    from bridgeembed.checkpoint import load_checkpoint
+    from bridgeembed.config import Config
+    from bridgeembed.text.tokenization import LanguageTokenizer
+    from bridgeembed.training.prepare import build_model, load_init
+
+    run_dir, _ = toy_run
+    domain = tmp_path / "domain"  # a word the toy corpus never has, so the new tokenizers learn a piece for it
+    domain.mkdir()
+    for lang in ("x", "y"):
+        with gzip.open(domain / f"train.{lang}.gz", "wt", encoding="utf-8") as handle:
+            handle.write("zqzq zqzq zqzq banana\n" * 300)
+    start = load_checkpoint(run_dir / "last.pt")
+    raw = dict(start["config"])
+    raw["data"] = {**raw["data"], "tokenizer_text": "all",
+                   "corpora": [{"path": str(domain), "name": "domain", "languages": ["x", "y"], "dev_lines": 10}]}
+    raw["train"] = {**raw["train"], "out_dir": str(tmp_path / "run"), "cache_dir": str(tmp_path / "cache")}
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(raw))
+    text = run("retokenized.py", str(run_dir / "last.pt"), str(config), str(tmp_path / "init.pt"))
+    assert "init.pt:" in text and "pieces that kept their row: x " in text
+    init = load_init(tmp_path / "init.pt", Config.from_yaml(config))  # what train.init_from reads
+    assert "trainer" not in init and init["config"]["data"]["tokenizer_text"] == "all"
+    for lang in ("x", "y"):
+        old = LanguageTokenizer.from_state(start["tokenizers"][lang]).sp
+        new = LanguageTokenizer.from_state(init["tokenizers"][lang]).sp
+        assert new.piece_to_id("\u2581zqzq") != new.unk_id() and old.piece_to_id("\u2581zqzq") == old.unk_id()
+        rows, before = init["model"][f"encoders.{lang}.embed.weight"], start["model"][f"encoders.{lang}.embed.weight"]
+        assert rows.shape == (new.get_piece_size(), before.size(1))
+        spelled = [i for i in old.encode("zqzq", out_type=int) if i > 3]  # not UNK (q is unknown to the old)
+        assert len(spelled) > 1 and torch.allclose(rows[new.piece_to_id("\u2581zqzq")], before[spelled].mean(dim=0))
+        both = [(i, old.piece_to_id(new.id_to_piece(i))) for i in range(4, new.get_piece_size())
+                if old.piece_to_id(new.id_to_piece(i)) != old.unk_id()]
+        assert len(both) > 10 and all(torch.equal(rows[i], before[j]) for i, j in both)  # pieces both have: kept
+        assert torch.equal(rows[:4], before[:4])  # PAD, UNK, BOS, EOS
+        bias = init["model"][f"decoders.{lang}.out.bias"]
+        assert all(torch.equal(bias[i], start["model"][f"decoders.{lang}.out.bias"][j]) for i, j in both)
+    for key, value in init["model"].items():  # everything but the vocabulary tables is the start's
+        if "embed" not in key and not key.endswith(("out.weight", "out.bias")):
+            assert torch.equal(value, start["model"][key]), key
+    tokenizers = {lang: LanguageTokenizer.from_state(s) for lang, s in init["tokenizers"].items()}
+    build_model(Config.from_yaml(config).model, tokenizers, 0, init)  # the weights fit a model of the new vocabulary
+    encoder_only = dict(start, decoder_languages=[])
+    torch.save(encoder_only, tmp_path / "encoder.pt")
+    refused = subprocess.run([sys.executable, str(REPO / "benchmarks" / "retokenized.py"), str(tmp_path / "encoder.pt"),
+                              str(config), str(tmp_path / "no.pt")], capture_output=True, text=True, cwd=REPO)
+    assert refused.returncode == 1 and "lacks the decoder of x, y" in refused.stderr
