@@ -4,15 +4,17 @@
 trains (its corpora, alignment, keep and anchor terms, precision, batch size) on the same steps with each
 implementation, alternating rounds so that the machine's load hits both alike, and gives sentence pairs/s:
 
-- `before`: the token loss as F.cross_entropy on a float32 copy of the logits (the step before model/loss.py);
-- `now`: the trainer as it is (on a CPU, the chunked token cross-entropy of model/loss.py).
+- `filed`: the step when issue 33 was filed: the BiLSTM packed in training too, the token loss as F.cross_entropy
+  on a float32 copy of the logits, the L2-SP anchor (train.anchor_weight, added after) by a backward through it;
+- `padded`: the BiLSTM on the padded batch in training (2026-11-25);
+- `chunked`: and the token loss in cache-sized chunks (model/loss.py, 2026-11-26);
+- `now`: the trainer as it is: and the anchor's gradient added in one fused pass (Anchor.add_gradient).
 
     taskset -c 1 python benchmarks/recipe_step.py configs/broad/stage12b.yaml --data ../shared/data \\
         --start 100 --steps 16 --rounds 3 --precisions fp32 bf16
 
 `--precisions` builds one trainer per train.precision and runs every variant in each, all in the same
-alternation: the table's first row (fp32, before) is the step as the shipped recipes ran on this project's AMD
-machine.
+alternation. `--variants` picks some (default: all, in the order above).
 
 The steps are `--start` + 3 (a warm-up) to `--start` + 3 + `--steps` of the config's own schedule: a mix of its
 corpora, as in training. The model learns as it goes (each round repeats the same steps on weights that moved),
@@ -32,11 +34,34 @@ import torch
 import yaml
 
 from bridgeembed.config import Config
-from bridgeembed.model import nmt
+from bridgeembed.model import encoder, nmt
 from bridgeembed.model.loss import full_cross_entropy
+from bridgeembed.training.anchor import Anchor
 from bridgeembed.training.trainer import Trainer
 
-VARIANTS = {"before": full_cross_entropy, "now": nmt.token_cross_entropy}
+def _anchor_by_backward(anchor: Anchor, weight: float) -> torch.Tensor:
+    """The L2-SP term as it was: a backward through its penalty (the gradient Anchor.add_gradient adds directly)."""
+    value = anchor.penalty()
+    (weight * value).backward()
+    return value.detach()
+
+
+PADDED, CHUNKED, DIRECT = encoder.takes_padded, nmt.token_cross_entropy, Anchor.add_gradient
+VARIANTS = {  # the functions each variant runs: (module or class, name) -> function
+    "filed": {(encoder, "takes_padded"): lambda x: False, (nmt, "token_cross_entropy"): full_cross_entropy,
+              (Anchor, "add_gradient"): _anchor_by_backward},
+    "padded": {(encoder, "takes_padded"): PADDED, (nmt, "token_cross_entropy"): full_cross_entropy,
+               (Anchor, "add_gradient"): _anchor_by_backward},
+    "chunked": {(encoder, "takes_padded"): PADDED, (nmt, "token_cross_entropy"): CHUNKED,
+                (Anchor, "add_gradient"): _anchor_by_backward},
+    "now": {(encoder, "takes_padded"): PADDED, (nmt, "token_cross_entropy"): CHUNKED,
+            (Anchor, "add_gradient"): DIRECT},
+}
+
+
+def use(variant: str) -> None:
+    for (module, name), function in VARIANTS[variant].items():
+        setattr(module, name, function)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="train.precision of each trainer (default: the config's); every variant runs in each")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", default="/tmp/recipe_step", help="train.out_dir for the trainer's preparation")
+    parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -64,16 +90,16 @@ def main(argv: list[str] | None = None) -> int:
             trainer.train_step(step)
     first = next(iter(trainers.values()))
     pairs = sum(len(first._rows(step)[1]) for step in steps)
-    runs = [(precision, name) for precision in trainers for name in VARIANTS]
+    runs = [(precision, name) for precision in trainers for name in args.variants]
     seconds = {run: [] for run in runs}
     for round_ in range(args.rounds):
         for precision, name in (runs if round_ % 2 == 0 else runs[::-1]):
-            nmt.token_cross_entropy = VARIANTS[name]
+            use(name)
             start = time.perf_counter()
             for step in steps:
                 trainers[precision].train_step(step)
             seconds[precision, name].append(time.perf_counter() - start)
-    nmt.token_cross_entropy = VARIANTS["now"]
+    use("now")
     rates = {run: [pairs / s for s in values] for run, values in seconds.items()}
     medians = {run: statistics.median(values) for run, values in rates.items()}
     base = medians[runs[0]]

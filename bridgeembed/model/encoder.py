@@ -21,6 +21,13 @@ if TYPE_CHECKING:  # for annotations only
     from bridgeembed.config import ModelConfig
 
 
+def takes_padded(x: torch.Tensor) -> bool:
+    """Whether the BiLSTM runs on the padded batch (`BiLSTMEncoder._padded`) rather than packed: on a CPU when
+    training (the packed backward is slow there) and for bf16 weights (quantize="bf16": oneDNN's fused LSTM,
+    1.2x packed)."""
+    return x.device.type == "cpu" and (torch.is_grad_enabled() or x.dtype == torch.bfloat16)
+
+
 class BiLSTMEncoder(nn.Module):
     """Embeddings + BiLSTM; H_t = [forward_t; backward_t], so d_h = hidden (hidden / 2 per direction)."""
 
@@ -35,8 +42,8 @@ class BiLSTMEncoder(nn.Module):
     def forward(self, src: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """src: (B, T) ids; lengths: (B,) >= 1. Returns H: (B, T, d_h)."""
         x = self.dropout(self.embed(src))  # (B, T, E)
-        if x.device.type == "cpu" and (torch.is_grad_enabled() or x.dtype == torch.bfloat16):
-            return self._padded(x, lengths)  # bf16 weights (quantize="bf16"): oneDNN's fused LSTM, 1.2x packed
+        if takes_padded(x):
+            return self._padded(x, lengths)
         # packing makes a sentence's states independent of the padding around it
         packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
         states, _ = self.rnn(packed)

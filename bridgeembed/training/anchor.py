@@ -47,6 +47,23 @@ class Anchor:
         """sum ||theta - theta_0||^2 (a scalar tensor with a gradient)."""
         return torch.stack([(p.float() - p0).pow(2).sum() for p, p0 in self.pairs]).sum()
 
+    @torch.no_grad()
+    def add_gradient(self, weight: float) -> torch.Tensor:
+        """Add the gradient of weight * penalty(), 2 weight (theta - theta_0), to every weight's .grad, as a backward
+        through it would, and return the penalty (no graph). One fused pass over the weights: the backward of
+        penalty() took a sub, pow, sum and mul a tensor, 5-10% of a CPU step of the broad recipe (profiled)."""
+        params = [p for p, _ in self.pairs]
+        diffs = torch._foreach_sub([p.float() for p in params], [p0 for _, p0 in self.pairs])
+        value = torch.stack(torch._foreach_norm(diffs)).pow(2).sum()
+        torch._foreach_mul_(diffs, 2.0 * weight)
+        have = [(p.grad, d) for p, d in zip(params, diffs) if p.grad is not None]
+        if have:
+            torch._foreach_add_([g for g, _ in have], [d.to(g.dtype) for g, d in have])
+        for p, d in zip(params, diffs):
+            if p.grad is None:  # a weight this step's loss did not use: the penalty's gradient alone
+                p.grad = d.to(p.dtype)
+        return value
+
 
 class Keep:
     """The frozen starting model (`train.init_from`): the sentence vectors a fine-tune should keep."""

@@ -307,8 +307,7 @@ class Trainer:
             loss = loss + t.align_weight * align + t.align_per_head * heads
             keep = self.keep.penalty(self.model, b.src, b.lengths, b.src_lang) if self.keep and not unit.corpus \
                 else 0.0  # the main corpus only
-        anchor = self.anchor.penalty() if self.anchor else 0.0
-        self._update(loss + t.anchor_weight * anchor + t.keep_weight * keep)  # weights 0 where a term is off
+        anchor = self._update(loss + t.keep_weight * keep)  # weights 0 where a term is off; the anchor's in _update
         return {"nll": _detached(parts.nll) if translated else 0.0, "penalty": _detached(parts.penalty),
                 "tokens": parts.tokens if translated else 0, "sentences": b.src.size(0),
                 "src_tokens": int(b.lengths.sum()), "align": _detached(align), "align_heads": _detached(heads),
@@ -351,14 +350,18 @@ class Trainer:
             return nullcontext()
         return torch.autocast(self.device.type, dtype=self.autocast_dtype)
 
-    def _update(self, loss: torch.Tensor) -> None:
-        """Backward, clip and step; a non-finite loss is remembered for check_loss (read at log and save steps)."""
-        self._loss_ok = torch.isfinite(loss.detach()) & self._loss_ok
+    def _update(self, loss: torch.Tensor) -> torch.Tensor | float:
+        """Backward, the anchor's gradient (L2-SP, added directly: Anchor.add_gradient), clip and step; returns the
+        anchor's penalty (0.0 without one). A non-finite loss is remembered for check_loss (read at log and save
+        steps)."""
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
+        anchor = self.anchor.add_gradient(self.cfg.train.anchor_weight) if self.anchor else 0.0
+        self._loss_ok = torch.isfinite(loss.detach() + anchor) & self._loss_ok
         if self.cfg.train.clip_norm > 0:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.train.clip_norm)
         self.optimizer.step()
+        return anchor
 
     def train(self) -> TrainState:
         """Train until max_steps / max_epochs, early stopping, or an interrupt; returns the final state.

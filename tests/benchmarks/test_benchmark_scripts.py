@@ -380,7 +380,7 @@ def test_with_decoders_gives_an_encoder_only_model_the_decoders_of_another(toy_r
     assert not (tmp_path / "no.pt").exists()
 
 
-def test_recipe_step_times_the_loss_before_and_now_on_a_config(tmp_path):
+def test_recipe_step_times_each_step_since_the_issue_on_a_config(tmp_path):
     import yaml
 
     from tests.helpers.toy import toy_config, write_toy_corpus
@@ -390,9 +390,9 @@ def test_recipe_step_times_the_loss_before_and_now_on_a_config(tmp_path):
     config.write_text(yaml.safe_dump(toy_config(corpus, tmp_path / "unused", align_weight=1.0).to_dict()))
     text = run("recipe_step.py", str(config), "--start", "1", "--steps", "2", "--rounds", "2", "--precisions",
                "fp32", "--out", str(tmp_path / "prep"), "--json", str(tmp_path / "result.json"))
-    assert "| fp32 | before |" in text and "| fp32 | now |" in text and "against fp32 before" in text
+    assert "| fp32 | filed |" in text and "| fp32 | now |" in text and "against fp32 filed" in text
     result = json.loads((tmp_path / "result.json").read_text())
-    assert [(r["precision"], r["variant"]) for r in result["runs"]] == [("fp32", "before"), ("fp32", "now")]
+    assert [r["variant"] for r in result["runs"]] == ["filed", "padded", "chunked", "now"]
     assert result["steps"] == [4, 5] and all(len(r["pairs_per_s"]) == 2 for r in result["runs"])
     assert result["runs"][0]["against_first"] == 1.0
 

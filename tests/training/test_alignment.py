@@ -341,6 +341,28 @@ def test_anchor_weight_holds_fine_tuning_near_the_start(toy_run, toy_corpus, tmp
     assert float(resumed.anchor.penalty().detach()) == pytest.approx(distance(held), rel=1e-4)
 
 
+def test_the_anchors_gradient_added_directly_is_that_of_a_backward_through_its_penalty(toy_run, toy_corpus, tmp_path):
+    import torch
+
+    run, _ = toy_run
+    trainer = trainer_for(toy_corpus, tmp_path / "a", init_from=str(run / "best.pt"), max_steps=8, anchor_weight=0.3)
+    trainer.train_step(0)  # weights away from theta_0
+    params = [p for p, _ in trainer.anchor.pairs]
+    used = params[: len(params) // 2]
+    for p in params:
+        p.grad = None
+    loss = sum((p.float() * 0.01).sum() for p in used)  # a loss that reaches half the weights
+    (loss + 0.3 * trainer.anchor.penalty()).backward()
+    expected = [p.grad.clone() for p in params]
+    for p in params:
+        p.grad = None
+    sum((p.float() * 0.01).sum() for p in used).backward()
+    value = trainer.anchor.add_gradient(0.3)
+    assert float(value) == pytest.approx(float(trainer.anchor.penalty()), rel=1e-5) and float(value) > 0
+    for p, grad in zip(params, expected):
+        torch.testing.assert_close(p.grad, grad, rtol=1e-5, atol=1e-7)  # the unused half too: 2 w (theta - theta_0)
+
+
 def test_keep_weight_holds_the_sentence_vectors_of_the_start(toy_run, toy_corpus, tmp_path):
     """Learning without forgetting: the vectors of the main corpus's sentences stay nearer those of
     train.init_from than a free fine-tune's; the term is logged as keep, and a resume reads init_from again."""
