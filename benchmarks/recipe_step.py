@@ -5,10 +5,12 @@ trains (its corpora, alignment, keep and anchor terms, precision, batch size) on
 implementation, alternating rounds so that the machine's load hits both alike, and gives sentence pairs/s:
 
 - `filed`: the step when issue 33 was filed: the BiLSTM packed in training too, the token loss as F.cross_entropy
-  on a float32 copy of the logits, the L2-SP anchor (train.anchor_weight, added after) by a backward through it;
-- `padded`: the BiLSTM on the padded batch in training (2026-11-25);
-- `chunked`: and the token loss in cache-sized chunks (model/loss.py, 2026-11-26);
-- `now`: the trainer as it is: and the anchor's gradient added in one fused pass (Anchor.add_gradient).
+  on a float32 copy of the logits, the L2-SP anchor (train.anchor_weight, added after) by a backward through
+  it, nn.Dropout's masks;
+- `padded`: and the BiLSTM on the padded batch in training (2026-11-25);
+- `chunked`: and the token loss in cache-sized chunks (model/loss.py, 2026-11-26, in place since 2026-11-27);
+- `now`: the trainer as it is: and the anchor's gradient added in one fused pass (Anchor.add_gradient), and the
+  dropout masks from random bits (model/dropout.py).
 
     taskset -c 1 python benchmarks/recipe_step.py configs/broad/stage12b.yaml --data ../shared/data \\
         --start 100 --steps 16 --rounds 3 --precisions fp32 bf16
@@ -32,12 +34,15 @@ from pathlib import Path
 
 import torch
 import yaml
+from torch import nn
 
 from bridgeembed.config import Config
 from bridgeembed.model import encoder, nmt
+from bridgeembed.model.dropout import Dropout
 from bridgeembed.model.loss import full_cross_entropy
 from bridgeembed.training.anchor import Anchor
 from bridgeembed.training.trainer import Trainer
+
 
 def _anchor_by_backward(anchor: Anchor, weight: float) -> torch.Tensor:
     """The L2-SP term as it was: a backward through its penalty (the gradient Anchor.add_gradient adds directly)."""
@@ -46,16 +51,22 @@ def _anchor_by_backward(anchor: Anchor, weight: float) -> torch.Tensor:
     return value.detach()
 
 
-PADDED, CHUNKED, DIRECT = encoder.takes_padded, nmt.token_cross_entropy, Anchor.add_gradient
+NOW = {(encoder, "takes_padded"): encoder.takes_padded, (nmt, "token_cross_entropy"): nmt.token_cross_entropy,
+       (Anchor, "add_gradient"): Anchor.add_gradient, (Dropout, "forward"): Dropout.forward}
+FILED = {(encoder, "takes_padded"): lambda x: False, (nmt, "token_cross_entropy"): full_cross_entropy,
+         (Anchor, "add_gradient"): _anchor_by_backward, (Dropout, "forward"): nn.Dropout.forward}
+
+
+def _since(*changed: str) -> dict:
+    """The filed step with the named functions as they are now."""
+    return {key: NOW[key] if key[1] in changed else function for key, function in FILED.items()}
+
+
 VARIANTS = {  # the functions each variant runs: (module or class, name) -> function
-    "filed": {(encoder, "takes_padded"): lambda x: False, (nmt, "token_cross_entropy"): full_cross_entropy,
-              (Anchor, "add_gradient"): _anchor_by_backward},
-    "padded": {(encoder, "takes_padded"): PADDED, (nmt, "token_cross_entropy"): full_cross_entropy,
-               (Anchor, "add_gradient"): _anchor_by_backward},
-    "chunked": {(encoder, "takes_padded"): PADDED, (nmt, "token_cross_entropy"): CHUNKED,
-                (Anchor, "add_gradient"): _anchor_by_backward},
-    "now": {(encoder, "takes_padded"): PADDED, (nmt, "token_cross_entropy"): CHUNKED,
-            (Anchor, "add_gradient"): DIRECT},
+    "filed": FILED,
+    "padded": _since("takes_padded"),
+    "chunked": _since("takes_padded", "token_cross_entropy"),
+    "now": NOW,
 }
 
 

@@ -13,6 +13,7 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
+from bridgeembed.model.dropout import Dropout
 from bridgeembed.text.tokenization import PAD
 
 
@@ -46,7 +47,7 @@ class LSTMDecoder(nn.Module):
         self.out = nn.Linear(hidden, vocab_size)
         if tie_embeddings:
             self.out.weight = self.embed.weight
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def init(self, memory: torch.Tensor) -> DecoderState:
         """memory M: (B, k, d_h) -> the state before the first target token."""

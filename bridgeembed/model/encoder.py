@@ -15,6 +15,7 @@ from torch.nn import functional as F
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from bridgeembed.errors import ConfigError
+from bridgeembed.model.dropout import Dropout
 from bridgeembed.text.tokenization import PAD
 
 if TYPE_CHECKING:  # for annotations only
@@ -36,7 +37,7 @@ class BiLSTMEncoder(nn.Module):
         self.embed = nn.Embedding(vocab_size, emb_dim, padding_idx=PAD)
         self.rnn = nn.LSTM(emb_dim, hidden // 2, layers, batch_first=True, bidirectional=True,
                            dropout=dropout if layers > 1 else 0.0)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.out_dim = hidden
 
     def forward(self, src: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -95,7 +96,7 @@ class TransformerEncoder(nn.Module):
         layer = nn.TransformerEncoderLayer(hidden, heads, ff, dropout, batch_first=True, norm_first=True)
         self.layers = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
         self.norm = nn.LayerNorm(hidden)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.register_buffer("positions", _sinusoids(max_positions, hidden), persistent=False)
         self.scale = math.sqrt(hidden)
         self.out_dim = hidden
