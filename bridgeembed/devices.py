@@ -10,10 +10,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-
-import torch
+from typing import TYPE_CHECKING
 
 from bridgeembed.errors import ConfigError
+
+if TYPE_CHECKING:  # torch is imported where it is used: the thread count needs none (mining from shards)
+    import torch
 
 EXPECTED = "expected auto, cpu, cuda, cuda:N or mps"
 
@@ -21,6 +23,8 @@ EXPECTED = "expected auto, cpu, cuda, cuda:N or mps"
 def resolve_device(name: str | None = None, local_rank: int | None = None) -> torch.device:
     """None or "auto" -> cuda if available (`cuda:local_rank` for one of several training processes), else
     cpu; anything else must name a device that exists here."""
+    import torch
+
     if name is None or name == "auto":
         if not torch.cuda.is_available():
             return torch.device("cpu")
@@ -50,6 +54,8 @@ def native_bf16(device: torch.device) -> bool:
 
     On the CPU this reads the Linux flags (torch has no public query); elsewhere it answers no, so
     `precision: auto` stays fp32 wherever bf16 would only be emulated (and slower)."""
+    import torch
+
     if device.type == "cuda":
         return torch.cuda.is_bf16_supported()
     try:
@@ -62,6 +68,8 @@ def native_bf16(device: torch.device) -> bool:
 def pick_precision(name: str, device: torch.device) -> torch.dtype | None:
     """train.precision (fp32 | bf16 | auto) -> the autocast dtype (None: fp32). bf16 on a device that cannot run
     the model's LSTMs in it is a ConfigError before any work (it failed at step 1 deep inside oneDNN)."""
+    import torch
+
     if name == "auto" and native_bf16(device) and bf16_lstm_runs(device):
         return torch.bfloat16
     if name == "bf16":
@@ -78,6 +86,8 @@ _BF16_LSTM: dict = {}
 
 def bf16_lstm_runs(device: torch.device) -> bool:
     """Does a small LSTM run forward and backward under bf16 autocast on `device`? Tried once per device type."""
+    import torch
+
     if device.type not in _BF16_LSTM:
         try:
             lstm = torch.nn.LSTM(8, 8, batch_first=True, bidirectional=True).to(device)
@@ -115,17 +125,24 @@ def default_threads(cores: int | None = None, load: float | None = None) -> int:
     return int(min(cores, max(1, cores - round(load))))
 
 
-def set_threads(threads: int | None = None, option: str = "--threads") -> int:
-    """Set torch's CPU threads: `threads` (a positive number no larger than the machine's CPUs), or
-    `default_threads()` when None. Returns the number set. torch.set_num_threads(100000) crashes the
-    process (segmentation fault); here it is a ConfigError."""
+def thread_count(threads: int | None = None, option: str = "--threads") -> int:
+    """`threads` checked (a positive number no larger than the machine's CPUs), or `default_threads()` when None;
+    a ConfigError names `option`. Without torch: FAISS alone takes it when mining from shards."""
     if threads is None:
-        threads = default_threads()
-    else:
-        most = os.cpu_count() or 1
-        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-            raise ConfigError(f"{option} must be a positive integer, got {threads!r}")
-        if threads > most:
-            raise ConfigError(f"{option} {threads}: this machine has {most} CPUs; give at most {most}")
+        return default_threads()
+    most = os.cpu_count() or 1
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ConfigError(f"{option} must be a positive integer, got {threads!r}")
+    if threads > most:
+        raise ConfigError(f"{option} {threads}: this machine has {most} CPUs; give at most {most}")
+    return threads
+
+
+def set_threads(threads: int | None = None, option: str = "--threads") -> int:
+    """Set torch's CPU threads to `thread_count(threads, option)` and return it. torch.set_num_threads(100000)
+    crashes the process (segmentation fault); here it is a ConfigError."""
+    import torch
+
+    threads = thread_count(threads, option)
     torch.set_num_threads(threads)
     return threads

@@ -27,7 +27,15 @@ from pathlib import Path
 
 import numpy as np
 
-from bridgeembed.cli.checks import encode_options, job_timeout, output_file, pool_device, positive_int, shard_dir
+from bridgeembed.cli.checks import (
+    encode_options,
+    job_timeout,
+    output_file,
+    pool_device,
+    positive_int,
+    set_threads,
+    shard_dir,
+)
 from bridgeembed.cli.registry import add_common, run_main
 from bridgeembed.encoders.options import SHARD_PRECISIONS, EncodeOptions
 from bridgeembed.encoders.protocol import HeadSpec
@@ -63,7 +71,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add("--documents", action="store_true", help="blank lines separate documents (align mode): the n-th "
         "document of --src is mined against the n-th of --tgt")
     add_options(parser, "--model", "--heads", "--batch-size", "--device", "--threads")
-    parser.set_defaults(model=None)  # shard folders alone: the model that made them, loaded only if named
+    # shard folders alone: the model that made them, loaded only if named; torch (and its threads) only then
+    parser.set_defaults(model=None, threads_at_run=True)
     add("--shards", metavar="DIR", help="encode text files into DIR/NAME.LANG/ (resumable, reused by the next "
         "mining) instead of a temporary folder")
     add("--shard-size", type=int, default=100_000, help="sentences per shard (default 100000)")
@@ -160,13 +169,14 @@ def _check_input(path: str, lang: str | None, option: str, folder_only: bool = F
 
 
 def run(args: argparse.Namespace) -> int:
-    import torch
-
+    from bridgeembed.devices import thread_count
     from bridgeembed.mining.index import set_threads as faiss_threads
     from bridgeembed.mining.mine import default_threshold, mine
 
     out, config, heads, device, threshold = check_options(args)
-    threads = torch.get_num_threads()  # set once by cli.registry.start (--threads, or the idle cores)
+    # --threads, or the idle cores; torch's too where a model encodes text files or is named (shards alone: none)
+    text = not (Path(args.src).is_dir() and Path(args.tgt).is_dir())
+    threads = set_threads(args.threads) if text or args.model else thread_count(args.threads)
     options = encode_options(args, heads, device, threads, normalize=True)
     with ExitStack() as stack:
         stack.enter_context(_signals_unwind())  # the temporary shard folders go with SIGTERM and SIGHUP too

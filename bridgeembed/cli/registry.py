@@ -74,6 +74,8 @@ def start(args: argparse.Namespace) -> None:
     every command: --threads when given, else, where a model runs (--device), the cores other work leaves
     idle (`devices.default_threads`). Commands read the number back from torch, never set it again."""
     setup_logging(getattr(args, "verbose", False), getattr(args, "quiet", False))
+    if getattr(args, "threads_at_run", False):  # the command sets them itself (mining shards needs no torch)
+        return
     if getattr(args, "threads", None) is not None or hasattr(args, "device"):
         from bridgeembed.cli.checks import set_threads
 

@@ -26,14 +26,9 @@ from tqdm.auto import tqdm
 
 from bridgeembed.checkpoint import check_model_target, load_model, make_payload, save_model
 from bridgeembed.devices import resolve_device
+from bridgeembed.encoders.codes import quantize_embeddings
 from bridgeembed.encoders.protocol import Heads, HeadSpec
-from bridgeembed.encoders.quantize import (
-    check_precision,
-    check_quantize,
-    check_quantized_device,
-    quantize_embeddings,
-    quantize_model,
-)
+from bridgeembed.encoders.quantize import check_precision, check_quantize, check_quantized_device, quantize_model
 from bridgeembed.errors import ConfigError, UnknownLanguageError
 from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained, resolve
 from bridgeembed.text.parallel import check_sentences, pad, with_eos

@@ -13,7 +13,8 @@ Two different things, both named as their usual libraries name them:
   becomes ±127), so a query and a corpus quantized apart agree and no calibration set is needed; the scale is
   not kept, since a cosine does not need it (dot products of unnormalized vectors are not preserved).
   binary keeps the sign of each dimension, 8 to a byte (np.packbits: uint8, d/8 bytes a vector; the layout
-  sentence-transformers calls "ubinary" and FAISS's binary indexes take).
+  sentence-transformers calls "ubinary" and FAISS's binary indexes take). Those functions are in codes.py,
+  without torch; this module checks the setting (`check_precision`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from __future__ import annotations
 import copy
 import warnings
 
-import numpy as np
 import torch
 from torch import nn
 
@@ -77,22 +77,3 @@ def quantize_model(model: nn.Module, quantize: str) -> nn.Module:
         warnings.filterwarnings("ignore", message=r"torch\.quantize_per_tensor", category=UserWarning)
         warnings.filterwarnings("ignore", message=r"torch\.ao\.quantization is deprecated", category=DeprecationWarning)
         return torch.ao.quantization.quantize_dynamic(model, {nn.LSTM, nn.Linear}, dtype=torch.qint8, inplace=True)
-
-
-def quantize_embeddings(vectors: np.ndarray, precision: str) -> np.ndarray:
-    """(..., d) float32 -> the same vectors in `precision`: float32 as they are; int8 (..., d), each vector
-    scaled by 127 / its largest |component| and rounded; binary (..., ceil(d / 8)) uint8, bit 1 where a
-    component is > 0, packed big-endian as np.packbits does."""
-    if precision == "int8":
-        scale = np.abs(vectors).max(axis=-1, keepdims=True)  # (..., 1)
-        scaled = np.divide(vectors, scale, out=np.zeros_like(vectors), where=scale > 0) * 127.0
-        return np.rint(scaled).astype(np.int8)  # |values| <= 127: -128 never appears, so negation is safe
-    if precision == "binary":
-        return np.packbits(vectors > 0, axis=-1)
-    return vectors
-
-
-def unpack_binary(codes: np.ndarray, dim: int) -> np.ndarray:
-    """(..., d/8) uint8 sign bits -> (..., d) float32 of ±1 (what a binary vector stands for in a cosine)."""
-    bits = np.unpackbits(codes, axis=-1, count=dim).astype(np.float32)
-    return bits * 2.0 - 1.0

@@ -96,7 +96,7 @@ def encode_lines(encoder: SentenceEncoder, lines: Sequence[str], lang: str, opti
     if options.normalize:
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     if options.dtype in ("int8", "binary"):
-        from bridgeembed.encoders.quantize import quantize_embeddings
+        from bridgeembed.encoders.codes import quantize_embeddings
 
         return quantize_embeddings(vectors, options.dtype)
     return vectors.astype(options.dtype)

@@ -1,7 +1,7 @@
 """A shard folder's manifest.json: what its shards were made from and how they are stored, read and checked.
 
 Stored precisions (`precision`, and the numpy `dtype` of the shard files): float32, float16, int8 (each row
-scaled on its own, `bridgeembed.encoders.quantize.quantize_embeddings`) and binary (sign bits packed 8 to a
+scaled on its own, `bridgeembed.encoders.codes.quantize_embeddings`) and binary (sign bits packed 8 to a
 byte, uint8, ceil(dim / 8) columns). Manifests written before int8 and binary shards existed have no
 `precision`: their `dtype` (float32 or float16) is it.
 """

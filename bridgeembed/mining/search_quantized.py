@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bridgeembed.encoders.quantize import unpack_binary
+from bridgeembed.encoders.codes import unpack_binary
 from bridgeembed.errors import ConfigError, DataError
 from bridgeembed.mining.index import faiss_module
 from bridgeembed.mining.vectors import BLOCK, Vectors

@@ -124,7 +124,7 @@ class Vectors:
     def _unit(self, raw: np.ndarray, ids: np.ndarray) -> np.ndarray:
         """Stored rows (of data rows `ids`) as float32 unit rows: codes dequantized, a fresh array."""
         if self.precision == "binary":
-            from bridgeembed.encoders.quantize import unpack_binary
+            from bridgeembed.encoders.codes import unpack_binary
 
             block = unpack_binary(raw, self.dim)
         else:

@@ -19,6 +19,7 @@ import torch
 
 from bridgeembed.errors import DataError
 from bridgeembed.paths import data_root
+from bridgeembed.text.streaming import not_utf8, strip_line_end
 from bridgeembed.text.tokenization import BOS, EOS, PAD
 
 logger = logging.getLogger(__name__)
@@ -73,18 +74,6 @@ def split_lines(text: str) -> list:
     if lines[-1] == "":
         lines.pop()
     return [strip_line_end(line) for line in lines]
-
-
-def strip_line_end(line: str) -> str:
-    """A line without its "\\n" and the one "\\r" before it of a CRLF file."""
-    if line.endswith("\n"):
-        line = line[:-1]
-    return line[:-1] if line.endswith("\r") else line
-
-
-def not_utf8(name: str | Path, line: int, byte: int) -> str:
-    return (f"{name}: line {line} is not UTF-8 text (byte 0x{byte:02x}); a binary file, "
-            f"or another encoding (convert it with e.g. `iconv -f latin1 -t utf-8`)")
 
 
 def check_sentences(sentences: Sequence[str]) -> list:

@@ -14,7 +14,18 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from bridgeembed.errors import DataError
-from bridgeembed.text.parallel import not_utf8, strip_line_end
+
+
+def strip_line_end(line: str) -> str:
+    """A line without its "\\n" and the one "\\r" before it of a CRLF file."""
+    if line.endswith("\n"):
+        line = line[:-1]
+    return line[:-1] if line.endswith("\r") else line
+
+
+def not_utf8(name: str | Path, line: int, byte: int) -> str:
+    return (f"{name}: line {line} is not UTF-8 text (byte 0x{byte:02x}); a binary file, "
+            f"or another encoding (convert it with e.g. `iconv -f latin1 -t utf-8`)")
 
 
 def _open(path: Path) -> io.BufferedIOBase:

@@ -9,7 +9,7 @@ from torch.ao.nn.quantized import dynamic
 from bridgeembed import BridgeEncoder, devices
 from bridgeembed.encoders import bridge as bridge_module
 from bridgeembed.encoders import quantize as quantize_module
-from bridgeembed.encoders.quantize import quantize_embeddings, unpack_binary
+from bridgeembed.encoders.codes import quantize_embeddings, unpack_binary
 from bridgeembed.errors import ConfigError, DataError
 from bridgeembed.mining import semantic_search
 from bridgeembed.model import encoder as encoder_module

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from bridgeembed.encoders.baselines import HashBowEncoder
-from bridgeembed.encoders.quantize import quantize_embeddings
+from bridgeembed.encoders.codes import quantize_embeddings
 from bridgeembed.errors import BridgeembedError, DataError
 from bridgeembed.mining.manifest import MANIFEST, ShardError
 from bridgeembed.mining.shards import Shards, encode_to_shards
@@ -213,3 +213,22 @@ def test_encode_command_writes_int8_shards(tmp_path, capsys, shipped_model):
     assert Shards(tmp_path / "s").read(0, 2).dtype == np.int8
     assert encode.main([*argv, "--precision", "binary"]) == 2
     assert "these shards were made with precision 'int8', not 'binary'" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("precision", ["float32", "binary"])
+def test_mining_shard_folders_never_loads_torch(tmp_path, precision):
+    """Mining from shards needs no model, so no torch: 190 MiB less resident memory (docs/performance.md)."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed (pip install 'bridgeembed[mining]')")
+    sides, _ = shard_sides(tmp_path, tuple(dict.fromkeys(("float32", precision))))
+    src, tgt = sides[precision]
+    more = [] if precision == "float32" else ["--rescore-src", str(sides["float32"][0].folder), "--rescore-tgt",
+                                               str(sides["float32"][1].folder)]
+    argv = ["--src", str(src.folder), "--tgt", str(tgt.folder), "--out", str(tmp_path / "pairs.tsv"), *more]
+    script = (f"import sys\nfrom bridgeembed.cli import mine\ncode = mine.main({argv!r})\n"
+              f"print(code, 'torch' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.stdout.split()[-2:] == ["0", "False"], done.stderr[-2000:]
+    assert (tmp_path / "pairs.tsv").read_text().count("\n") > 100
