@@ -75,7 +75,7 @@ def float_shards(args, texts: dict, work: Path) -> dict:
 def quantized_shards(floats: Path, precision: str) -> Path:
     """The shards `--precision` would write, from the float32 ones: each row quantized, the manifest the same but
     for its precision and the shards' checksums."""
-    from bridgeembed.encoders.quantize import quantize_embeddings
+    from bridgeembed.encoders.codes import quantize_embeddings
     from bridgeembed.mining.manifest import MANIFEST, STORED
     from bridgeembed.mining.shards import Shards, shard_checksum, shard_name
     from bridgeembed.paths import save_array_atomic, write_text_atomic

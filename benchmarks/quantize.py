@@ -30,7 +30,8 @@ from bridgeembed import BridgeEncoder
 from bridgeembed.checkpoint import load_model
 from bridgeembed.crosslingual.retrieval import accuracy
 from bridgeembed.devices import bf16_lstm_runs
-from bridgeembed.encoders.quantize import quantize_embeddings, quantize_model, runnable
+from bridgeembed.encoders.codes import quantize_embeddings
+from bridgeembed.encoders.quantize import quantize_model, runnable
 from bridgeembed.evaluation.models import load_encoder
 from bridgeembed.mining import semantic_search
 from bridgeembed.pretrained import resolve
