@@ -111,7 +111,12 @@ def test_broad_m2m_encodes_in_the_defaults_shape_and_says_it_cannot_translate(br
     from bridgeembed.translation.translator import Translator
 
     assert sorted(broad.languages) == sorted(shipped.languages) and broad.dim == shipped.dim == 512
-    assert not broad.model.decoders and broad.tokenizers["de"].spm_model == shipped.tokenizers["de"].spm_model
+    assert not broad.model.decoders
+    # its tokenizers learnt from Europarl and GNOME help too (stage 13): parliament text in fewer pieces
+    text = {"de": "Der Ausschuss hat den Bericht über die Haushaltsordnung angenommen.",
+            "en": "The committee adopted the report on the financial regulation."}
+    for lang, sentence in text.items():
+        assert len(broad.tokenizers[lang].pieces(sentence)) < 0.7 * len(shipped.tokenizers[lang].pieces(sentence))
     with pytest.raises(ConfigError, match="translate with a model that has them \\(of the shipped ones, multi30k-m2m\\)"):
         Translator(broad.model, broad.tokenizers, 50).translate(["Ein Hund."], "de", "en")
 
