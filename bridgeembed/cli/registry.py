@@ -72,7 +72,8 @@ def add_common(parser: argparse.ArgumentParser, device: bool = True) -> argparse
 def start(args: argparse.Namespace) -> None:
     """What every command does after parsing: logging by -v/--quiet; torch's CPU threads, set here once for
     every command: --threads when given, else, where a model runs (--device), the cores other work leaves
-    idle (`devices.default_threads`). Commands read the number back from torch, never set it again."""
+    idle (`devices.default_threads`). Commands read the number back from torch, never set it again; a command
+    whose parser sets `threads_at_run` (bridgeembed-mine: shard folders alone need no torch) sets them itself."""
     setup_logging(getattr(args, "verbose", False), getattr(args, "quiet", False))
     if getattr(args, "threads_at_run", False):  # the command sets them itself (mining shards needs no torch)
         return

@@ -12,6 +12,7 @@ Off the CPU, and outside training, it is nn.Dropout.
 
 from __future__ import annotations
 
+import math
 import sys
 
 import torch
@@ -24,9 +25,7 @@ def keep_mask(shape: torch.Size | tuple, p: float) -> torch.Tensor:
     `random_()` fills int64 values uniformly in [0, 2^63): read as two int32 halves, one half is uniform over
     all of int32 and the other, whose sign bit is always 0, over [0, 2^31). Each half is compared with the
     threshold that keeps 1 - p of its own range."""
-    n = 1
-    for size in shape:
-        n *= size
+    n = math.prod(shape)
     bits = torch.empty((n + 1) // 2, dtype=torch.int64).random_().view(torch.int32).view(-1, 2)
     full, half = int(-(2 ** 31) + round(p * 2 ** 32)), int(round(p * 2 ** 31))
     # little-endian: the low half (all 32 bits random) comes first in memory
@@ -39,8 +38,6 @@ class Dropout(nn.Dropout):
     """nn.Dropout, with keep_mask's cheaper masks when training on a CPU."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not self.training or self.p == 0 or x.device.type != "cpu" or self.inplace:
-            return super().forward(x)
-        if self.p >= 1:
-            return x * 0.0
+        if not self.training or not 0 < self.p < 1 or x.device.type != "cpu" or self.inplace:
+            return super().forward(x)  # p = 1 there: zeros
         return x * keep_mask(x.shape, self.p).to(x.dtype).mul_(1.0 / (1.0 - self.p))

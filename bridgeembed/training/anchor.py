@@ -50,8 +50,9 @@ class Anchor:
     @torch.no_grad()
     def add_gradient(self, weight: float) -> torch.Tensor:
         """Add the gradient of weight * penalty(), 2 weight (theta - theta_0), to every weight's .grad, as a backward
-        through it would, and return the penalty (no graph). One fused pass over the weights: the backward of
-        penalty() took a sub, pow, sum and mul a tensor, 5-10% of a CPU step of the broad recipe (profiled)."""
+        through it would, and return the penalty (no graph). Fused passes over all the weights instead of a sub,
+        pow and sum a weight and their backward (with model/dropout.py: +4.6% on the broad recipe's bf16 CPU step,
+        docs/performance.md)."""
         params = [p for p, _ in self.pairs]
         diffs = torch._foreach_sub([p.float() for p in params], [p0 for _, p0 in self.pairs])
         value = torch.stack(torch._foreach_norm(diffs)).pow(2).sum()
