@@ -8,11 +8,11 @@ from bridgeembed.cli.registry import dispatch
 
 COMMANDS = {
     "senteval": ("bridgeembed.senteval.cli", "SentEval classification, NLI, similarity and probing, per head"),
-    "xnli": ("bridgeembed.crosslingual.cli:xnli", "crosslingual NLI transfer (train languages x test languages)"),
-    "sentiment": ("bridgeembed.crosslingual.cli:sentiment", "crosslingual sentiment transfer, trained on one language"),
-    "retrieval": ("bridgeembed.crosslingual.cli:retrieval",
+    "xnli": ("bridgeembed.cli.crosslingual:xnli", "crosslingual NLI transfer (train languages x test languages)"),
+    "sentiment": ("bridgeembed.cli.crosslingual:sentiment", "crosslingual sentiment transfer, trained on one language"),
+    "retrieval": ("bridgeembed.cli.crosslingual:retrieval",
                   "bitext retrieval: nearest-neighbour accuracy by cosine or margin"),
-    "neutrality": ("bridgeembed.crosslingual.cli:neutrality",
+    "neutrality": ("bridgeembed.cli.crosslingual:neutrality",
                    "language neutrality: pair and mixed-pool retrieval, cosines, language-ID probe"),
     "attention": ("bridgeembed.evaluation.attention_bench",
                   "bridge attention over a text: per-head entropy (split at the sentence length), coverage, position"),
