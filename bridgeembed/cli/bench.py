@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from bridgeembed.cli.registry import dispatch
 
 COMMANDS = {
-    "senteval": ("bridgeembed.senteval.cli", "SentEval classification, NLI, similarity and probing, per head"),
+    "senteval": ("bridgeembed.cli.senteval", "SentEval classification, NLI, similarity and probing, per head"),
     "xnli": ("bridgeembed.cli.crosslingual:xnli", "crosslingual NLI transfer (train languages x test languages)"),
     "sentiment": ("bridgeembed.cli.crosslingual:sentiment", "crosslingual sentiment transfer, trained on one language"),
     "retrieval": ("bridgeembed.cli.crosslingual:retrieval",
