@@ -11,7 +11,7 @@ COMMANDS = {
     "multi30k": ("bridgeembed.datasets.corpora:multi30k", "download Multi30k (en, de, fr, cs captions)"),
     "xnli": ("bridgeembed.datasets.corpora:xnli", "download XNLI 1.0 dev/test in 15 languages"),
     "reviews": ("bridgeembed.datasets.corpora:reviews", "download the crosslingual tweet-sentiment sets"),
-    "probing": ("bridgeembed.probing.cli", "build SentEval-format probing tasks from raw text in any language"),
+    "probing": ("bridgeembed.cli.probing", "build SentEval-format probing tasks from raw text in any language"),
     "prepare": ("bridgeembed.datasets.prepare", "tokenise a training config's corpus into the cache, on every core"),
 }
 
