@@ -14,7 +14,7 @@ COMMANDS = {
                   "bitext retrieval: nearest-neighbour accuracy by cosine or margin"),
     "neutrality": ("bridgeembed.cli.crosslingual:neutrality",
                    "language neutrality: pair and mixed-pool retrieval, cosines, language-ID probe"),
-    "attention": ("bridgeembed.evaluation.attention_bench",
+    "attention": ("bridgeembed.cli.attention_bench",
                   "bridge attention over a text: per-head entropy (split at the sentence length), coverage, position"),
 }
 

@@ -1,6 +1,5 @@
-"""`bridgeembed-bench attention`: per-head entropy, coverage and position of the bridge's attention A over a text.
-
-    bridgeembed-bench attention --model runs/k50/best.pt --in test.en --lang en --out results/attention/k50
+"""Per-head entropy, coverage and position of the bridge's attention A over a text (`bridgeembed-bench attention`,
+whose command line is `cli/attention_bench.py`).
 
 Where `bridgeembed attention` draws A for one sentence, this measures it over many (statistics in
 `evaluation.attention`) and writes attention.json, .csv, .md (through the shared writer) and
@@ -10,30 +9,16 @@ the heads h < n_i (the sentence length) against that of the heads beyond it.
 
 from __future__ import annotations
 
-import argparse
 import logging
 from pathlib import Path
 
 from bridgeembed.errors import CheckpointError, DataError
 from bridgeembed.evaluation.attention import GROUPS, MASS, METRICS, AttentionStats
-from bridgeembed.evaluation.options import add_options
 from bridgeembed.evaluation.writer import markdown_table, write
-from bridgeembed.paths import check_output, default_out
 
 log = logging.getLogger(__name__)
 BRIDGE_WEIGHTS = ("bridge.w1.weight", "bridge.w2.weight")
 GROUP_NAMES = {"within": "heads h < n_i", "beyond": "heads h >= n_i", "all": "all heads"}
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_options(parser, "--model", "--data")
-    parser.add_argument("--in", dest="input",
-                        help="text file, one sentence per line (UTF-8, may be gzipped; default: Multi30k's "
-                             "test_2016_flickr in --lang under the data root)")
-    parser.add_argument("--lang", default="en", help="language code of the sentences (default: en)")
-    parser.add_argument("--limit", type=int, default=0, help="measure only the first N sentences (0: all)")
-    parser.add_argument("--out", help="output folder (default: results/attention/MODEL)")
-    parser.add_argument("--no-plots", action="store_true", help="skip attention.png")
 
 
 def load_bridge_encoder(spec: str) -> object:
@@ -96,22 +81,22 @@ def markdown(stats: AttentionStats, meta: dict) -> str:
              "", "## By sentence length (Vázquez et al. 2020, Table 13)", ""]
     rows = []
     for group in (*GROUPS, "all"):
-        cells = [_fmt(s[f"{metric}_{group}"]) for metric in METRICS]
+        cells = [fmt(s[f"{metric}_{group}"]) for metric in METRICS]
         pairs = s.get(f"pairs_{group}", s["sentences"] * stats.heads)
         rows.append([GROUP_NAMES[group], *cells, pairs])
     lines += markdown_table(["heads", *METRICS, "(sentence, head) pairs"], rows)
     lines += ["", f"By rank instead of index: entropy of the n_i lowest-entropy heads of each sentence "
-              f"{_fmt(s['entropy_focused'])}, of the other heads {_fmt(s['entropy_rest'])} nats."]
+              f"{fmt(s['entropy_focused'])}, of the other heads {fmt(s['entropy_rest'])} nats."]
     lines += ["", "## Per head", ""]
     per = {(m, g): stats.per_head(m, g) for m in METRICS for g in ("all", *GROUPS)}
     lines += markdown_table(["head", "entropy", "entropy h < n_i", "entropy h >= n_i", "coverage", "position"],
-                            [[h, _fmt(per[("entropy", "all")][h]), _fmt(per[("entropy", "within")][h]),
-                              _fmt(per[("entropy", "beyond")][h]), _fmt(per[("coverage", "all")][h]),
-                              _fmt(per[("position", "all")][h])] for h in range(stats.heads)])
+                            [[h, fmt(per[("entropy", "all")][h]), fmt(per[("entropy", "within")][h]),
+                              fmt(per[("entropy", "beyond")][h]), fmt(per[("coverage", "all")][h]),
+                              fmt(per[("position", "all")][h])] for h in range(stats.heads)])
     return "\n".join(lines) + "\n"
 
 
-def _fmt(value: float | None) -> str:
+def fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
@@ -142,23 +127,19 @@ def plot(stats: AttentionStats, path: Path, title: str) -> None:
     plt.close(fig)
 
 
-def run(args: argparse.Namespace) -> int:
+def evaluate(model: str, input_path: str, lang: str, out: Path, limit: int = 0, plots: bool = True) -> tuple:
+    """Measure `model`'s bridge attention over the sentences of `input_path` (the first `limit`, 0: all) in
+    `lang`; write attention.json, .csv, .md (and attention.png with `plots`) into `out`, a checked folder.
+    -> (AttentionStats, {format: path})."""
     from bridgeembed.evaluation.languages import check_language
 
-    if args.limit < 0:
-        raise DataError(f"--limit must be 0 (all sentences) or a positive number, got {args.limit}")
-    out = check_output(args.out or default_out("attention", args.model), "--out", "folder")  # before the work
-    args.input = args.input or default_input(args.data, args.lang)
-    sentences = read_text(args.input, args.limit)
-    encoder = load_bridge_encoder(args.model)
-    check_language(encoder, args.lang)
-    stats = measure(encoder, sentences, args.lang)
-    meta = {"model": args.model, "input": args.input, "lang": args.lang, "heads": stats.heads, "mass": MASS,
+    sentences = read_text(input_path, limit)
+    encoder = load_bridge_encoder(model)
+    check_language(encoder, lang)
+    stats = measure(encoder, sentences, lang)
+    meta = {"model": model, "input": input_path, "lang": lang, "heads": stats.heads, "mass": MASS,
             "entropy_unit": "nats"}
     paths = write(out, "attention", {"meta": meta, **stats.to_dict()}, stats.rows(), markdown(stats, meta))
-    if not args.no_plots:
-        plot(stats, out / "attention.png", f"{args.model}: {stats.sentences} {args.lang} sentences, k = {stats.heads}")
-    s = stats.summary()
-    print(f"entropy h < n_i: {_fmt(s['entropy_within'])}  h >= n_i: {_fmt(s['entropy_beyond'])}  "
-          f"({s['sentences']} sentences, k = {stats.heads}); wrote {paths['md'].parent}")
-    return 0
+    if plots:
+        plot(stats, out / "attention.png", f"{model}: {stats.sentences} {lang} sentences, k = {stats.heads}")
+    return stats, paths
