@@ -55,7 +55,7 @@ def test_in_and_out_everywhere_with_the_old_spellings_kept():
     new = translate.parse_args(["--src", "de", "--tgt", "en", "--in", "a.txt", "--out", "b.txt"])
     old = translate.parse_args(["--src", "de", "--tgt", "en", "--input", "a.txt", "--output", "b.txt"])
     assert (new.input, new.out) == (old.input, old.out) == ("a.txt", "b.txt")
-    from bridgeembed.datasets import senteval
+    from bridgeembed.cli.data import senteval
 
     parser = argparse.ArgumentParser()
     senteval.add_arguments(parser)

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from bridgeembed.cli.registry import dispatch
 
 COMMANDS = {
-    "senteval": ("bridgeembed.datasets.senteval", "download SentEval's data and apply its preprocessing"),
-    "multi30k": ("bridgeembed.datasets.corpora:multi30k", "download Multi30k (en, de, fr, cs captions)"),
-    "xnli": ("bridgeembed.datasets.corpora:xnli", "download XNLI 1.0 dev/test in 15 languages"),
-    "reviews": ("bridgeembed.datasets.corpora:reviews", "download the crosslingual tweet-sentiment sets"),
+    "senteval": ("bridgeembed.cli.data:senteval", "download SentEval's data and apply its preprocessing"),
+    "multi30k": ("bridgeembed.cli.data:multi30k", "download Multi30k (en, de, fr, cs captions)"),
+    "xnli": ("bridgeembed.cli.data:xnli", "download XNLI 1.0 dev/test in 15 languages"),
+    "reviews": ("bridgeembed.cli.data:reviews", "download the crosslingual tweet-sentiment sets"),
     "probing": ("bridgeembed.cli.probing", "build SentEval-format probing tasks from raw text in any language"),
     "prepare": ("bridgeembed.datasets.prepare", "tokenise a training config's corpus into the cache, on every core"),
 }

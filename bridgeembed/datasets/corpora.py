@@ -1,4 +1,4 @@
-"""`bridgeembed-data multi30k|xnli|reviews`: fetch the crosslingual sets into the data-root layout
+"""The crosslingual sets (`bridgeembed-data multi30k|xnli|reviews`, cli/data.py) fetched into the data-root layout
 (`multi30k/`, `xnli/xtreme/`, `xnli/xglue-de/`, `reviews/...`; see docs/data.md).
 
 Each file comes from a public repository pinned at the commit the project's checksums were taken
@@ -8,7 +8,6 @@ from (`checksums.SHA256`). `--mirror URL` fetches `URL/<path in the data-root la
 
 from __future__ import annotations
 
-import argparse
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,9 +15,7 @@ from typing import Callable, Optional
 
 from bridgeembed.datasets.checksums import SHA256
 from bridgeembed.datasets.download import fetch
-from bridgeembed.errors import ConfigError
-from bridgeembed.evaluation.options import add_options
-from bridgeembed.paths import data_root, write_text_atomic
+from bridgeembed.paths import write_text_atomic
 from bridgeembed.text.parallel import read_lines
 
 logger = logging.getLogger(__name__)
@@ -62,32 +59,23 @@ def xnli_test_labels(root: Path) -> None:
 
 @dataclass
 class CorpusDownload:
-    """One `bridgeembed-data` subcommand: a list of (path in the data root, upstream URL) and a last step."""
+    """One corpus of `bridgeembed-data`: a list of (path in the data root, upstream URL) and a last step."""
 
     name: str
     files: Callable[[], list]
     finish: Optional[Callable[[Path], None]] = None
 
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        add_options(parser, "--data")
-        parser.add_argument("--mirror", help="fetch MIRROR/<path in the data root> instead of the upstream URLs")
-        parser.add_argument("--only", help="comma-separated substrings: fetch only the files whose path contains one")
-
-    def run(self, args: argparse.Namespace) -> int:
-        root = data_root(args.data)
-        files = self.files()
-        if args.only:
-            wanted = [w.strip() for w in args.only.split(",") if w.strip()]
-            files = [(rel, url) for rel, url in files if any(w in rel for w in wanted)]
-            if not files:
-                raise ConfigError(f"--only {args.only!r} matches none of the {self.name} files")
+    def download(self, root: Path, files: list | None = None, mirror: str | None = None) -> None:
+        """Fetch `files` ((path in the data root, URL) pairs; default: every file of the corpus) into `root`,
+        from `mirror`/<path> instead of the URLs where given. The last step runs after a whole corpus only."""
+        whole = files is None
+        files = self.files() if whole else files
         for rel, url in files:
-            source = f"{args.mirror.rstrip('/')}/{rel}" if args.mirror else url
+            source = f"{mirror.rstrip('/')}/{rel}" if mirror else url
             fetch(source, root / rel, SHA256.get(rel))
-        if self.finish and not args.only:
+        if self.finish and whole:
             self.finish(root)
         logger.info("%s: %d file(s) in %s", self.name, len(files), root)
-        return 0
 
 
 multi30k = CorpusDownload("multi30k", _multi30k)

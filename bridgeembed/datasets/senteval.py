@@ -1,4 +1,4 @@
-"""`bridgeembed-data senteval`: SentEval's data, downloaded and preprocessed as SentEval's
+"""SentEval's data (`bridgeembed-data senteval`, cli/data.py), downloaded and preprocessed as SentEval's
 `data/downstream/get_transfer_data.bash` does (SentEval HEAD 5d6dc11), plus the ten probing files.
 
 Layout under `<--data>/senteval` (as every command reads it; `--dest` names the folder itself):
@@ -11,7 +11,6 @@ With `--mirror URL`, every file is fetched from `URL/<upstream file name>` inste
 
 from __future__ import annotations
 
-import argparse
 import logging
 import shutil
 from collections.abc import Iterable
@@ -20,8 +19,7 @@ from pathlib import Path
 from bridgeembed.datasets.download import extract, fetch, move
 from bridgeembed.datasets.text import cat_v, moses, ptb
 from bridgeembed.errors import ConfigError
-from bridgeembed.evaluation.options import add_options
-from bridgeembed.paths import atomic_file, senteval_dir
+from bridgeembed.paths import atomic_file
 
 logger = logging.getLogger(__name__)
 
@@ -207,25 +205,17 @@ TASKS = {"SST": sst, "STS": sts, "STSBenchmark": sts_benchmark, "TREC": trec, "S
          "SNLI": snli, "MRPC": mrpc, "probing": probing}
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_options(parser, "--data")  # the data land in DATA/senteval, where bridgeembed-bench senteval reads them
-    parser.add_argument("--out", "--dest", dest="dest", type=Path,
-                        help="the senteval folder itself (instead of DATA/senteval; --dest: the old spelling)")
-    parser.add_argument("--tasks", default="all", help=f"comma-separated subset of: {','.join(TASKS)}")
-    parser.add_argument("--mirror", help="fetch every file from MIRROR/<upstream file name> instead")
-    parser.add_argument("--keep-downloads", action="store_true", help="keep the archives in OUT/downloads")
-
-
-def run(args: argparse.Namespace) -> int:
-    names = list(TASKS) if args.tasks == "all" else [t.strip() for t in args.tasks.split(",") if t.strip()]
+def download(dest: Path, names: list, mirror: str | None = None, keep_downloads: bool = False) -> Path:
+    """SentEval's tasks `names` (keys of TASKS) downloaded and preprocessed into `dest` (the senteval folder),
+    from `mirror`/<upstream file name> where given; the archives are removed unless `keep_downloads`."""
     unknown = [n for n in names if n not in TASKS]
     if unknown:
         raise ConfigError(f"unknown SentEval task(s) {', '.join(unknown)}; expected some of {', '.join(TASKS)}")
-    job = Job(args.dest or senteval_dir(args.data), args.mirror)
+    job = Job(dest, mirror)
     for name in names:
         logger.info("SentEval %s", name)
         TASKS[name](job)
-    if not args.keep_downloads:
+    if not keep_downloads:
         job.clean()
     logger.info("SentEval data in %s", job.dest)
-    return 0
+    return job.dest

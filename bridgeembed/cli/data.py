@@ -1,0 +1,62 @@
+"""`bridgeembed-data senteval|multi30k|xnli|reviews`: the download commands' options, turned into the calls
+of `datasets.senteval.download` and `datasets.corpora.CorpusDownload.download`. The corpora (whose module
+imports torch) are imported only when one runs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from bridgeembed.datasets.senteval import TASKS, download
+from bridgeembed.errors import ConfigError
+from bridgeembed.evaluation.options import add_options
+from bridgeembed.paths import data_root, senteval_dir
+
+
+class SentEval:
+    """`bridgeembed-data senteval`: SentEval's data, downloaded and preprocessed (datasets/senteval.py)."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        add_options(parser, "--data")  # the data land in DATA/senteval, where bridgeembed-bench senteval reads them
+        parser.add_argument("--out", "--dest", dest="dest", type=Path,
+                            help="the senteval folder itself (instead of DATA/senteval; --dest: the old spelling)")
+        parser.add_argument("--tasks", default="all", help=f"comma-separated subset of: {','.join(TASKS)}")
+        parser.add_argument("--mirror", help="fetch every file from MIRROR/<upstream file name> instead")
+        parser.add_argument("--keep-downloads", action="store_true", help="keep the archives in OUT/downloads")
+
+    def run(self, args: argparse.Namespace) -> int:
+        names = list(TASKS) if args.tasks == "all" else [t.strip() for t in args.tasks.split(",") if t.strip()]
+        download(args.dest or senteval_dir(args.data), names, args.mirror, args.keep_downloads)
+        return 0
+
+
+class Corpus:
+    """`bridgeembed-data multi30k|xnli|reviews`: one corpus of datasets/corpora.py into the data root."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name  # a CorpusDownload of datasets/corpora.py
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        add_options(parser, "--data")
+        parser.add_argument("--mirror", help="fetch MIRROR/<path in the data root> instead of the upstream URLs")
+        parser.add_argument("--only", help="comma-separated substrings: fetch only the files whose path contains one")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from bridgeembed.datasets import corpora
+
+        corpus = getattr(corpora, self.name)
+        root = data_root(args.data)
+        files = None
+        if args.only:
+            wanted = [w.strip() for w in args.only.split(",") if w.strip()]
+            files = [(rel, url) for rel, url in corpus.files() if any(w in rel for w in wanted)]
+            if not files:
+                raise ConfigError(f"--only {args.only!r} matches none of the {self.name} files")
+        corpus.download(root, files, args.mirror)
+        return 0
+
+
+senteval = SentEval()
+multi30k = Corpus("multi30k")
+xnli = Corpus("xnli")
+reviews = Corpus("reviews")
