@@ -12,7 +12,7 @@ COMMANDS = {
     "xnli": ("bridgeembed.cli.data:xnli", "download XNLI 1.0 dev/test in 15 languages"),
     "reviews": ("bridgeembed.cli.data:reviews", "download the crosslingual tweet-sentiment sets"),
     "probing": ("bridgeembed.cli.probing", "build SentEval-format probing tasks from raw text in any language"),
-    "prepare": ("bridgeembed.datasets.prepare", "tokenise a training config's corpus into the cache, on every core"),
+    "prepare": ("bridgeembed.cli.prepare", "tokenise a training config's corpus into the cache, on every core"),
 }
 
 
