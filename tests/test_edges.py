@@ -1,11 +1,12 @@
-"""Check at the edge, trust inside (README, Layout): the options the commands share are declared in one
-module, and a `heads` value is parsed only where user input comes in (a command line or a public call)."""
+"""Check at the edge, trust inside (README, Layout): the command lines live in `cli/` alone, the options the
+commands share are declared in one module, and a `heads` value is parsed only where user input comes in (a
+command line or a public call)."""
 
 import ast
 
 from tests.test_layout import MODULES
 
-OPTIONS_MODULE = "bridgeembed.evaluation.options"
+OPTIONS_MODULE = "bridgeembed.cli.options"
 SHARED = ("--model", "--data", "--device", "--heads", "--threads", "--batch-size", "--quantize")
 
 
@@ -28,6 +29,37 @@ def declared(option: str) -> set:
     return {module for module in MODULES if declares(_tree(module), option)}
 
 
+PARSER_CALLS = ("ArgumentParser", "add_argument", "add_argument_group", "add_mutually_exclusive_group",
+                "add_subparsers", "parse_args", "parse_known_args")
+
+
+def parser_code(tree: ast.AST) -> set:
+    """What of argparse `tree` uses: an import of it (anywhere, under TYPE_CHECKING too) or a parser's call."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {f"import {a.name}" for a in node.names if a.name.split(".")[0] == "argparse"}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "argparse":
+            found.add(f"from {node.module} import")
+        elif isinstance(node, ast.Call) and _called(node) in PARSER_CALLS:
+            found.add(f"{_called(node)}()")
+    return found
+
+
+def test_no_module_outside_cli_imports_argparse_or_builds_a_parser():
+    """cli/ is the only front door (issue 39): the packages below it take typed values, never a parser."""
+    outside = {module: sorted(found) for module in MODULES
+               if not module.startswith("bridgeembed.cli.") and (found := parser_code(_tree(module)))}
+    assert not outside, f"argparse outside bridgeembed/cli/: {outside}; move the command line into cli/"
+
+
+def test_the_parser_check_sees_an_import_or_a_parser_anywhere():
+    assert parser_code(ast.parse("def f():\n    import argparse\n")) == {"import argparse"}
+    assert parser_code(ast.parse("if TYPE_CHECKING:\n    from argparse import Namespace\n")) == {"from argparse import"}
+    assert parser_code(ast.parse("def add(parser):\n    parser.add_argument('--x')\n")) == {"add_argument()"}
+    assert not parser_code(ast.parse("import logging\nargs = dict(x=1)\n"))
+
+
 def test_model_is_declared_in_one_module():
     assert declared("--model") <= {OPTIONS_MODULE}, f"--model declared in {sorted(declared('--model'))}"
 
@@ -35,7 +67,7 @@ def test_model_is_declared_in_one_module():
 def test_every_shared_option_is_declared_in_one_module():
     for option in SHARED:
         others = declared(option) - {OPTIONS_MODULE}
-        assert not others, f"{option} is declared again in {sorted(others)}: use evaluation.options.add_options"
+        assert not others, f"{option} is declared again in {sorted(others)}: use cli.options.add_options"
 
 
 def test_one_add_common():
@@ -45,7 +77,7 @@ def test_one_add_common():
 
 
 def test_the_check_sees_a_declaration_in_any_spelling():
-    from bridgeembed.evaluation.options import OPTIONS
+    from bridgeembed.cli.options import OPTIONS
 
     assert set(SHARED) == set(OPTIONS)
     assert declares(ast.parse('group.add_argument("--model", default="x")'), "--model")

@@ -9,8 +9,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bridgeembed.cli.options import add_options
 from bridgeembed.errors import BridgeembedError
-from bridgeembed.evaluation.options import add_options
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.encoders.bridge import SentenceAttention

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import argparse
 
+from bridgeembed.cli.options import add_options
 from bridgeembed.errors import DataError
-from bridgeembed.evaluation.options import add_options
 from bridgeembed.paths import check_output, default_out
 
 

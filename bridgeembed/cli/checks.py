@@ -6,10 +6,10 @@ import os
 import sys
 from pathlib import Path
 
+from bridgeembed.cli.options import OPTIONS
 from bridgeembed.encoders.options import EncodeOptions, check_timeout, shard_precision
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError
-from bridgeembed.evaluation.options import OPTIONS
 from bridgeembed.paths import check_output
 
 

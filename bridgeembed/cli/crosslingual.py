@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bridgeembed.cli.options import add_options
 from bridgeembed.crosslingual.classifier import MAJORITY, ClassifierConfig, encoder_and_classifier
 from bridgeembed.crosslingual.margin import CHOICES, K, parse_scoring
 from bridgeembed.crosslingual.readers import find_bitext, read_bitext
@@ -26,7 +27,6 @@ from bridgeembed.crosslingual.sources import BITEXT_SETS, NliTemplates, TsvTempl
 from bridgeembed.crosslingual.transfer import TransferEvaluator, parse_langs, parse_train_sets
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import ConfigError, DataError
-from bridgeembed.evaluation.options import add_options
 from bridgeembed.paths import check_output, data_root, default_out
 
 if TYPE_CHECKING:  # for annotations only

@@ -7,9 +7,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from bridgeembed.cli.options import add_options
 from bridgeembed.datasets.senteval import TASKS, download
 from bridgeembed.errors import ConfigError
-from bridgeembed.evaluation.options import add_options
 from bridgeembed.paths import data_root, senteval_dir
 
 

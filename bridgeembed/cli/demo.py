@@ -10,7 +10,7 @@ import argparse
 
 import numpy as np
 
-from bridgeembed.evaluation.options import add_options
+from bridgeembed.cli.options import add_options
 
 CAPTIONS = {
     "en": ["A dog is running through the grass.", "Two men are playing guitar on a stage."],

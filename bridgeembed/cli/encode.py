@@ -24,11 +24,11 @@ from bridgeembed.cli.checks import (
     shard_dir,
     stdout_open,
 )
+from bridgeembed.cli.options import add_options
 from bridgeembed.cli.registry import add_common, run_main
 from bridgeembed.encoders.options import SHARD_PRECISIONS, EncodeOptions
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError
-from bridgeembed.evaluation.options import add_options
 from bridgeembed.paths import check_not_input
 
 

@@ -36,11 +36,11 @@ from bridgeembed.cli.checks import (
     set_threads,
     shard_dir,
 )
+from bridgeembed.cli.options import add_options
 from bridgeembed.cli.registry import add_common, run_main
 from bridgeembed.encoders.options import SHARD_PRECISIONS, EncodeOptions
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError, UnknownLanguageError
-from bridgeembed.evaluation.options import add_options
 from bridgeembed.mining.index import KINDS as INDEXES
 from bridgeembed.mining.mine import MODES, RETRIEVALS, SCORINGS
 from bridgeembed.paths import atomic_file, check_not_input

@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import logging
 
+from bridgeembed.cli.options import add_options
 from bridgeembed.config import Config
 from bridgeembed.errors import ConfigError
-from bridgeembed.evaluation.options import add_options
 from bridgeembed.paths import cache_root
 from bridgeembed.text.cache import size_on_disk
 from bridgeembed.text.parallel import corpus_dir

@@ -56,7 +56,7 @@ def add_common(parser: argparse.ArgumentParser, device: bool = True) -> argparse
     """The options every command shares (those it does not define itself): --version, -v/--verbose,
     --quiet, --threads and, where a model runs, --device."""
     from bridgeembed import __version__
-    from bridgeembed.evaluation.options import add_options
+    from bridgeembed.cli.options import add_options
 
     have = parser._option_string_actions
     if "--version" not in have:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 import logging
 
+from bridgeembed.cli.options import add_options
 from bridgeembed.encoders.protocol import HeadSpec
-from bridgeembed.evaluation.options import add_options
 from bridgeembed.paths import check_output, default_out
 
 log = logging.getLogger(__name__)

@@ -13,8 +13,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from bridgeembed.cli.options import add_options
 from bridgeembed.cli.registry import add_common, run_main
-from bridgeembed.evaluation.options import add_options
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -11,8 +11,8 @@ import sys
 from collections.abc import Sequence
 
 from bridgeembed.cli.checks import output_file, positive_int, read_sentences, stdout_open
+from bridgeembed.cli.options import add_options
 from bridgeembed.cli.registry import add_common, run_main
-from bridgeembed.evaluation.options import add_options
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
