@@ -38,6 +38,12 @@ if TYPE_CHECKING:  # for annotations only
 
 logger = logging.getLogger(__name__)
 
+# Subword tokens an encoded sentence keeps, its end marker included, unless the user sets `max_seq_length`. Training
+# cuts at its own tokenizer.max_len (50 for the shipped models), but a BiLSTM has no length limit: 256 keeps all
+# but a handful of PUD's and the news sets' sentences whole (docs/performance.md, Sentence length), where 50 cut
+# 13-40% of them (issue 42).
+DEFAULT_MAX_SEQ_LENGTH = 256
+
 
 class SentenceAttention(NamedTuple):
     tokens: list  # the n subword pieces the encoder saw, end-of-sentence marker last
@@ -58,21 +64,26 @@ class BridgeEncoder:
     """
 
     def __init__(self, model_name_or_path: str | Path = DEFAULT_MODEL,
-                 device: str | torch.device | None = None, quantize: str | None = None) -> None:
+                 device: str | torch.device | None = None, quantize: str | None = None,
+                 max_seq_length: int | None = None) -> None:
         if not isinstance(model_name_or_path, (str, os.PathLike)):
             raise TypeError(f"BridgeEncoder(model_name_or_path): expected a shipped model's name or a path, got "
                             f"{type(model_name_or_path).__name__}; use BridgeEncoder.from_model(model, tokenizers, "
                             f"config) to wrap a model in memory")
         quantize = check_quantize(quantize)
+        if max_seq_length is not None:
+            _check_max_seq_length(max_seq_length)  # before loading: fails fast
         target = resolve_device("cpu" if quantize and device is None else device)  # before loading: fails fast
         check_quantized_device(quantize, target)
         found = resolve(model_name_or_path)
         model, tokenizers, config = load_model(found, with_decoders=False)
-        self._setup(model, tokenizers, config, target, str(model_name_or_path), quantize)
+        self._setup(model, tokenizers, config, target, str(model_name_or_path), quantize, max_seq_length)
         self._recipe = (str(Path(found).resolve()), None)  # what `worker_factory` loads: (path, reinit seed)
 
     def _setup(self, model: Any, tokenizers: dict, config: Config, device: str | torch.device | None, source: str,
-               quantize: str | None = None) -> None:
+               quantize: str | None = None, max_seq_length: int | None = None) -> None:
+        self.max_len = (max(DEFAULT_MAX_SEQ_LENGTH, config.tokenizer.max_len) if max_seq_length is None
+                        else _check_max_seq_length(max_seq_length))
         self.quantize = check_quantize(quantize)
         if self.quantize:
             device = resolve_device("cpu" if device is None else device)
@@ -80,7 +91,6 @@ class BridgeEncoder:
             model = quantize_model(model, self.quantize)  # a copy: the model given is left as it was
         self.model, self.tokenizers, self.config, self.source = model.eval(), tokenizers, config, source
         self._recipe = None  # a model in memory: no worker process can load it again
-        self.max_len = config.tokenizer.max_len
         if device is not None:
             self._move_to(resolve_device(device))
 
@@ -98,18 +108,19 @@ class BridgeEncoder:
     # --- loading and saving -------------------------------------------------------------------
     @classmethod
     def from_model(cls, model: Any, tokenizers: dict, config: Config, device: str | torch.device | None = None,
-                   source: str = "model", quantize: str | None = None) -> "BridgeEncoder":
+                   source: str = "model", quantize: str | None = None,
+                   max_seq_length: int | None = None) -> "BridgeEncoder":
         """Wrap a model already in memory (e.g. one `load_model` also serves a Translator with); with
         `quantize`, an int8 copy of it (the model given stays float32)."""
         encoder = cls.__new__(cls)
-        encoder._setup(model, tokenizers, config, device, source, quantize)
+        encoder._setup(model, tokenizers, config, device, source, quantize, max_seq_length)
         return encoder
 
     @classmethod
-    def from_pretrained(cls, name_or_path: str | Path = DEFAULT_MODEL,
-                        device: str | torch.device | None = None, quantize: str | None = None) -> "BridgeEncoder":
+    def from_pretrained(cls, name_or_path: str | Path = DEFAULT_MODEL, device: str | torch.device | None = None,
+                        quantize: str | None = None, max_seq_length: int | None = None) -> "BridgeEncoder":
         """A shipped model's name (see `list_pretrained()`), a trainer checkpoint, or an export."""
-        return cls(name_or_path, device, quantize)
+        return cls(name_or_path, device, quantize, max_seq_length)
 
     list_pretrained = staticmethod(list_pretrained)
 
@@ -148,7 +159,8 @@ class BridgeEncoder:
             torch.manual_seed(seed)
             model = BridgeModel(self.config.model, {lang: t.vocab_size for lang, t in self.tokenizers.items()}, [])
         encoder = BridgeEncoder.from_model(model, self.tokenizers, self.config, self.device,
-                                           source=f"untrained:{self.source}", quantize=self.quantize)
+                                           source=f"untrained:{self.source}", quantize=self.quantize,
+                                           max_seq_length=self.max_len)
         encoder._recipe = (self._recipe[0], seed) if self._recipe is not None else None  # fresh weights: the seed
         return encoder
 
@@ -164,7 +176,7 @@ class BridgeEncoder:
             raise ConfigError(f"BridgeEncoder(source={self.source!r}) wraps a model in memory, which a worker "
                               f"process cannot load again: save it (save_pretrained(folder)) and load "
                               f"BridgeEncoder(folder), or encode in one process")
-        return partial(_load_again, *self._recipe)
+        return partial(_load_again, *self._recipe, self.max_len)
 
     # --- properties ---------------------------------------------------------------------------
     @property
@@ -190,14 +202,13 @@ class BridgeEncoder:
     @property
     def max_seq_length(self) -> int:
         """Subword tokens a sentence keeps, its end marker included (sentence-transformers' name for `max_len`);
-        longer sentences are cut, with a warning. Settable, as there."""
+        longer sentences are cut, with a warning. DEFAULT_MAX_SEQ_LENGTH (256) unless given to the constructor,
+        whatever length the model was trained at. Settable, as there."""
         return self.max_len
 
     @max_seq_length.setter
     def max_seq_length(self, value: int) -> None:
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 2:
-            raise ValueError(f"max_seq_length must be an integer >= 2 (one token and the end marker), got {value!r}")
-        self.max_len = int(value)
+        self.max_len = _check_max_seq_length(value)
 
     def to(self, device: str | torch.device) -> "BridgeEncoder":
         """All weights onto `device` (or none of them, with a ConfigError); returns the encoder, as
@@ -270,9 +281,6 @@ class BridgeEncoder:
         call it under `if __name__ == "__main__":`. The same as `bridgeembed.encoders.pool.encode_multi_process`."""
         from bridgeembed.encoders.pool import encode_multi_process
 
-        if self.max_len != self.config.tokenizer.max_len:
-            raise ConfigError(f"max_seq_length was set to {self.max_len}, but worker processes load the model again "
-                              f"with its own {self.config.tokenizer.max_len}: set it back, or use encode()")
         return encode_multi_process(self, sentences, lang, processes=processes, heads=heads, batch_size=batch_size,
                                     normalize=_normalize(normalize, normalize_embeddings), chunk_size=chunk_size,
                                     threads_per_process=threads_per_process, job_timeout=job_timeout)
@@ -390,10 +398,17 @@ def _normalize(normalize: bool, normalize_embeddings: bool | None) -> bool:
     return bool(normalize_embeddings)
 
 
-def _load_again(path: str, seed: int | None) -> BridgeEncoder:
-    """`BridgeEncoder.worker_factory`'s work, in the worker: the same model on the CPU (reinitialized by `seed`)."""
-    encoder = BridgeEncoder(path, device="cpu")
+def _load_again(path: str, seed: int | None, max_seq_length: int) -> BridgeEncoder:
+    """`BridgeEncoder.worker_factory`'s work, in the worker: the same model on the CPU (reinitialized by `seed`),
+    cutting sentences where the parent's does."""
+    encoder = BridgeEncoder(path, device="cpu", max_seq_length=max_seq_length)
     return encoder if seed is None else encoder.reinitialized(seed=seed)
+
+
+def _check_max_seq_length(value: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 2:
+        raise ValueError(f"max_seq_length must be an integer >= 2 (one token and the end marker), got {value!r}")
+    return int(value)
 
 
 def _check_batch_size(batch_size: int) -> None:

@@ -2,11 +2,14 @@
 names and methods work on BridgeEncoder, a training run's folder is a model, and the calls that have no meaning
 here say why."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
 
 from bridgeembed import BridgeEncoder
+from bridgeembed.encoders.bridge import DEFAULT_MAX_SEQ_LENGTH
 from bridgeembed.errors import CheckpointError, ConfigError
 
 pytestmark = pytest.mark.usefixtures("shipped_model")
@@ -37,7 +40,9 @@ def test_normalize_embeddings_and_convert_to_numpy_are_our_normalize_and_convert
 
 
 def test_max_seq_length_to_and_eval(encoder):
-    assert encoder.max_seq_length == encoder.max_len == 50
+    # the default keeps long sentences whole, past the 50 tokens the model was trained at (issue 42)
+    assert encoder.max_seq_length == encoder.max_len == DEFAULT_MAX_SEQ_LENGTH == 256
+    assert encoder.config.tokenizer.max_len == 50
     assert encoder.eval() is encoder and encoder.to("cpu") is encoder and encoder.device.type == "cpu"
     with pytest.raises(ConfigError, match="device 'nonsense'"):
         encoder.to("nonsense")
@@ -49,12 +54,27 @@ def test_max_seq_length_to_and_eval(encoder):
         with pytest.warns(UserWarning, match="maximum of 10"):
             short = encoder.encode(long, lang="en")
         assert not np.allclose(short, full)
-        with pytest.raises(ConfigError, match="max_seq_length was set to 10"):
-            encoder.encode_multi_process(SENTENCES, "en")
+        # worker processes load the model again and cut where the parent does (each warns on its own stderr)
+        np.testing.assert_allclose(encoder.encode_multi_process([long, long], "en"), [short, short], atol=1e-5)
     finally:
-        encoder.max_seq_length = 50
+        encoder.max_seq_length = DEFAULT_MAX_SEQ_LENGTH
     with pytest.raises(ValueError, match="max_seq_length must be an integer >= 2"):
         encoder.max_seq_length = 1
+
+
+def test_sentences_past_the_training_length_are_encoded_whole(encoder):
+    """A BiLSTM has no length limit: a sentence of 120 pieces is encoded whole by default, and max_seq_length=50
+    (the cut every sentence got before) gives another vector, with a warning."""
+    long = " ".join(["a dog runs on the beach ."] * 20)
+    assert len(encoder.tokenizers["en"].encode(long)) > 100
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no cut, so no warning
+        whole = encoder.encode(long, lang="en")
+    cut = BridgeEncoder(device="cpu", max_seq_length=50)
+    with pytest.warns(UserWarning, match="maximum of 50"):
+        assert not np.allclose(cut.encode(long, lang="en"), whole)
+    with pytest.raises(ValueError, match="max_seq_length must be an integer >= 2 .*, got 0"):
+        BridgeEncoder(device="cpu", max_seq_length=0)
 
 
 def test_encode_multi_process_on_the_encoder_gives_what_encode_gives(encoder):
