@@ -7,7 +7,7 @@ import argparse
 import pytest
 
 from bridgeembed import __version__
-from bridgeembed.cli import bench, encode, export, fetch, mine, train, translate
+from bridgeembed.cli import bench, encode, export, fetch, mine, recipe, train, translate
 from bridgeembed.cli.registry import add_common, load
 
 SINGLE = {"bridgeembed-encode": encode, "bridgeembed-translate": translate, "bridgeembed-mine": mine,
@@ -15,7 +15,8 @@ SINGLE = {"bridgeembed-encode": encode, "bridgeembed-translate": translate, "bri
 
 
 def _subcommand_parsers():
-    for prog, module, device in (("bridgeembed-bench", bench, True), ("bridgeembed-data", fetch, False)):
+    for prog, module, device in (("bridgeembed-bench", bench, True), ("bridgeembed-data", fetch, False),
+                                 ("bridgeembed-recipe", recipe, False)):
         for name, (target, _) in module.COMMANDS.items():
             parser = argparse.ArgumentParser(prog=f"{prog} {name}")
             load(target).add_arguments(parser)
@@ -29,7 +30,8 @@ def test_every_single_command_prints_its_version(prog, capsys):
     assert stop.value.code == 0 and capsys.readouterr().out.strip() == f"{prog} {__version__}"
 
 
-@pytest.mark.parametrize("module, prog", [(bench, "bridgeembed-bench"), (fetch, "bridgeembed-data")])
+@pytest.mark.parametrize("module, prog", [(bench, "bridgeembed-bench"), (fetch, "bridgeembed-data"),
+                                          (recipe, "bridgeembed-recipe")])
 def test_tools_with_subcommands_print_their_version(module, prog, capsys):
     assert module.main(["--version"]) == 0
     assert capsys.readouterr().out.strip() == f"{prog} {__version__}"

@@ -152,13 +152,14 @@ def _encode(argv):
 
 def parsers() -> dict:
     from bridgeembed.__main__ import COMMANDS as MAIN
-    from bridgeembed.cli import bench, export, fetch, mine, train, translate
+    from bridgeembed.cli import bench, export, fetch, mine, recipe, train, translate
 
     return {"bridgeembed-encode": _encode, "bridgeembed-translate": translate.parse_args,
             "bridgeembed-export": export.parse_args,
             "bridgeembed-mine": mine.parse_args,
             "bridgeembed-train": train.parse_args, "bridgeembed-bench": _dispatched(bench.COMMANDS),
-            "bridgeembed-data": _dispatched(fetch.COMMANDS), "python -m bridgeembed": _dispatched(MAIN),
+            "bridgeembed-data": _dispatched(fetch.COMMANDS), "bridgeembed-recipe": _dispatched(recipe.COMMANDS),
+            "python -m bridgeembed": _dispatched(MAIN),
             "-m bridgeembed.cli.train": train.parse_args}
 
 
@@ -173,7 +174,8 @@ def command_lines():
                         continue  # an elided example, or a synopsis with [optional] parts
                     joined = " ".join(tokens)
                     for program in ("bridgeembed-encode", "bridgeembed-translate", "bridgeembed-train",
-                                    "bridgeembed-export", "bridgeembed-bench", "bridgeembed-data", "bridgeembed-mine", "python -m bridgeembed",
+                                    "bridgeembed-export", "bridgeembed-bench", "bridgeembed-data", "bridgeembed-mine",
+                                    "bridgeembed-recipe", "python -m bridgeembed",
                                     "-m bridgeembed.cli.train"):
                         if joined.startswith(program + " ") or f" {program} " in f" {joined} " and \
                                 program.startswith("-m"):
@@ -205,7 +207,7 @@ def _help(program: str, argv: list) -> str:
     return out.getvalue()
 
 
-SUBCOMMANDS = ("bridgeembed-bench", "bridgeembed-data", "python -m bridgeembed")
+SUBCOMMANDS = ("bridgeembed-bench", "bridgeembed-data", "bridgeembed-recipe", "python -m bridgeembed")
 
 
 def test_every_documented_option_is_in_the_commands_help():

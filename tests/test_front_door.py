@@ -35,6 +35,7 @@ def test_mine_checks_its_languages_before_it_looks_for_faiss(tmp_path, monkeypat
 
 @pytest.mark.parametrize("module, prog", [("bridgeembed.cli.bench", "bridgeembed-bench"),
                                           ("bridgeembed.cli.fetch", "bridgeembed-data"),
+                                          ("bridgeembed.cli.recipe", "bridgeembed-recipe"),
                                           ("bridgeembed.__main__", "python -m bridgeembed")])
 def test_help_of_the_tools_with_subcommands_ends_in_plain_text(module, prog, capsys):
     """Their --help ended in the module docstring, backticks and all, under the listing."""

@@ -99,7 +99,8 @@ def dispatch(prog: str, description: str, commands: dict, argv: Sequence[str] | 
              device: bool = True) -> int:
     """`commands` maps a name to (target, one-line help); `device`: the commands run a model (--device)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    listing = "\n".join(f"  {name:<12} {help_}" for name, (_, help_) in commands.items())
+    width = max(12, *map(len, commands))
+    listing = "\n".join(f"  {name:<{width}} {help_}" for name, (_, help_) in commands.items())
     usage = f"{prog} COMMAND [options]\n\ncommands:\n{listing}\n\n'{prog} COMMAND --help' shows a command's options."
     if argv and argv[0] == "--version":
         from bridgeembed import __version__

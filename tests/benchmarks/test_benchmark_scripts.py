@@ -299,35 +299,6 @@ def test_domains_table_adds_a_column_per_dev_set(tmp_path):
     assert bad.returncode == 2 and "--dev takes NAME=TEMPLATE" in bad.stderr
 
 
-def test_interpolate_mixes_two_checkpoints_of_one_model(toy_run, tmp_path):
-    import torch
-
-    from bridgeembed.checkpoint import load_checkpoint, save_atomic
-
-    run_dir, _ = toy_run
-    start, tuned = load_checkpoint(run_dir / "best.pt"), load_checkpoint(run_dir / "last.pt")
-    tuned["model"] = {k: v + 1.0 if v.is_floating_point() else v for k, v in tuned["model"].items()}
-    save_atomic(tuned, tmp_path / "tuned.pt")
-    text = run("interpolate.py", str(run_dir / "best.pt"), str(tmp_path / "tuned.pt"), "--alpha", "0", "0.25", "1",
-               "--out", str(tmp_path / "soup"))
-    assert "soup-0.25.pt" in text
-    for alpha in (0.0, 0.25, 1.0):
-        mixed = load_checkpoint(tmp_path / "soup" / f"soup-{alpha:g}.pt")["model"]
-        for key, value in start["model"].items():
-            if value.is_floating_point():
-                expected = (1 - alpha) * value.float() + alpha * tuned["model"][key].float()
-                assert torch.allclose(mixed[key], expected, atol=1e-6), key
-    other = load_checkpoint(run_dir / "best.pt")
-    lang = next(iter(other["tokenizers"]))
-    other["tokenizers"][lang]["lowercase"] = not other["tokenizers"][lang]["lowercase"]
-    save_atomic(other, tmp_path / "other.pt")
-    refused = subprocess.run([sys.executable, str(REPO / "benchmarks" / "interpolate.py"), str(run_dir / "best.pt"),
-                              str(tmp_path / "other.pt"), "--alpha", "0.5", "--out", str(tmp_path / "no")],
-                             capture_output=True, text=True)
-    assert refused.returncode == 1 and "different tokenizers" in refused.stderr
-    assert not (tmp_path / "no").exists()
-
-
 def test_int8_storage_exports_the_model_and_tables_each_figure_beside_its_int8_one(toy_run, tmp_path):
     checkpoint, out = toy_run[0] / "best.pt", tmp_path / "int8"
     langs = ("en", "de", "fr", "cs")
@@ -350,36 +321,6 @@ def test_int8_storage_exports_the_model_and_tables_each_figure_beside_its_int8_o
     assert "| test BLEU, mean of the pairs | 21.00 | 21.05 | +0.05 |" in text and "| test BLEU x-x |" in text
 
 
-def test_with_decoders_gives_an_encoder_only_model_the_decoders_of_another(toy_run, tmp_path):
-    import torch
-
-    from bridgeembed import BridgeEncoder
-    from bridgeembed.checkpoint import load_checkpoint, save_atomic
-    from bridgeembed.config import Config
-    from bridgeembed.training.prepare import load_init
-
-    run_dir, _ = toy_run
-    BridgeEncoder(run_dir / "best.pt").save(tmp_path / "encoder.pt")  # encoders and bridge only
-    encoder, decoders = load_checkpoint(tmp_path / "encoder.pt"), load_checkpoint(run_dir / "last.pt")
-    assert not encoder["decoder_languages"]
-    text = run("with_decoders.py", str(tmp_path / "encoder.pt"), str(run_dir / "last.pt"), str(tmp_path / "both.pt"))
-    assert "both.pt: encoders and bridge of" in text
-    both = load_init(tmp_path / "both.pt", Config.from_dict(decoders["config"]))  # what train.init_from reads
-    assert both["decoder_languages"] == decoders["decoder_languages"] and "trainer" not in both
-    assert set(both["model"]) == set(decoders["model"])
-    for key, value in both["model"].items():
-        source = encoder["model"] if key in encoder["model"] else decoders["model"]
-        assert torch.equal(value, source[key]), key
-    other = dict(decoders, tokenizers=dict(decoders["tokenizers"]))
-    lang = next(iter(other["tokenizers"]))
-    other["tokenizers"][lang] = dict(other["tokenizers"][lang], lowercase=not other["tokenizers"][lang]["lowercase"])
-    save_atomic(other, tmp_path / "other.pt")
-    refused = subprocess.run([sys.executable, str(REPO / "benchmarks" / "with_decoders.py"), str(tmp_path / "encoder.pt"),
-                              str(tmp_path / "other.pt"), str(tmp_path / "no.pt")], capture_output=True, text=True)
-    assert refused.returncode == 1 and f"different {lang} tokenizers" in refused.stderr
-    assert not (tmp_path / "no.pt").exists()
-
-
 def test_recipe_step_times_each_step_since_the_issue_on_a_config(tmp_path):
     import yaml
 
@@ -395,57 +336,3 @@ def test_recipe_step_times_each_step_since_the_issue_on_a_config(tmp_path):
     assert [r["variant"] for r in result["runs"]] == ["filed", "padded", "chunked", "now"]
     assert result["steps"] == [4, 5] and all(len(r["pairs_per_s"]) == 2 for r in result["runs"])
     assert result["runs"][0]["against_first"] == 1.0
-
-
-def test_retokenized_carries_a_model_over_to_tokenizers_from_every_corpus(toy_run, tmp_path):
-    import gzip
-
-    import torch
-    import yaml
-
-    from bridgeembed.checkpoint import load_checkpoint
-    from bridgeembed.config import Config
-    from bridgeembed.text.tokenization import LanguageTokenizer
-    from bridgeembed.training.prepare import build_model, load_init
-
-    run_dir, _ = toy_run
-    domain = tmp_path / "domain"  # a word the toy corpus never has, so the new tokenizers learn a piece for it
-    domain.mkdir()
-    for lang in ("x", "y"):
-        with gzip.open(domain / f"train.{lang}.gz", "wt", encoding="utf-8") as handle:
-            handle.write("zqzq zqzq zqzq banana\n" * 300)
-    start = load_checkpoint(run_dir / "last.pt")
-    raw = dict(start["config"])
-    raw["data"] = {**raw["data"], "tokenizer_text": "all",
-                   "corpora": [{"path": str(domain), "name": "domain", "languages": ["x", "y"], "dev_lines": 10}]}
-    raw["train"] = {**raw["train"], "out_dir": str(tmp_path / "run"), "cache_dir": str(tmp_path / "cache")}
-    config = tmp_path / "config.yaml"
-    config.write_text(yaml.safe_dump(raw))
-    text = run("retokenized.py", str(run_dir / "last.pt"), str(config), str(tmp_path / "init.pt"))
-    assert "init.pt:" in text and "pieces that kept their row: x " in text
-    init = load_init(tmp_path / "init.pt", Config.from_yaml(config))  # what train.init_from reads
-    assert "trainer" not in init and init["config"]["data"]["tokenizer_text"] == "all"
-    for lang in ("x", "y"):
-        old = LanguageTokenizer.from_state(start["tokenizers"][lang]).sp
-        new = LanguageTokenizer.from_state(init["tokenizers"][lang]).sp
-        assert new.piece_to_id("\u2581zqzq") != new.unk_id() and old.piece_to_id("\u2581zqzq") == old.unk_id()
-        rows, before = init["model"][f"encoders.{lang}.embed.weight"], start["model"][f"encoders.{lang}.embed.weight"]
-        assert rows.shape == (new.get_piece_size(), before.size(1))
-        spelled = [i for i in old.encode("zqzq", out_type=int) if i > 3]  # not UNK (q is unknown to the old)
-        assert len(spelled) > 1 and torch.allclose(rows[new.piece_to_id("\u2581zqzq")], before[spelled].mean(dim=0))
-        both = [(i, old.piece_to_id(new.id_to_piece(i))) for i in range(4, new.get_piece_size())
-                if old.piece_to_id(new.id_to_piece(i)) != old.unk_id()]
-        assert len(both) > 10 and all(torch.equal(rows[i], before[j]) for i, j in both)  # pieces both have: kept
-        assert torch.equal(rows[:4], before[:4])  # PAD, UNK, BOS, EOS
-        bias = init["model"][f"decoders.{lang}.out.bias"]
-        assert all(torch.equal(bias[i], start["model"][f"decoders.{lang}.out.bias"][j]) for i, j in both)
-    for key, value in init["model"].items():  # everything but the vocabulary tables is the start's
-        if "embed" not in key and not key.endswith(("out.weight", "out.bias")):
-            assert torch.equal(value, start["model"][key]), key
-    tokenizers = {lang: LanguageTokenizer.from_state(s) for lang, s in init["tokenizers"].items()}
-    build_model(Config.from_yaml(config).model, tokenizers, 0, init)  # the weights fit a model of the new vocabulary
-    encoder_only = dict(start, decoder_languages=[])
-    torch.save(encoder_only, tmp_path / "encoder.pt")
-    refused = subprocess.run([sys.executable, str(REPO / "benchmarks" / "retokenized.py"), str(tmp_path / "encoder.pt"),
-                              str(config), str(tmp_path / "no.pt")], capture_output=True, text=True, cwd=REPO)
-    assert refused.returncode == 1 and "lacks the decoder of x, y" in refused.stderr

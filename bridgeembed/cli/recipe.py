@@ -1,0 +1,148 @@
+"""`bridgeembed-recipe`: the recipes that made the shipped weights from other trained models (bridgeembed/recipes.py).
+
+    bridgeembed-recipe interpolate multi30k-m2m runs/stage10d/best.pt --alpha 0.3 0.5 0.7 --out runs/soup
+    bridgeembed-recipe with-decoders broad-m2m multi30k-m2m --out runs/stage12b-init.pt
+    bridgeembed-recipe retokenize runs/stage12b/best.pt configs/broad/stage13.yaml --out runs/stage13-init.pt
+
+Each writes a checkpoint to start a training run from (`train.init_from`) or to export (`bridgeembed-export`).
+Models are shipped names, model folders or checkpoint files. An output that is one of the inputs is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from bridgeembed.cli.options import add_options
+from bridgeembed.cli.registry import dispatch
+from bridgeembed.errors import ConfigError
+from bridgeembed.paths import check_not_input, check_output
+
+COMMANDS = {
+    "interpolate": ("bridgeembed.cli.recipe:interpolate",
+                    "weight-space interpolation of a fine-tuned checkpoint with the model it started from (WiSE-FT)"),
+    "with-decoders": ("bridgeembed.cli.recipe:with_decoders",
+                      "give an encoder-only model the decoders of another, so that training can go on from it"),
+    "retokenize": ("bridgeembed.cli.recipe:retokenize",
+                   "a trained model under a config's new tokenizers, its vocabulary carried over piece by piece"),
+}
+
+
+def _models(*specs: tuple) -> list:
+    """[(name, spec)] -> [(name, path)]: each model found, or a one-line error naming it."""
+    from bridgeembed.pretrained import resolve
+
+    return [(name, resolve(spec)) for name, spec in specs]
+
+
+def _load(path: Path) -> dict:
+    from bridgeembed.checkpoint import load_checkpoint
+
+    return load_checkpoint(path)
+
+
+class Interpolate:
+    """theta = (1 - alpha) * START + alpha * TUNED for each alpha: OUT/soup-ALPHA.pt, trainer checkpoints in
+    float32. Both must have the same model and tokenizer configuration and the same tokenizers (a run started
+    with `train.init_from` from the other has them). Choose alpha on dev sets, never on test sets."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("start", help="the model fine-tuning started from (a shipped name or a checkpoint)")
+        parser.add_argument("tuned", help="the fine-tuned checkpoint")
+        parser.add_argument("--alpha", type=float, nargs="+", required=True, help="weights of the tuned model, 0-1")
+        parser.add_argument("--out", required=True, help="folder for soup-ALPHA.pt files")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from bridgeembed.checkpoint import save_atomic
+        from bridgeembed.recipes import check_same_model, interpolate
+
+        if any(not 0.0 <= a <= 1.0 for a in args.alpha):
+            raise ConfigError(f"--alpha takes weights between 0 and 1, got {args.alpha}")
+        inputs = _models(("START", args.start), ("TUNED", args.tuned))
+        folder = check_output(args.out, "--out", "folder")
+        paths = [folder / f"soup-{alpha:g}.pt" for alpha in args.alpha]
+        for path in paths:
+            check_not_input(path, "--out", inputs)
+        start, tuned = (_load(path) for _, path in inputs)
+        check_same_model(start, tuned)
+        for alpha, path in zip(args.alpha, paths):
+            save_atomic(interpolate(start, tuned, alpha), path)
+            print(f"wrote {path} (alpha {alpha:g})")
+        return 0
+
+
+class WithDecoders:
+    """One checkpoint with the encoders and bridge of ENCODER and the decoders (and anything else ENCODER lacks)
+    of DECODERS, e.g. those of the model ENCODER was fine-tuned from. The decoders then meet encoders they were
+    not trained with: expect a higher translation loss for the first few hundred steps."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("encoder", help="model whose encoders and bridge to keep (shipped name, folder, .pt)")
+        parser.add_argument("decoders", help="model whose decoders to add")
+        parser.add_argument("--out", required=True, help="checkpoint file to write (.pt)")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from bridgeembed.checkpoint import save_atomic
+        from bridgeembed.errors import CheckpointError
+        from bridgeembed.recipes import with_decoders
+
+        inputs = _models(("ENCODER", args.encoder), ("DECODERS", args.decoders))
+        out = check_output(args.out, "--out")
+        check_not_input(out, "--out", inputs)
+        encoder, decoders = (_load(path) for _, path in inputs)
+        try:
+            payload = with_decoders(encoder, decoders)
+        except CheckpointError as err:
+            raise CheckpointError(f"{args.encoder} and {args.decoders}: {err}") from None
+        save_atomic(payload, out)
+        added = len(payload["model"]) - len(encoder["model"])
+        print(f"{out}: encoders and bridge of {args.encoder}, {added} tensors (decoders of "
+              f"{', '.join(payload['decoder_languages'])}) of {args.decoders}")
+        return 0
+
+
+class Retokenize:
+    """MODEL under CONFIG's tokenizers (trained, or found in the cache, as its run would train them), its
+    vocabulary rows carried over piece by piece. MODEL needs decoders (a trainer checkpoint, or the output of
+    `with-decoders`) and CONFIG's model section. Expect a higher loss for the first few hundred steps."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("model", help="model with decoders (shipped name, folder or .pt)")
+        parser.add_argument("config", help="the run's config: its tokenizers are trained here, as the run would")
+        parser.add_argument("--out", required=True, help="checkpoint file to write (.pt)")
+        add_options(parser, "--data")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from bridgeembed.checkpoint import save_atomic
+        from bridgeembed.config import Config
+        from bridgeembed.errors import CheckpointError
+        from bridgeembed.recipes import retokenized, run_tokenizers
+
+        inputs = _models(("MODEL", args.model))
+        out = check_output(args.out, "--out")
+        check_not_input(out, "--out", [*inputs, ("CONFIG", args.config)])
+        config = Config.from_yaml(args.config)
+        tokenizers = run_tokenizers(config, args.data)
+        try:
+            payload, kept = retokenized(_load(inputs[0][1]), tokenizers, config)
+        except (CheckpointError, ConfigError) as err:
+            raise type(err)(f"{args.model}: {err}") from None
+        save_atomic(payload, out)
+        sizes = ", ".join(f"{lang} {kept[lang]:,} of {tok.vocab_size:,}" for lang, tok in tokenizers.items())
+        print(f"{out}: {args.model} under {Path(args.config).name}'s tokenizers; pieces that kept their row: {sizes}")
+        return 0
+
+
+interpolate = Interpolate()
+with_decoders = WithDecoders()
+retokenize = Retokenize()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return dispatch("bridgeembed-recipe", __doc__, COMMANDS, argv, device=False)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""The recipes that made the shipped weights from other trained models (issue 29): `bridgeembed-recipe`.
+
+- Weight-space interpolation of two checkpoints of one model (WiSE-FT, Wortsman et al. 2022): a model
+  fine-tuned on new text forgets some of what it knew; theta = (1 - alpha) * start + alpha * tuned often keeps
+  most of both, since both lie in one basin. Choose alpha on dev sets, never on test sets.
+- Decoder grafting: an encoder-only model (exported with --no-decoders) gets the decoders of another, so that
+  training can go on from it (a translation loss needs decoders).
+- A trained model under new tokenizers: every weight is kept except the rows of the vocabulary tables, rebuilt
+  for the new pieces. A piece the old tokenizer also has (the same string) keeps its row; any other piece gets
+  the mean of the rows of the pieces the old tokenizer splits its text into (the "fast vocabulary transfer" of
+  Gee et al. 2022), a piece inside a word as a piece inside a word; PAD, UNK, BOS and EOS keep theirs.
+
+Each function takes checkpoint payloads (`checkpoint.load_checkpoint`) and returns one, for `train.init_from`
+(or `bridgeembed-export`); a mismatch between the models is a CheckpointError or a ConfigError naming it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import TYPE_CHECKING
+
+import torch
+
+from bridgeembed.config import Config
+from bridgeembed.errors import CheckpointError, ConfigError
+from bridgeembed.text.tokenization import EOS, LanguageTokenizer
+
+if TYPE_CHECKING:  # for annotations only
+    from sentencepiece import SentencePieceProcessor
+
+WORD = "\u2581"  # sentencepiece's word-start mark
+SPECIAL = EOS + 1  # ids below this are PAD, UNK, BOS, EOS in every tokenizer we train
+
+
+# --- interpolation --------------------------------------------------------------------------------
+def check_same_model(start: dict, tuned: dict) -> None:
+    """Refuse two checkpoints that are not one model: other shapes, other tokenizers."""
+    for section in ("model", "tokenizer"):
+        if start["config"][section] != tuned["config"][section]:
+            raise CheckpointError(f"the two checkpoints differ in their {section} configuration: "
+                                  f"{start['config'][section]} against {tuned['config'][section]}")
+
+    def vocabularies(payload: dict) -> dict:  # a folder's tokenizers carry no sha256 field; a checkpoint's do
+        return {lang: (tok["spm_model"], tok["lowercase"], tok["moses"]) for lang, tok in payload["tokenizers"].items()}
+
+    if vocabularies(start) != vocabularies(tuned):
+        raise CheckpointError("the two checkpoints have different tokenizers: interpolation needs one vocabulary")
+    a, b = start["model"], tuned["model"]
+    if a.keys() != b.keys() or any(a[k].shape != b[k].shape for k in a):
+        raise CheckpointError("the two checkpoints' weights differ in names or shapes")
+
+
+def interpolate(start: dict, tuned: dict, alpha: float) -> dict:
+    """A payload with tuned's metadata and (1 - alpha) * start + alpha * tuned, in float32 (a trainer-kind
+    checkpoint without its optimizer and trainer state)."""
+    weights = {k: v if not v.is_floating_point()
+               else torch.lerp(v.float(), tuned["model"][k].float(), alpha) for k, v in start["model"].items()}
+    payload = {k: v for k, v in tuned.items() if k not in ("model", "trainer", "optimizer")}
+    payload["model"] = weights
+    return payload
+
+
+# --- decoder grafting -----------------------------------------------------------------------------
+def with_decoders(encoder: dict, decoders: dict) -> dict:
+    """ENCODER's payload with DECODERS' weights wherever ENCODER has none (not a run to resume: a model to
+    start from). Both must share the model and tokenizer config and the tokenizers themselves."""
+    for section in ("model", "tokenizer"):
+        if encoder["config"].get(section) != decoders["config"].get(section):
+            raise CheckpointError(f"the two models have different {section} configs")
+    for lang, state in encoder["tokenizers"].items():
+        if decoders["tokenizers"].get(lang) != state:
+            raise CheckpointError(f"the two models have different {lang} tokenizers")
+    shapes = {k: v.shape for k, v in decoders["model"].items()}
+    odd = [k for k, v in encoder["model"].items() if k in shapes and shapes[k] != v.shape]
+    if odd:
+        raise CheckpointError(f"the weights differ in shape, e.g. {odd[0]}")
+    payload = {**encoder, "kind": "trainer" if decoders["kind"] == "trainer" else encoder["kind"],
+               "decoder_languages": list(decoders["decoder_languages"]),
+               "model": {**decoders["model"], **encoder["model"]}}
+    payload.pop("trainer", None)
+    return payload
+
+
+# --- new tokenizers -------------------------------------------------------------------------------
+def run_tokenizers(config: Config, data: str | None = None) -> dict:
+    """{lang: LanguageTokenizer}: CONFIG's tokenizers, trained (or found in the cache) as its run would."""
+    from bridgeembed.text.parallel import corpus_dir
+    from bridgeembed.training.data import prepare_training_data
+    from bridgeembed.training.prepare import more_tokenizer_text
+
+    more = more_tokenizer_text(config, data) if config.data.tokenizer_text == "all" else None
+    tokenizers, _ = prepare_training_data(config, corpus_dir(config.data.path, data), vocab_text=more)
+    return tokenizers
+
+
+def old_pieces(old: SentencePieceProcessor, piece: str) -> list:
+    """The ids of `old` (a SentencePieceProcessor) that spell `piece` (a string of another vocabulary).
+
+    sentencepiece marks a word start itself, so a piece from inside a word ("ment") would come back as a
+    word's start ("\u2581ment"); its first id is then swapped for the same string without the mark where `old`
+    has one."""
+    text = piece.replace(WORD, " ")
+    ids = old.encode(text, out_type=int) if text.strip() else []
+    if not ids:
+        return []
+    if not piece.startswith(WORD):
+        first = old.id_to_piece(ids[0])
+        if first == WORD:
+            ids = ids[1:]
+        elif first.startswith(WORD) and old.piece_to_id(first[1:]) != old.unk_id():
+            ids = [old.piece_to_id(first[1:]), *ids[1:]]
+    return [i for i in ids if i >= SPECIAL] or ids
+
+
+def transfer(old: SentencePieceProcessor, new: SentencePieceProcessor) -> tuple[list, int]:
+    """For each id of `new`: the ids of `old` whose mean row it takes; and how many pieces kept their own row."""
+    sources, same = [], 0
+    for i in range(new.get_piece_size()):
+        piece = new.id_to_piece(i)
+        if i < SPECIAL:
+            sources.append([i])
+            continue
+        j = old.piece_to_id(piece)
+        if j != old.unk_id() and old.id_to_piece(j) == piece:
+            sources.append([j])
+            same += 1
+        else:
+            sources.append(old_pieces(old, piece) or [old.unk_id()])
+    return sources, same
+
+
+def mean_rows(table: torch.Tensor, sources: list) -> torch.Tensor:
+    """(len(sources), *table.shape[1:]): row i the mean of table's rows sources[i]."""
+    return torch.stack([table[ids].float().mean(dim=0) for ids in sources]).to(table.dtype)
+
+
+def retokenized(payload: dict, tokenizers: dict, config: Config) -> tuple[dict, dict]:
+    """MODEL's payload with `tokenizers` ({lang: LanguageTokenizer}) and its vocabulary rows carried over; and
+    {lang: pieces that kept their own row}. MODEL needs decoders and CONFIG's model section."""
+    if payload["config"].get("model") != asdict(config.model):
+        raise ConfigError("the model has another model config than CONFIG's; copy its model section into CONFIG")
+    missing = sorted(set(tokenizers) - set(payload.get("decoder_languages") or ()))
+    if missing:
+        raise CheckpointError(f"the model lacks the decoder of {', '.join(missing)} (an encoder-only model: give it "
+                              f"decoders with `bridgeembed-recipe with-decoders` first)")
+    state, kept = dict(payload["model"]), {}
+    for lang, tokenizer in tokenizers.items():
+        old = LanguageTokenizer.from_state(payload["tokenizers"][lang]).sp
+        sources, kept[lang] = transfer(old, tokenizer.sp)
+        for key in (f"encoders.{lang}.embed.weight", f"decoders.{lang}.embed.weight", f"decoders.{lang}.out.weight",
+                    f"decoders.{lang}.out.bias"):
+            if key in state:
+                state[key] = mean_rows(state[key], sources)
+    out = {**payload, "model": state, "tokenizers": {lang: tok.state() for lang, tok in tokenizers.items()},
+           "config": {**payload["config"], "tokenizer": asdict(config.tokenizer), "data": asdict(config.data)}}
+    out.pop("trainer", None)  # not a run to resume: a model to start from
+    return out, kept

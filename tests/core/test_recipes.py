@@ -1,0 +1,163 @@
+"""The recipes of the shipped weights (bridgeembed/recipes.py), run as `bridgeembed-recipe` runs them on a toy
+model: interpolation, decoder grafting, a model carried over to new tokenizers; and the checks of their
+arguments (issue 40): an output that is an input is refused, a missing input is named, on one line each."""
+
+import pytest
+
+from bridgeembed.cli import recipe
+from tests.helpers import one_line_error
+
+
+def test_interpolate_mixes_two_checkpoints_of_one_model(toy_run, tmp_path, capsys):
+    import torch
+
+    from bridgeembed.checkpoint import load_checkpoint, save_atomic
+
+    run_dir, _ = toy_run
+    start, tuned = load_checkpoint(run_dir / "best.pt"), load_checkpoint(run_dir / "last.pt")
+    tuned["model"] = {k: v + 1.0 if v.is_floating_point() else v for k, v in tuned["model"].items()}
+    save_atomic(tuned, tmp_path / "tuned.pt")
+    assert recipe.main(["interpolate", str(run_dir / "best.pt"), str(tmp_path / "tuned.pt"), "--alpha", "0", "0.25",
+                        "1", "--out", str(tmp_path / "soup")]) == 0
+    assert "soup-0.25.pt" in capsys.readouterr().out
+    for alpha in (0.0, 0.25, 1.0):
+        mixed = load_checkpoint(tmp_path / "soup" / f"soup-{alpha:g}.pt")["model"]
+        for key, value in start["model"].items():
+            if value.is_floating_point():
+                expected = (1 - alpha) * value.float() + alpha * tuned["model"][key].float()
+                assert torch.allclose(mixed[key], expected, atol=1e-6), key
+    other = load_checkpoint(run_dir / "best.pt")
+    lang = next(iter(other["tokenizers"]))
+    other["tokenizers"][lang]["lowercase"] = not other["tokenizers"][lang]["lowercase"]
+    save_atomic(other, tmp_path / "other.pt")
+    assert recipe.main(["interpolate", str(run_dir / "best.pt"), str(tmp_path / "other.pt"), "--alpha", "0.5",
+                        "--out", str(tmp_path / "no")]) == 2
+    assert "different tokenizers" in one_line_error(capsys)
+    assert not (tmp_path / "no").exists()
+    assert recipe.main(["interpolate", str(run_dir / "best.pt"), str(tmp_path / "tuned.pt"), "--alpha", "1.5",
+                        "--out", str(tmp_path / "no")]) == 2
+    assert "--alpha takes weights between 0 and 1" in one_line_error(capsys)
+
+
+def test_with_decoders_gives_an_encoder_only_model_the_decoders_of_another(toy_run, tmp_path, capsys):
+    import torch
+
+    from bridgeembed import BridgeEncoder
+    from bridgeembed.checkpoint import load_checkpoint, save_atomic
+    from bridgeembed.config import Config
+    from bridgeembed.training.prepare import load_init
+
+    run_dir, _ = toy_run
+    BridgeEncoder(run_dir / "best.pt").save(tmp_path / "encoder.pt")  # encoders and bridge only
+    encoder, decoders = load_checkpoint(tmp_path / "encoder.pt"), load_checkpoint(run_dir / "last.pt")
+    assert not encoder["decoder_languages"]
+    assert recipe.main(["with-decoders", str(tmp_path / "encoder.pt"), str(run_dir / "last.pt"),
+                        "--out", str(tmp_path / "both.pt")]) == 0
+    assert "both.pt: encoders and bridge of" in capsys.readouterr().out
+    both = load_init(tmp_path / "both.pt", Config.from_dict(decoders["config"]))  # what train.init_from reads
+    assert both["decoder_languages"] == decoders["decoder_languages"] and "trainer" not in both
+    assert set(both["model"]) == set(decoders["model"])
+    for key, value in both["model"].items():
+        source = encoder["model"] if key in encoder["model"] else decoders["model"]
+        assert torch.equal(value, source[key]), key
+    other = dict(decoders, tokenizers=dict(decoders["tokenizers"]))
+    lang = next(iter(other["tokenizers"]))
+    other["tokenizers"][lang] = dict(other["tokenizers"][lang], lowercase=not other["tokenizers"][lang]["lowercase"])
+    save_atomic(other, tmp_path / "other.pt")
+    assert recipe.main(["with-decoders", str(tmp_path / "encoder.pt"), str(tmp_path / "other.pt"),
+                        "--out", str(tmp_path / "no.pt")]) == 2
+    assert f"different {lang} tokenizers" in one_line_error(capsys)
+    assert not (tmp_path / "no.pt").exists()
+
+
+def test_retokenize_carries_a_model_over_to_tokenizers_from_every_corpus(toy_run, tmp_path, capsys):
+    import gzip
+
+    import torch
+    import yaml
+
+    from bridgeembed.checkpoint import load_checkpoint
+    from bridgeembed.config import Config
+    from bridgeembed.text.tokenization import LanguageTokenizer
+    from bridgeembed.training.prepare import build_model, load_init
+
+    run_dir, _ = toy_run
+    domain = tmp_path / "domain"  # a word the toy corpus never has, so the new tokenizers learn a piece for it
+    domain.mkdir()
+    for lang in ("x", "y"):
+        with gzip.open(domain / f"train.{lang}.gz", "wt", encoding="utf-8") as handle:
+            handle.write("zqzq zqzq zqzq banana\n" * 300)
+    start = load_checkpoint(run_dir / "last.pt")
+    raw = dict(start["config"])
+    raw["data"] = {**raw["data"], "tokenizer_text": "all",
+                   "corpora": [{"path": str(domain), "name": "domain", "languages": ["x", "y"], "dev_lines": 10}]}
+    raw["train"] = {**raw["train"], "out_dir": str(tmp_path / "run"), "cache_dir": str(tmp_path / "cache")}
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(raw))
+    assert recipe.main(["retokenize", str(run_dir / "last.pt"), str(config), "--out", str(tmp_path / "init.pt")]) == 0
+    text = capsys.readouterr().out
+    assert "init.pt:" in text and "pieces that kept their row: x " in text
+    init = load_init(tmp_path / "init.pt", Config.from_yaml(config))  # what train.init_from reads
+    assert "trainer" not in init and init["config"]["data"]["tokenizer_text"] == "all"
+    for lang in ("x", "y"):
+        old = LanguageTokenizer.from_state(start["tokenizers"][lang]).sp
+        new = LanguageTokenizer.from_state(init["tokenizers"][lang]).sp
+        assert new.piece_to_id("\u2581zqzq") != new.unk_id() and old.piece_to_id("\u2581zqzq") == old.unk_id()
+        rows, before = init["model"][f"encoders.{lang}.embed.weight"], start["model"][f"encoders.{lang}.embed.weight"]
+        assert rows.shape == (new.get_piece_size(), before.size(1))
+        spelled = [i for i in old.encode("zqzq", out_type=int) if i > 3]  # not UNK (q is unknown to the old)
+        assert len(spelled) > 1 and torch.allclose(rows[new.piece_to_id("\u2581zqzq")], before[spelled].mean(dim=0))
+        both = [(i, old.piece_to_id(new.id_to_piece(i))) for i in range(4, new.get_piece_size())
+                if old.piece_to_id(new.id_to_piece(i)) != old.unk_id()]
+        assert len(both) > 10 and all(torch.equal(rows[i], before[j]) for i, j in both)  # pieces both have: kept
+        assert torch.equal(rows[:4], before[:4])  # PAD, UNK, BOS, EOS
+        bias = init["model"][f"decoders.{lang}.out.bias"]
+        assert all(torch.equal(bias[i], start["model"][f"decoders.{lang}.out.bias"][j]) for i, j in both)
+    for key, value in init["model"].items():  # everything but the vocabulary tables is the start's
+        if "embed" not in key and not key.endswith(("out.weight", "out.bias")):
+            assert torch.equal(value, start["model"][key]), key
+    tokenizers = {lang: LanguageTokenizer.from_state(s) for lang, s in init["tokenizers"].items()}
+    build_model(Config.from_yaml(config).model, tokenizers, 0, init)  # the weights fit a model of the new vocabulary
+    encoder_only = dict(start, decoder_languages=[])
+    torch.save(encoder_only, tmp_path / "encoder.pt")
+    assert recipe.main(["retokenize", str(tmp_path / "encoder.pt"), str(config), "--out", str(tmp_path / "no.pt")]) == 2
+    assert "lacks the decoder of x, y" in one_line_error(capsys)
+    assert not (tmp_path / "no.pt").exists()
+
+
+@pytest.mark.parametrize("command", ["interpolate", "with-decoders", "retokenize"])
+def test_an_output_that_is_an_input_is_refused_before_any_work(command, toy_run, tmp_path, capsys):
+    import shutil
+
+    run_dir, _ = toy_run
+    model = tmp_path / "soup-0.5.pt"  # interpolate --out FOLDER writes FOLDER/soup-0.5.pt
+    shutil.copy(run_dir / "last.pt", model)
+    before = model.read_bytes()
+    (tmp_path / "c.yaml").write_text("model:\n  heads: 2\n")
+    argv = {"interpolate": [str(run_dir / "best.pt"), str(model), "--alpha", "0.5", "--out", str(tmp_path)],
+            "with-decoders": [str(run_dir / "best.pt"), str(model), "--out", str(model)],
+            "retokenize": [str(model), str(tmp_path / "c.yaml"), "--out", str(model)]}[command]
+    assert recipe.main([command, *argv]) == 2
+    err = one_line_error(capsys)
+    assert "is the same file as" in err and str(model) in err
+    assert model.read_bytes() == before
+    if command == "retokenize":
+        assert recipe.main([command, str(model), str(tmp_path / "c.yaml"), "--out", str(tmp_path / "c.yaml")]) == 2
+        assert "is the same file as CONFIG" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("command", ["interpolate", "with-decoders", "retokenize"])
+def test_a_missing_input_is_named_on_one_line(command, toy_run, tmp_path, capsys):
+    run_dir, _ = toy_run
+    missing = str(tmp_path / "missing.pt")
+    argv = {"interpolate": ["interpolate", str(run_dir / "best.pt"), missing, "--alpha", "0.5", "--out",
+                            str(tmp_path / "soup")],
+            "with-decoders": ["with-decoders", missing, str(run_dir / "last.pt"), "--out", str(tmp_path / "o.pt")],
+            "retokenize": ["retokenize", missing, str(tmp_path / "c.yaml"), "--out", str(tmp_path / "o.pt")]}[command]
+    assert recipe.main(argv) == 2
+    assert "missing.pt" in one_line_error(capsys)
+    if command == "retokenize":
+        assert recipe.main(["retokenize", str(run_dir / "last.pt"), str(tmp_path / "c.yaml"), "--out",
+                            str(tmp_path / "o.pt")]) == 2
+        assert f"config file {tmp_path / 'c.yaml'} does not exist" in one_line_error(capsys)
+    assert not list(tmp_path.glob("o.pt")) and not (tmp_path / "soup").exists()
