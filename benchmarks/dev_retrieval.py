@@ -1,0 +1,95 @@
+"""Translation retrieval on a training config's own dev sets, for checkpoints of its run (issue 42).
+
+The dev sets are the ones the trainer holds out: the main corpus's `data.valid` split, and for every entry of
+`data.corpora` its `valid` split or its last `dev_lines` training lines (never trained on). For each set and
+model: the mean over its ordered language pairs of "is a sentence's nearest vector (cosine, mean of the heads)
+its translation", on at most --lines sentences; then the mean over the sets, the number that chooses a
+checkpoint and compares two starts of a run. PUD is added with --report (reporting only: never choose by it).
+
+    BRIDGEEMBED_DATA=../shared/data python benchmarks/dev_retrieval.py configs/general-m2m.yaml \\
+        runs/general-m2m/step1000.pt runs/other/step1000.pt --lines 1000 --json results/dev.json
+
+`--dry` scores made-up sentences (the test's mode).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from itertools import permutations
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from bridgeembed import BridgeEncoder
+from bridgeembed.config import Config, corpus_configs
+from bridgeembed.crosslingual.retrieval import accuracy
+from bridgeembed.text.parallel import corpus_dir, read_split
+from bridgeembed.training.corpora import corpus_files, dev_split
+
+
+def dev_sets(config: Config, data_root: str | None) -> dict:
+    """{name: {lang: lines}}: every dev set the run validates on."""
+    d = config.data
+    sets = {Path(d.path).name: read_split(corpus_dir(d.path, data_root), d.valid, d.languages)}
+    for corpus in corpus_configs(d):
+        if corpus.use == "alignment":
+            continue
+        folder, files = corpus_files(corpus, data_root)
+        raw, _ = dev_split(corpus, folder, files, lines=1 << 62)
+        if raw is not None:
+            sets[corpus.label] = raw
+    return sets
+
+
+def score(encoder: BridgeEncoder, lines: dict) -> float:
+    """Mean retrieval (%) over the ordered pairs of `lines`' languages."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        vectors = {lang: encoder.encode(text, lang, batch_size=64) for lang, text in lines.items()}
+    return float(np.mean([100 * accuracy(vectors[a], vectors[b], lines[b]) for a, b in permutations(lines, 2)]))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("config", help="the run's training config (YAML)")
+    parser.add_argument("models", nargs="+", help="checkpoints, model folders or shipped model names")
+    parser.add_argument("--lines", type=int, default=1000, help="sentences per set and language (default: 1000)")
+    parser.add_argument("--report", action="store_true", help="add PUD (reporting only)")
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: 1)")
+    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
+    parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--dry", action="store_true", help="made-up sentences, no data (the test's mode)")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    config = Config.from_yaml(args.config)
+    if args.dry:
+        sets = {"dry": {lang: [f"{lang} sentence number {i}." for i in range(8)] for lang in config.data.languages}}
+    else:
+        sets = dev_sets(config, args.data)
+        if args.report:
+            sets["PUD"] = read_split(corpus_dir("pud", args.data), "test", config.data.languages)
+    rows = []
+    print("| model | " + " | ".join(sets) + " | dev mean |")
+    print("|---" * (len(sets) + 2) + "|")
+    for model in args.models:
+        encoder = BridgeEncoder(model, device="cpu")
+        found = {name: score(encoder, {lang: text[: args.lines] for lang, text in lines.items()
+                                       if lang in encoder.languages})
+                 for name, lines in sets.items()}
+        dev = [v for name, v in found.items() if name != "PUD"]
+        row = {"model": model, "sets": found, "dev_mean": float(np.mean(dev))}
+        rows.append(row)
+        print(f"| {model} | " + " | ".join(f"{v:.1f}" for v in found.values()) + f" | {row['dev_mean']:.2f} |",
+              flush=True)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""Encoding with and without the training length cut, in one run (issue 42, item 3).
+
+The shipped models were trained on sentences cut at 50 subword tokens, and `BridgeEncoder` used to cut every
+sentence there too; a BiLSTM has no length limit, so the encoder now keeps up to `max_seq_length`
+(DEFAULT_MAX_SEQ_LENGTH, 256). For every model, set and length this gives the share of sentences cut, translation
+retrieval (the mean of the ordered pairs: is a sentence's nearest vector, by cosine, its translation) and the
+encoding time, the lengths alternating in one process so that the machine's load hits both alike:
+
+    BRIDGEEMBED_DATA=../shared/data python benchmarks/sentence_length.py multi30k-m2m broad-m2m \\
+        --lengths 50 256 --threads 1 --json results/sentence_length.json
+
+Sets: PUD (news and Wikipedia, 1,000 4-way sentences: reporting only), newstest2013 (newstest-4way's `valid`,
+the first --lines), caption test_2016. `--dry` runs one tiny set of made-up sentences (the test's mode).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+from itertools import permutations
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from bridgeembed import BridgeEncoder
+from bridgeembed.crosslingual.retrieval import accuracy
+from bridgeembed.text.parallel import corpus_dir, read_split
+
+SETS = {"pud": ("pud", "test"), "news2013": ("newstest-4way", "valid"), "test_2016": ("multi30k", "test_2016_flickr")}
+LANGS = ("en", "de", "fr", "cs")
+
+
+def cut_share(encoder: BridgeEncoder, lines: list, lang: str, length: int) -> float:
+    """% of `lines` longer than `length` subword tokens, the end marker included."""
+    pieces = encoder.tokenizers[lang].encode_many(lines)
+    return 100 * float(np.mean([len(p) + 1 > length for p in pieces]))
+
+
+def measure(encoder: BridgeEncoder, lines: dict, length: int) -> dict:
+    encoder.max_seq_length = length
+    start = time.perf_counter()
+    with warnings.catch_warnings():  # the cut is what this measures: counted below, not warned about
+        warnings.simplefilter("ignore", UserWarning)
+        vectors = {lang: encoder.encode(text, lang, batch_size=64) for lang, text in lines.items()}
+    seconds = time.perf_counter() - start
+    pairs = {f"{a}-{b}": 100 * accuracy(vectors[a], vectors[b], lines[b]) for a, b in permutations(lines, 2)}
+    return {"length": length, "seconds": seconds, "retrieval_mean": float(np.mean(list(pairs.values()))),
+            "retrieval_worst": float(min(pairs.values())), "pairs": pairs,
+            "cut_percent": {lang: cut_share(encoder, text, lang, length) for lang, text in lines.items()}}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("models", nargs="+", help="shipped model names or paths")
+    parser.add_argument("--lengths", nargs="+", type=int, default=[50, 256], help="max_seq_length values (default: 50 256)")
+    parser.add_argument("--sets", nargs="+", choices=list(SETS), default=list(SETS), help="default: all")
+    parser.add_argument("--lines", type=int, default=1000, help="sentences per set and language (default: 1000)")
+    parser.add_argument("--rounds", type=int, default=2, help="timing rounds, lengths alternating (default: 2)")
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: 1)")
+    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
+    parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--dry", action="store_true", help="made-up sentences, no data (the test's mode)")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    results = []
+    for model in args.models:
+        encoder = BridgeEncoder(model, device="cpu")
+        for name in (["dry"] if args.dry else args.sets):
+            if args.dry:
+                long = " ".join(["the dog runs on the beach and"] * 12)
+                lines = {lang: [f"a dog {i}." for i in range(5)] + [long] for lang in encoder.languages}
+            else:
+                folder, split = SETS[name]
+                raw = read_split(corpus_dir(folder, args.data), split, [lang for lang in LANGS if lang in encoder.languages])
+                lines = {lang: text[: args.lines] for lang, text in raw.items()}
+            runs = {length: [] for length in args.lengths}
+            for _ in range(args.rounds):
+                for length in args.lengths:
+                    runs[length].append(measure(encoder, lines, length))
+            for length, found in runs.items():
+                row = dict(found[0], seconds=float(np.median([r["seconds"] for r in found])), model=model, set=name)
+                results.append(row)
+                print(f"| {model} | {name} | {length} | {np.mean(list(row['cut_percent'].values())):.1f} | "
+                      f"{row['retrieval_mean']:.1f} | {row['retrieval_worst']:.1f} | {row['seconds']:.2f} |",
+                      flush=True)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

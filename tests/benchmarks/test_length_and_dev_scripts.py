@@ -1,0 +1,55 @@
+"""benchmarks/sentence_length.py and benchmarks/dev_retrieval.py (issue 42) run, in their dry modes."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers import REPO
+
+pytestmark = pytest.mark.usefixtures("shipped_model")
+
+
+def run(script: str, *args) -> str:
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *args], capture_output=True,
+                          text=True, cwd=REPO, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_sentence_length_counts_the_cut_at_each_length(tmp_path):
+    out = tmp_path / "length.json"
+    text = run("sentence_length.py", "multi30k-m2m", "--dry", "--lengths", "50", "256", "--rounds", "1",
+               "--json", str(out))
+    rows = {r["length"]: r for r in json.loads(out.read_text())}
+    # one sentence of six is 80+ pieces long: cut at 50 in every language, whole at 256
+    assert all(abs(v - 100 / 6) < 0.01 for v in rows[50]["cut_percent"].values())
+    assert all(v == 0 for v in rows[256]["cut_percent"].values())
+    assert len(rows[256]["pairs"]) == 12 and rows[256]["seconds"] > 0
+    assert "| multi30k-m2m | dry | 256 | 0.0 |" in text
+
+
+def test_dev_retrieval_scores_a_config_dev_sets(tmp_path):
+    out = tmp_path / "dev.json"
+    text = run("dev_retrieval.py", str(REPO / "configs" / "general-m2m.yaml"), "multi30k-m2m", "--dry",
+               "--json", str(out))
+    row = json.loads(out.read_text())[0]
+    assert set(row["sets"]) == {"dry"} and 0 <= row["dev_mean"] <= 100
+    assert text.splitlines()[0] == "| model | dry | dev mean |"
+
+
+@pytest.mark.slow
+def test_dev_sets_are_the_ones_the_trainer_holds_out(real_data):
+    data_root = real_data("multi30k", "newstest-4way", "tatoeba-en-fr", "europarl-comtrans", "gnome-help")
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        from dev_retrieval import dev_sets
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    from bridgeembed.config import Config
+
+    sets = dev_sets(Config.from_yaml(REPO / "configs" / "general-m2m.yaml"), data_root)
+    assert {"multi30k", "news", "tatoeba-en-de", "tatoeba-de-cs", "europarl", "gnome"} <= set(sets)
+    assert "captions-task2" not in sets  # alignment only: no dev set
+    assert {len(v) for v in sets["tatoeba-en-fr"].values()} == {300} and set(sets["news"]) == {"en", "de", "fr", "cs"}
