@@ -56,7 +56,8 @@ def measure(encoder: BridgeEncoder, lines: dict, length: int) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("models", nargs="+", help="shipped model names or paths")
-    parser.add_argument("--lengths", nargs="+", type=int, default=[50, 256], help="max_seq_length values (default: 50 256)")
+    parser.add_argument("--lengths", nargs="+", type=int, default=[50, 256],
+                        help="max_seq_length values (default: 50 256)")
     parser.add_argument("--sets", nargs="+", choices=list(SETS), default=list(SETS), help="default: all")
     parser.add_argument("--lines", type=int, default=1000, help="sentences per set and language (default: 1000)")
     parser.add_argument("--rounds", type=int, default=2, help="timing rounds, lengths alternating (default: 2)")
@@ -75,7 +76,8 @@ def main(argv=None) -> int:
                 lines = {lang: [f"a dog {i}." for i in range(5)] + [long] for lang in encoder.languages}
             else:
                 folder, split = SETS[name]
-                raw = read_split(corpus_dir(folder, args.data), split, [lang for lang in LANGS if lang in encoder.languages])
+                langs = [lang for lang in LANGS if lang in encoder.languages]
+                raw = read_split(corpus_dir(folder, args.data), split, langs)
                 lines = {lang: text[: args.lines] for lang, text in raw.items()}
             runs = {length: [] for length in args.lengths}
             for _ in range(args.rounds):
