@@ -153,8 +153,10 @@ def _write_locked(encoder: SentenceEncoder, path: str | Path, lang: str, folder:
     manifest = {"format": FORMAT, "version": VERSION, "model": options.model, "fingerprint": fingerprint(encoder),
                 "dim": dim, "heads": options.heads.encoder_heads, "normalized": options.normalize,
                 "dtype": STORED[options.dtype], "precision": options.dtype, "lang": lang, "shard_size": shard_size,
-                "input": scan_input(path)}
-    _start_or_resume(folder, manifest)
+                "max_seq_length": getattr(encoder, "max_len", None), "input": scan_input(path)}
+    # a folder written before encoders kept 256 tokens (2026-11-27) was cut at the model's training length
+    trained = getattr(getattr(getattr(encoder, "config", None), "tokenizer", None), "max_len", None)
+    _start_or_resume(folder, manifest, trained)
     manifest = read_manifest(folder)  # with the checksums of the shards written so far
     manifest.setdefault("shards", {})  # none in a folder of an earlier version
     rows, todo = manifest["input"]["lines"], missing_shards(folder, manifest)
@@ -197,15 +199,18 @@ def _write_locked(encoder: SentenceEncoder, path: str | Path, lang: str, folder:
     return Shards(folder)
 
 
-def _start_or_resume(folder: Path, manifest: dict) -> None:
-    """Write the manifest into a new (or empty) folder; in a used one, check it describes the same work."""
+def _start_or_resume(folder: Path, manifest: dict, trained_max_len: int | None = None) -> None:
+    """Write the manifest into a new (or empty) folder; in a used one, check it describes the same work.
+    `trained_max_len`: the length a folder without max_seq_length in its manifest was encoded at."""
     path = folder / MANIFEST
     if folder.exists() and not folder.is_dir():
         raise ShardError(f"{folder} is a file; expected a folder for the shards")
     if path.exists():
         old = read_manifest(folder)
         old["precision"] = precision_of(old)  # a folder written before precision was recorded: its dtype
-        for key in ("input", "dim", "fingerprint", "heads", "normalized", "precision", "lang", "shard_size"):
+        old.setdefault("max_seq_length", trained_max_len)  # written before the length was recorded
+        for key in ("input", "dim", "fingerprint", "heads", "normalized", "precision", "lang", "shard_size",
+                    "max_seq_length"):
             if old.get(key) != manifest[key]:
                 theirs, ours = _describe(key, old.get(key)), _describe(key, manifest[key])
                 raise ShardError(f"{path}: these shards were made with {key} {theirs}, not {ours}; use another "

@@ -190,3 +190,22 @@ def test_a_shard_copied_over_another_is_found_by_its_checksum(text, tmp_path):
     shards = encode_to_shards(again, text, "en", folder, model="bow", shard_size=10)
     assert again.sentences == 1 + 10  # the probe, and shard 1 only
     np.testing.assert_array_equal(shards.read(0, 25), HashBowEncoder(dim=16).encode(text.read_text().splitlines()))
+
+
+@pytest.mark.usefixtures("shipped_model")
+def test_a_folder_cut_at_another_length_is_refused(text, tmp_path):
+    """Long sentences' vectors depend on max_seq_length: a folder is resumed at the length it was encoded at, and
+    one written before the length was recorded counts as the model's training length (50), not today's 256."""
+    from bridgeembed import BridgeEncoder
+
+    folder = tmp_path / "shards"
+    encode_to_shards(BridgeEncoder(device="cpu", max_seq_length=50), text, "en", folder, shard_size=10)
+    manifest = json.loads((folder / MANIFEST).read_text())
+    assert manifest["max_seq_length"] == 50
+    with pytest.raises(ShardError, match="these shards were made with max_seq_length 50, not 256"):
+        encode_to_shards(BridgeEncoder(device="cpu"), text, "en", folder, shard_size=10)
+    del manifest["max_seq_length"]  # as written before 2026-11-27
+    (folder / MANIFEST).write_text(json.dumps(manifest))
+    with pytest.raises(ShardError, match="these shards were made with max_seq_length 50, not 256"):
+        encode_to_shards(BridgeEncoder(device="cpu"), text, "en", folder, shard_size=10)
+    encode_to_shards(BridgeEncoder(device="cpu", max_seq_length=50), text, "en", folder, shard_size=10)  # resumes
