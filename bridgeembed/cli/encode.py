@@ -38,6 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--in", dest="input", help="one sentence per line (UTF-8)")
     parser.add_argument("--out", help="write a .npy array here (default: print vectors as text)")
     parser.add_argument("--normalize", action="store_true", help="unit-length vectors")
+    parser.add_argument("--max-seq-length", type=int, default=None, metavar="N",
+                        help="subword tokens a sentence keeps, its end marker included; longer ones are cut, with a "
+                        "warning (default: 256, whatever length the model was trained at)")
     add_options(parser, "--model", "--heads", "--batch-size", "--device", "--threads", "--quantize")
     shards = parser.add_argument_group("sharded output (large files; bridgeembed-mine reads it)")
     shards.add_argument("--shards", metavar="DIR", help="encode --in FILE into DIR/shard-NNNNN.npy plus manifest.json; "
@@ -62,6 +65,9 @@ def run(args: argparse.Namespace) -> int:
     from bridgeembed.paths import save_array_atomic
 
     positive_int(args.batch_size, "--batch-size")  # every option is checked before the model loads
+    if args.max_seq_length is not None and args.max_seq_length < 2:
+        raise BridgeembedError(f"--max-seq-length must be at least 2 (one token and the end marker), got "
+                               f"{args.max_seq_length}")
     heads = HeadSpec.parse(args.heads, what="--heads")
     if args.shards or args.shard_size is not None or args.half or args.precision is not None or args.processes != 1 \
             or args.job_timeout is not None:
@@ -77,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
                                f"with --in FILE, or one per line on stdin")
     options = EncodeOptions(heads=heads, batch_size=args.batch_size, normalize=args.normalize, model=args.model,
                             device=args.device, quantize=args.quantize)
-    encoder = BridgeEncoder(options.model, device=options.device, quantize=options.quantize)
+    encoder = BridgeEncoder(options.model, device=options.device, quantize=options.quantize,
+                            max_seq_length=args.max_seq_length)
     vectors = encoder.encode(sentences, args.lang, heads=heads.resolve(encoder, what="--heads"),
                              batch_size=args.batch_size, normalize=args.normalize)
     if out:
@@ -109,7 +116,7 @@ def run_shards(args: argparse.Namespace, heads: HeadSpec) -> int:
     shard_dir(args.shards)
     check_text_file(args.input)
     options = encode_options(args, heads, device, torch.get_num_threads(), normalize=args.normalize)  # set by start()
-    encoder = BridgeEncoder(options.model, device=options.device)
+    encoder = BridgeEncoder(options.model, device=options.device, max_seq_length=args.max_seq_length)
     options = replace(options, heads=heads.resolve(encoder, what="--heads"))
     shards = write_shards(encoder, args.input, args.lang, args.shards, shard_size, options)
     print(f"wrote {shards.folder}: {len(shards)} sentences, {-(-len(shards) // shard_size)} shards of "

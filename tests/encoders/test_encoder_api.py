@@ -218,6 +218,7 @@ def _stdin(monkeypatch, data: bytes):
     (["--threads", "0", "kite"], "--threads must be a positive integer, got 0"),
     (["--out", "/dev/null/v.npy", "kite"], "--out /dev/null/v.npy: /dev/null is a file, not a folder"),
     (["--heads", "x", "kite"], "--heads 'x': expected mean, each"),
+    (["--max-seq-length", "1", "kite"], "--max-seq-length must be at least 2 (one token and the end marker), got 1"),
 ])
 def test_encode_command_checks_options_before_loading_the_model(toy_run, monkeypatch, capsys, argv, message):
     from bridgeembed.cli.encode import main
@@ -225,6 +226,19 @@ def test_encode_command_checks_options_before_loading_the_model(toy_run, monkeyp
     monkeypatch.setattr(BridgeEncoder, "__init__", lambda *a, **k: pytest.fail("the model loaded before the check"))
     assert main(["--model", str(toy_run[0] / "last.pt"), "--lang", "x", *argv]) == 2
     assert message in one_line_error(capsys)
+
+
+def test_encode_command_max_seq_length_cuts_where_told(toy_run, tmp_path, capsys):
+    from bridgeembed.cli.encode import main
+
+    model = ["--model", str(toy_run[0] / "last.pt"), "--lang", "x", "--threads", "1"]
+    long = " ".join(["kite apple banana"] * 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing is cut: no warning
+        assert main([*model, "--out", str(tmp_path / "whole"), long]) == 0
+    with pytest.warns(UserWarning, match="maximum of 4 subword tokens"):
+        assert main([*model, "--max-seq-length", "4", "--out", str(tmp_path / "cut"), long]) == 0
+    assert not np.allclose(np.load(tmp_path / "whole.npy"), np.load(tmp_path / "cut.npy"))
 
 
 def test_encode_command_says_where_it_wrote_and_reads_stdin(toy_run, tmp_path, monkeypatch, capsys):
