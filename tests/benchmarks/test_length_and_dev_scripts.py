@@ -1,4 +1,4 @@
-"""benchmarks/sentence_length.py and benchmarks/dev_retrieval.py (issue 42) run, in their dry modes."""
+"""benchmarks/sentence_length.py, dev_retrieval.py and sts_pooling.py (issue 42) run, in their dry modes."""
 
 import json
 import subprocess
@@ -53,3 +53,15 @@ def test_dev_sets_are_the_ones_the_trainer_holds_out(real_data):
     assert {"multi30k", "news", "tatoeba-en-de", "tatoeba-de-cs", "europarl", "gnome"} <= set(sets)
     assert "captions-task2" not in sets  # alignment only: no dev set
     assert {len(v) for v in sets["tatoeba-en-fr"].values()} == {300} and set(sets["news"]) == {"en", "de", "fr", "cs"}
+
+
+def test_sts_pooling_scores_every_pooling_for_the_model_and_its_controls(tmp_path):
+    out = tmp_path / "sts.json"
+    text = run("sts_pooling.py", "multi30k-m2m", "--dry", "--controls", "1", "--json", str(out))
+    found = json.loads(out.read_text())
+    assert set(found) == {"multi30k-m2m", "untrained seed 1"}
+    for result in found.values():
+        assert set(result["sts"]) == {"mean", "centred", "abtt", "heads"}
+        assert all(-100 <= v <= 100 for pooled in result["sts"].values() for v in pooled.values())
+        assert 0 < result["anisotropy"]["top_pc_variance"] <= 1
+    assert "| untrained seed 1 | abtt |" in text
