@@ -6,11 +6,13 @@ Two planted sets, each mined with `bridgeembed.mining.mine` (ratio margin, k = 4
 - captions: the val captions (en, de) among N training captions per side (en rows 0..N-1, de rows
   N..2N-1, so no distractor has its translation on the other side);
 - europarl: the last --europarl-dev lines of Europarl (held out of stage 10's training, its dev set)
-  among the other lines, split the same way.
+  among the other lines, split the same way;
+- news (with `--sets ... news`): newstest2013 (newstest-4way's `valid`, 2,994 pairs, held out of every run) among
+  newstest-en-de's lines, split the same way (10,186 a side at most).
 
 For every threshold it computes precision, recall and F1 of each set, and picks the one with the best
-mean F1 of the two sets: the default a model can carry. Each set's own best (an oracle) is shown beside it.
-Never run it on test sets.
+mean F1 of the sets: the default a model can carry. Each set's own best (an oracle) is shown beside it, and with
+`--at T` the figures at a given threshold (bridgeembed-mine's default, say). Never run it on test sets.
 
     BRIDGEEMBED_DATA=../shared/data python benchmarks/mining_threshold.py --model runs/stage10/best.pt \\
         --distractors 14500 --out results/mining-threshold/stage10.json
@@ -81,17 +83,26 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--europarl-dev", type=int, default=1000,
                         help="the last lines of Europarl that are the dev set (default: 1000, stage 10's dev_lines)")
     parser.add_argument("--k", type=int, default=4)
+    parser.add_argument("--sets", nargs="+", choices=["captions", "europarl", "news"], default=["captions", "europarl"],
+                        help="the planted sets (default: captions europarl)")
+    parser.add_argument("--at", type=float, help="also give each set's figures at this threshold")
     parser.add_argument("--out", help="a JSON file for the curves' figures")
     args = parser.parse_args(argv)
     encoder = load_encoder(args.model, device="cpu")
-    captions, europarl = corpus_dir("multi30k", args.data), corpus_dir("europarl-comtrans", args.data)
-    cap = {lang: read_lines(captions / f"train.{lang}.gz") for lang in ("en", "de")}
-    val = {lang: read_lines(captions / f"val.{lang}.gz") for lang in ("en", "de")}
-    ep = {lang: read_lines(europarl / f"train.{lang}.gz") for lang in ("en", "de")}
-    cut = len(ep["en"]) - args.europarl_dev
+    def split(folder: str, name: str) -> dict:
+        return {lang: read_lines(corpus_dir(folder, args.data) / f"{name}.{lang}.gz") for lang in ("en", "de")}
+
+    planted_sets = []
+    if "captions" in args.sets:
+        planted_sets.append(("captions", split("multi30k", "train"), split("multi30k", "val")))
+    if "europarl" in args.sets:
+        ep = split("europarl-comtrans", "train")
+        cut = len(ep["en"]) - args.europarl_dev
+        planted_sets.append(("europarl", {k: v[:cut] for k, v in ep.items()}, {k: v[cut:] for k, v in ep.items()}))
+    if "news" in args.sets:
+        planted_sets.append(("news", split("newstest-en-de", "train"), split("newstest-4way", "valid")))
     sets = {}
-    for name, pools, dev in (("captions", cap, val),
-                             ("europarl", {k: v[:cut] for k, v in ep.items()}, {k: v[cut:] for k, v in ep.items()})):
+    for name, pools, dev in planted_sets:
         src, tgt, n = planted(pools["de"], pools["en"], dev["de"], dev["en"], args.distractors)
         sets[name] = mine_set(encoder, src, tgt, n, len(dev["en"]), ("de", "en"), args.k)
         sets[name]["distractors"] = n
@@ -106,13 +117,20 @@ def main(argv: list | None = None) -> int:
         _, _, f1 = curve(s["scores"], s["hit"], s["gold"])
         i = int(np.argmax(f1))
         report["oracle"][name] = {**at(float(s["scores"][i]), s), "threshold": round(float(s["scores"][i]), 4)}
-    lines = [f"threshold {best:.4f} (best mean F1 of the two dev sets; ratio margin, k = {args.k}, de -> en)", "",
+    if args.at is not None:
+        report["at_given"] = {"threshold": args.at, **{name: at(args.at, s) for name, s in sets.items()}}
+    lines = [f"threshold {best:.4f} (best mean F1 of the dev sets; ratio margin, k = {args.k}, de -> en)", "",
              "| set | precision | recall | F1 | kept | own best F1 (threshold) | no threshold: precision |",
              "|---|---|---|---|---|---|---|"]
     for name in sets:
         a, o, e = report["at_threshold"][name], report["oracle"][name], report["every_candidate"][name]
         lines.append(f"| {name} | {a['precision']:.1f} | {a['recall']:.1f} | **{a['f1']:.1f}** | {a['kept']:,} | "
                      f"{o['f1']:.1f} ({o['threshold']:.3f}) | {e['precision']:.1f} |")
+    if args.at is not None:
+        lines += ["", f"at threshold {args.at}:", "", "| set | precision | recall | F1 | kept |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {name} | {a['precision']:.1f} | {a['recall']:.1f} | **{a['f1']:.1f}** | {a['kept']:,} |"
+                  for name, a in report["at_given"].items() if name != "threshold"]
     print("\n".join(lines))
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
