@@ -2,13 +2,16 @@
 `encode_to_shards(..., processes=N)`, and `encode_multi_process` for a list of sentences (as in
 sentence-transformers). A worker builds the encoder once and runs one job at a time (`workers.py`); the
 parent hands out one job a worker. An error in a worker reaches the parent as itself; a worker that dies
-ends the run with a `WorkerDied` naming it and its job, one past `job_timeout` with a `WorkerHung`. The
-vectors are bit for bit those of one process with as many torch threads as each worker has."""
+ends the run with a `WorkerDied` naming it and its job, one past `job_timeout` with a `WorkerHung`. A script
+that starts a pool at its top level, outside `if __name__ == "__main__":`, is one `MainNotGuarded` error
+(each spawned worker runs the script again, and would start a pool of its own). The vectors are bit for bit
+those of one process with as many torch threads as each worker has."""
 
 from __future__ import annotations
 
 import multiprocessing
 import signal
+import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -44,6 +47,33 @@ class WorkerHung(WorkerDied):
     """A worker process held one job longer than `job_timeout` seconds: it was stopped, its work is not done."""
 
 
+class MainNotGuarded(BridgeembedError):
+    """The pool was started at the top level of the main script, outside `if __name__ == "__main__":`: every
+    spawned worker runs that script again as it starts, and would start a pool of its own."""
+
+
+# The status a spawned worker exits with when the main script it runs as it starts would start a pool (see
+# `_stop_if_starting`): the parent turns it into one MainNotGuarded, instead of a RuntimeError of multiprocessing
+# printed by every worker (about 75 lines each) and a WorkerDied.
+NOT_GUARDED = 87
+
+
+def _stop_if_starting() -> None:
+    """In a spawned worker that is still starting (running the parent's main script, as spawning does), a pool
+    cannot start: the script calls it outside its `__main__` guard. The worker exits at once, quietly, with
+    NOT_GUARDED."""
+    if getattr(multiprocessing.current_process(), "_inheriting", False):  # what multiprocessing checks itself
+        raise SystemExit(NOT_GUARDED)
+
+
+def _not_guarded() -> MainNotGuarded:
+    script = getattr(sys.modules.get("__main__"), "__file__", None) or "the main script"
+    return MainNotGuarded(f"the worker processes are spawned: each one runs {script} again as it starts, and that "
+                          f"script starts a pool of worker processes (encode_multi_process, or processes > 1) at "
+                          f"its top level, so every worker would start one of its own. Put the code that encodes "
+                          f"under `if __name__ == \"__main__\":` in {script}")
+
+
 def encode_jobs(encoder: SentenceEncoder, jobs: Iterable[tuple], lang: str, options: EncodeOptions) -> Iterator[tuple]:
     """(key, lines, path or None) jobs -> (key, vectors or None, rows, seconds) per job; `options.processes` 1:
     here, in order; more: by a pool, as the jobs finish (stopped, with the workers, when the iterator closes)."""
@@ -51,6 +81,7 @@ def encode_jobs(encoder: SentenceEncoder, jobs: Iterable[tuple], lang: str, opti
         for key, lines, path in jobs:
             yield key, *run_job(encoder, lines, path, lang, options)
         return
+    _stop_if_starting()
     context = multiprocessing.get_context("spawn")
     taken = context.SimpleQueue()  # (job key, pid) as a worker takes a job: who holds what
     pool = ProcessPoolExecutor(options.processes, mp_context=context, initializer=start_worker,
@@ -104,8 +135,9 @@ def _drain(taken: SimpleQueue, holders: dict) -> None:
         holders[held] = pid
 
 
-def _died(pool: ProcessPoolExecutor, processes: dict, holders: dict, running: dict) -> WorkerDied:
-    """The WorkerDied of a broken pool: the dead worker (not one the pool stopped after it) and its job.
+def _died(pool: ProcessPoolExecutor, processes: dict, holders: dict, running: dict) -> BridgeembedError:
+    """The WorkerDied of a broken pool: the dead worker (not one the pool stopped after it) and its job; a
+    MainNotGuarded where a worker exited with NOT_GUARDED.
 
     The pool's own thread stops the other workers and reaps them all. Its exit codes are read only once that
     thread has ended: a `join` of ours beside its `join` could lose the race for a worker's exit status and see
@@ -115,6 +147,8 @@ def _died(pool: ProcessPoolExecutor, processes: dict, holders: dict, running: di
         process.join(timeout=1 if process.exitcode is None else 0)
     dead = [p for p in processes.values() if p.exitcode not in (None, 0, -signal.SIGTERM)] or \
         [p for p in processes.values() if p.exitcode is not None]
+    if any(p.exitcode == NOT_GUARDED for p in dead):
+        return _not_guarded()
     pid, code = (dead[0].pid, dead[0].exitcode) if dead else (None, None)
     labels = [label for key, label, _ in running.values() if holders.get(key) == pid] or \
         [label for _, label, _ in running.values()] or ["a job"]

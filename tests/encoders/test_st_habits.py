@@ -2,6 +2,8 @@
 names and methods work on BridgeEncoder, a training run's folder is a model, and the calls that have no meaning
 here say why."""
 
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -87,6 +89,26 @@ def test_encode_multi_process_on_the_encoder_gives_what_encode_gives(encoder):
 def test_query_and_document_roles_are_refused_with_the_reason(encoder, name):
     with pytest.raises(NotImplementedError, match="no query and document roles.*encode\\(sentences, lang=...\\)"):
         getattr(encoder, name)(SENTENCES)
+
+
+def test_encode_multi_process_in_a_script_without_a_main_guard_is_one_clear_error(tmp_path):
+    """Spawned workers run the main script again: without `if __name__ == "__main__":` each one met the pool at its
+    top level and printed multiprocessing's bootstrapping RuntimeError (162 lines in all), and the run ended in a
+    WorkerDied that did not name the guard."""
+    script = tmp_path / "encode_all.py"
+    script.write_text('from bridgeembed import BridgeEncoder\n\n'
+                      'encoder = BridgeEncoder(device="cpu")\n'
+                      'print(encoder.encode_multi_process(["A dog runs."] * 8, "en", processes=2).shape)\n')
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and done.stdout == "", done.stderr[-3000:]
+    assert lines[-1] == (f"bridgeembed.encoders.pool.MainNotGuarded: the worker processes are spawned: each one runs "
+                         f"{script} again as it starts, and that script starts a pool of worker processes "
+                         f"(encode_multi_process, or processes > 1) at its top level, so every worker would start "
+                         f"one of its own. Put the code that encodes under `if __name__ == \"__main__\":` in "
+                         f"{script}"), done.stderr[-3000:]
+    assert "bootstrapping" not in done.stderr and "WorkerDied" not in done.stderr
+    assert len(lines) < 20, done.stderr  # the script's own traceback, and nothing from the workers
 
 
 def test_a_training_run_folder_is_its_best_checkpoint(encoder, tmp_path):
