@@ -7,7 +7,7 @@ One command does it all, reusing what an earlier run left in --work:
    test_2016_flickr captions as the last rows (the planted pairs);
 2. float32 shards of each (`bridgeembed-encode --shards`, resumed if they are there);
 3. int8 and binary shards made from those float32 vectors, not encoded again: each row quantized as
-   `encode_to_shards(..., precision=)` does it (`quantize_embeddings`, per row), the manifest the same but for
+   `encode_to_shards(..., precision=)` does it (`shard_codes`: int8 per row), the manifest the same but for
    the precision, so they are the shards `--precision int8|binary` writes, bit for bit, in a third of the time;
 4. de -> en mining with `bridgeembed-mine --threshold all` once per setting, each in its own process under
    `/usr/bin/time -v` (its peak RSS), one thread (OPENBLAS_NUM_THREADS too: the int8 scan runs on numpy);
@@ -75,7 +75,7 @@ def float_shards(args, texts: dict, work: Path) -> dict:
 def quantized_shards(floats: Path, precision: str) -> Path:
     """The shards `--precision` would write, from the float32 ones: each row quantized, the manifest the same but
     for its precision and the shards' checksums."""
-    from bridgeembed.encoders.codes import quantize_embeddings
+    from bridgeembed.encoders.codes import shard_codes
     from bridgeembed.mining.manifest import MANIFEST, STORED
     from bridgeembed.mining.shards import Shards, shard_checksum, shard_name
     from bridgeembed.paths import save_array_atomic, write_text_atomic
@@ -88,7 +88,7 @@ def quantized_shards(floats: Path, precision: str) -> Path:
     manifest = {**source.manifest, "precision": precision, "dtype": STORED[precision], "shards": {}}
     for index in range(-(-len(source) // source.shard_size)):
         rows = source.read(index * source.shard_size, min((index + 1) * source.shard_size, len(source)))
-        save_array_atomic(out / shard_name(index), quantize_embeddings(rows.astype(np.float32), precision))
+        save_array_atomic(out / shard_name(index), shard_codes(rows.astype(np.float32), precision))
         manifest["shards"][shard_name(index)] = shard_checksum(out / shard_name(index))
     write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=1) + "\n")
     return out

@@ -26,7 +26,8 @@ from bridgeembed.cli.checks import (
 )
 from bridgeembed.cli.options import add_options
 from bridgeembed.cli.registry import add_common, run_main
-from bridgeembed.encoders.options import SHARD_PRECISIONS, EncodeOptions
+from bridgeembed.encoders.codes import PRECISIONS
+from bridgeembed.encoders.options import EncodeOptions
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError
 from bridgeembed.paths import check_not_input
@@ -48,10 +49,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     shards.add_argument("--shard-size", type=int, default=None, help="sentences per shard (default 100000)")
     shards.add_argument("--half", action="store_true", help="store float16 (half the disk and memory); the same as "
                         "--precision float16")
-    shards.add_argument("--precision", choices=SHARD_PRECISIONS, default=None,
-                        help="what the shards store: float32 (default), float16, int8 (a quarter of float32, each "
-                        "vector scaled on its own) or binary (sign bits, a thirty-second); bridgeembed-mine searches "
-                        "int8 and binary shards by their codes")
+    parser.add_argument("--precision", choices=PRECISIONS, default=None,
+                        help="the vectors' precision, as encode(precision=) and sentence-transformers name it: "
+                        "float32 (default), float16, int8 or uint8 (each dimension's range over the sentences "
+                        "encoded together in 256 buckets), binary or ubinary (sign bits packed, int8 or uint8, a "
+                        "thirty-second of float32). Shards store all but uint8, their int8 scaled per vector (shards "
+                        "are encoded apart); bridgeembed-mine searches int8 and binary shards by their codes")
     shards.add_argument("--processes", type=int, default=1, metavar="N",
                         help="encode the shards in N worker processes on the CPU (default 1); --threads is shared "
                              "among them")
@@ -69,8 +72,7 @@ def run(args: argparse.Namespace) -> int:
         raise BridgeembedError(f"--max-seq-length must be at least 2 (one token and the end marker), got "
                                f"{args.max_seq_length}")
     heads = HeadSpec.parse(args.heads, what="--heads")
-    if args.shards or args.shard_size is not None or args.half or args.precision is not None or args.processes != 1 \
-            or args.job_timeout is not None:
+    if args.shards or args.shard_size is not None or args.half or args.processes != 1 or args.job_timeout is not None:
         return run_shards(args, heads)
     out = output_file(args.out, "--out", suffix=".npy")  # np.save appends .npy: say where it really goes
     if out:
@@ -86,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
     encoder = BridgeEncoder(options.model, device=options.device, quantize=options.quantize,
                             max_seq_length=args.max_seq_length)
     vectors = encoder.encode(sentences, args.lang, heads=heads.resolve(encoder, what="--heads"),
-                             batch_size=args.batch_size, normalize=args.normalize)
+                             batch_size=args.batch_size, normalize=args.normalize,
+                             precision=args.precision or "float32")
     if out:
         save_array_atomic(out, vectors)
         print(f"wrote {out}: {vectors.shape[0]} sentences, array shape {vectors.shape}", file=sys.stderr)
@@ -104,7 +107,7 @@ def run_shards(args: argparse.Namespace, heads: HeadSpec) -> int:
     from bridgeembed.mining.shards import SHARD_SIZE, check_text_file, write_shards
 
     if not args.shards:
-        raise BridgeembedError("--shard-size, --half, --precision, --processes and --job-timeout go with --shards DIR")
+        raise BridgeembedError("--shard-size, --half, --processes and --job-timeout go with --shards DIR")
     if args.quantize:  # a resumed folder could mix int8 and float32 weights' vectors: not offered yet (issue 33)
         raise BridgeembedError("--quantize does not go with --shards yet: encode shards with float32 weights")
     if args.out or args.sentences or not args.input:

@@ -78,8 +78,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add("--shard-size", type=int, default=100_000, help="sentences per shard (default 100000)")
     add("--half", action="store_true", help="shards in float16 (the same as --precision float16)")
     add("--precision", choices=SHARD_PRECISIONS, default=None, help="the shards of text files: float32 (default), "
-        "float16, int8 or binary; int8 and binary shards (these or given folders) are searched by their codes, "
-        "a quarter and a thirty-second of float32's memory, and the candidates rescored to cosines")
+        "float16, int8 (each vector scaled on its own), binary or ubinary (sign bits: int8 or uint8); int8 and "
+        "binary shards (these or given folders) are searched by their codes, a quarter and a thirty-second of "
+        "float32's memory, and the candidates rescored to cosines")
     add("--rescore-src", metavar="DIR", help="with int8 or binary shards: float32 (or float16) shards of the same "
         "--src file, to rescore the candidates with (default: the codes dequantized)")
     add("--rescore-tgt", metavar="DIR", help="the same for --tgt (goes with --rescore-src)")
@@ -267,7 +268,7 @@ def rescorers(args: argparse.Namespace, src: object, tgt: object) -> tuple:
         return None, None
     out = []
     for name, side in (("src", src), ("tgt", tgt)):
-        if side.precision not in ("int8", "binary"):
+        if side.precision not in ("int8", "binary", "ubinary"):
             raise ShardError(f"--rescore-{name} goes with int8 or binary shards, but --{name} {side.folder} holds "
                              f"{side.precision} vectors, which are rescored already")
         floats = Shards(getattr(args, f"rescore_{name}"))

@@ -26,9 +26,10 @@ from tqdm.auto import tqdm
 
 from bridgeembed.checkpoint import check_model_target, load_model, make_payload, save_model
 from bridgeembed.devices import resolve_device
-from bridgeembed.encoders.codes import quantize_embeddings
+from bridgeembed.encoders.codes import BITS, CALIBRATED, CODE_DTYPES, bit_similarity, quantize_embeddings, to_ubinary
 from bridgeembed.encoders.protocol import Heads, HeadSpec
 from bridgeembed.encoders.quantize import check_precision, check_quantize, check_quantized_device, quantize_model
+from bridgeembed.encoders.refused import KEYWORDS, REFUSED
 from bridgeembed.errors import ConfigError, UnknownLanguageError
 from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained, resolve
 from bridgeembed.text.parallel import check_sentences, pad, with_eos
@@ -58,9 +59,11 @@ class BridgeEncoder:
     as `SentenceTransformer("...")` does; `BridgeEncoder("runs/x")`, a training run's folder, its best.pt.
     `from_pretrained` is the same with a classmethod's name. sentence-transformers' names work too
     (`normalize_embeddings`, `convert_to_numpy`, `max_seq_length`, `.to()`, `.eval()`, `encode_multi_process`);
-    docs/sentence_transformers.md maps them. `quantize="int8"` runs the LSTM and Linear layers in dynamic int8
-    on the CPU, `quantize="bf16"` every weight in bfloat16 on CPUs with native bf16 (bridgeembed.encoders.quantize;
-    docs/performance.md, Quantized inference, measures both).
+    docs/sentence_transformers.md maps them; the names that have no meaning here are refused with the reason
+    (`bridgeembed.encoders.refused`: e.g. `encoder.half()` is an AttributeError that says why).
+    `quantize="int8"` runs the LSTM and Linear layers in dynamic int8 on the CPU, `quantize="bf16"` every weight
+    in bfloat16 on CPUs with native bf16 (bridgeembed.encoders.quantize; docs/performance.md, Quantized
+    inference, measures both).
     """
 
     def __init__(self, model_name_or_path: str | Path = DEFAULT_MODEL,
@@ -129,12 +132,17 @@ class BridgeEncoder:
         matrices with `int8`): a model folder (see `save_pretrained`), or one checkpoint file where `path` ends
         in `.pt`."""
         # a link, a read-only place, a foreign folder: refused first
-        self._save(check_model_target(path, "path"), half, int8)
+        self._save(check_model_target(path, "path", inputs=self._loaded_from()), half, int8)
 
     def save_pretrained(self, folder: str | Path, half: bool = False, int8: bool = False) -> None:
         """A model folder: config.json, model.safetensors, sentencepiece.LANG.model and a README.md card
         (kept when the folder held the same model), loaded back by `BridgeEncoder(folder)` and every `--model`."""
-        self._save(check_model_target(folder, "folder", "folder"), half, int8)
+        self._save(check_model_target(folder, "folder", "folder", self._loaded_from()), half, int8)
+
+    def _loaded_from(self) -> list:
+        """The file or folder this encoder was loaded from: a save never replaces it (it may be a trainer
+        checkpoint, whose decoders and trainer state an encoder-only save would drop)."""
+        return [("the model it was loaded from", self._recipe[0])] if getattr(self, "_recipe", None) else []
 
     def _save(self, path: Path, half: bool, int8: bool = False) -> None:
         if self.quantize:  # int8's packed weights are tied to torch's kernels, bf16 would lose precision; quantizing
@@ -229,33 +237,43 @@ class BridgeEncoder:
 
     # --- encoding -----------------------------------------------------------------------------
     def encode(self, sentences: Sequence[str], lang: str, heads: Heads = "mean", batch_size: int = 64,
-               normalize: bool = False, show_progress_bar: bool | None = None,
+               normalize: bool | None = None, show_progress_bar: bool | None = None,
                device: str | torch.device | None = None, convert_to_tensor: bool = False,
                normalize_embeddings: bool | None = None, convert_to_numpy: bool = True,
-               precision: str = "float32") -> np.ndarray | torch.Tensor:
+               precision: str = "float32", prompt_name: str | None = None,
+               prompt: str | None = None) -> np.ndarray | torch.Tensor:
         """float32 vectors: (N, d) for heads="mean" or one head, (N, k, d) for "each", (N, len, d) for a list.
 
         A single string gives one vector ((d,) or (k, d)). `lang` is one code or one per sentence.
         `normalize` scales every returned vector to unit L2 norm. `convert_to_tensor` returns a torch
         tensor on the encoder's device instead of a numpy array. sentence-transformers' spellings work:
-        `normalize_embeddings` is `normalize`, `convert_to_numpy=False` gives a tensor (one array, not a list of
-        tensors: every row has the same shape). `heads` takes the forms of `HeadSpec` (a
-        bad one is a ConfigError, a ValueError). `precision` "int8" or "binary" returns them quantized, as
-        sentence-transformers' `precision=`: int8 (..., d) scaled per vector, or the sign bits packed into uint8
-        (..., d/8) (bridgeembed.encoders.quantize), after `normalize`. Every argument is checked before any work,
-        so a bad one is a TypeError or ValueError naming it, never a silently wrong array.
+        `normalize_embeddings` is `normalize` (the two given and different are a ValueError),
+        `convert_to_numpy=False` gives a tensor (one array, not a list of tensors: every row has the same
+        shape). `heads` takes the forms of `HeadSpec` (a bad one is a ConfigError, a ValueError). `precision`,
+        as sentence-transformers' (after `normalize`): float32, float16, int8 or uint8 (each dimension's range
+        over the sentences encoded together in 256 buckets: two sentences at least), binary (int8) or ubinary
+        (uint8) sign bits packed, (..., d/8) (bridgeembed.encoders.codes). `prompt_name` and `prompt` are
+        refused (no prompts). Every argument is checked before any work, so a bad one is a TypeError or
+        ValueError naming it, never a silently wrong array.
         """
+        for name, value in (("prompt_name", prompt_name), ("prompt", prompt)):
+            if value is not None:
+                raise TypeError(f"encode({name}=...): {REFUSED[name]}")
         single = isinstance(sentences, str)
         sentences = self._check_sentences([sentences] if single else sentences)
         langs = self._check_langs(lang, len(sentences))
         spec = HeadSpec.parse(heads).resolve(self)  # a ConfigError naming the value and what it may be
         _check_batch_size(batch_size)
-        for name, flag in (("normalize", normalize), ("convert_to_tensor", convert_to_tensor),
-                           ("convert_to_numpy", convert_to_numpy)):
+        for name, flag in (("convert_to_tensor", convert_to_tensor), ("convert_to_numpy", convert_to_numpy)):
             if not isinstance(flag, (bool, np.bool_)):
                 raise TypeError(f"{name} must be True or False, got {flag!r}")
         normalize = _normalize(normalize, normalize_embeddings)
         precision = check_precision(precision)
+        if precision in CALIBRATED and (single or len(sentences) < 2):
+            raise ConfigError(f"precision={precision!r} puts each dimension's range over the sentences encoded "
+                              f"together into 256 buckets (as sentence-transformers), and one sentence gives no "
+                              f"range: encode two or more at once, or encode float32 and quantize with "
+                              f"bridgeembed.encoders.codes.quantize_embeddings(vectors, {precision!r}, ranges=...)")
         if device is not None:
             self._move_to(resolve_device(device))  # checked before anything moves
         if show_progress_bar is None:  # as sentence-transformers: by log level; never into a log file
@@ -272,13 +290,14 @@ class BridgeEncoder:
         return torch.from_numpy(out).to(self.device) if convert_to_tensor or not convert_to_numpy else out
 
     def encode_multi_process(self, sentences: Sequence[str], lang: str, processes: int = 2, heads: Heads = "mean",
-                             batch_size: int = 64, normalize: bool = False, chunk_size: int | None = None,
+                             batch_size: int = 64, normalize: bool | None = None, chunk_size: int | None = None,
                              threads_per_process: int | None = None, job_timeout: float | None = None,
                              normalize_embeddings: bool | None = None) -> np.ndarray:
         """`encode` by `processes` worker processes on the CPU, float32 (N, d) in order, as sentence-transformers'
         `encode_multi_process` (no pool to start: the workers start and load the model on every call, so it pays
         for many sentences only). The workers are spawned and import the caller's main module again: in a script,
-        call it under `if __name__ == "__main__":`. The same as `bridgeembed.encoders.pool.encode_multi_process`."""
+        call it under `if __name__ == "__main__":` (without it, a `MainNotGuarded` error says so). The same as
+        `bridgeembed.encoders.pool.encode_multi_process`."""
         from bridgeembed.encoders.pool import encode_multi_process
 
         return encode_multi_process(self, sentences, lang, processes=processes, heads=heads, batch_size=batch_size,
@@ -287,31 +306,49 @@ class BridgeEncoder:
 
     def encode_query(self, *args: Any, **kwargs: Any) -> None:
         """Refused: see `encode_document`."""
-        raise NotImplementedError(_NO_ROLES.format(name="encode_query"))
+        raise NotImplementedError(f"BridgeEncoder.encode_query: {REFUSED['encode_query']}")
 
     def encode_document(self, *args: Any, **kwargs: Any) -> None:
         """Refused: this model has no query and document roles (no prompts, no asymmetric training), so the
         error says to use `encode` for both."""
-        raise NotImplementedError(_NO_ROLES.format(name="encode_document"))
+        raise NotImplementedError(f"BridgeEncoder.encode_document: {REFUSED['encode_document']}")
+
+    def __getattr__(self, name: str) -> Any:
+        """Only for names the class does not have: a sentence-transformers name that means nothing here
+        (`bridgeembed.encoders.refused`) is an AttributeError that says why; any other, Python's own."""
+        if name in REFUSED and name not in KEYWORDS:
+            raise AttributeError(f"BridgeEncoder.{name}: {REFUSED[name]}", name=name, obj=self)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}", name=name, obj=self)
 
     @staticmethod
-    def similarity(a: np.ndarray | torch.Tensor, b: np.ndarray | torch.Tensor) -> np.ndarray | torch.Tensor:
+    def similarity(a: np.ndarray | torch.Tensor, b: np.ndarray | torch.Tensor,
+                   precision: str | None = None) -> np.ndarray | torch.Tensor:
         """Cosine similarity of every row of `a` with every row of `b`: (N, M), one vector counting as a row.
 
-        Numpy in, numpy out; a tensor in, a tensor out (as sentence-transformers' `similarity`)."""
+        Numpy in, numpy out; a tensor in, a tensor out (as sentence-transformers' `similarity`). Packed sign
+        bits from `encode(..., precision="binary" | "ubinary")` are compared with that `precision` named: the
+        bit similarity, 1 - Hamming distance / bits (1: the same signs, about 0.5: unrelated). int8 or uint8
+        values alone do not say whether they are packed bits or calibrated codes, so without `precision` they
+        are a ValueError; so are int8 and uint8 codes (each dimension is bucketed by its own range, which the
+        codes do not keep: their cosine is not the vectors', 0.3 off in tests/encoders/test_quantize.py), and
+        codes whose dtype is not their precision's."""
         tensor = isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor)
-        x, y = (torch.as_tensor(v).float() for v in (a, b))
-        for name, v in (("a", x), ("b", y)):
-            if v.dim() not in (1, 2):
-                raise ValueError(f"similarity: {name} must be one vector (d,) or a matrix (N, d), got shape "
-                                 f"{tuple(v.shape)}")
-            if v.shape[-1] == 0:
-                raise ValueError(f"similarity: {name} has vectors of 0 dimensions (shape {tuple(v.shape)}): nothing "
-                                 f"to compare")
-        x, y = x.reshape(-1, x.shape[-1]), y.reshape(-1, y.shape[-1])
+        device = next((v.device for v in (a, b) if isinstance(v, torch.Tensor)), None)
+        if precision is not None:
+            precision = check_precision(precision)
+        if precision in CALIBRATED:
+            raise ValueError(f"similarity: {precision} codes are not compared: each dimension is bucketed by its "
+                             f"own range over the vectors quantized together, which the codes do not keep, so "
+                             f"their cosine is not the vectors' (0.3 off); {_COMPARE}")
+        x, y = (_similarity_input(v, name, precision) for name, v in (("a", a), ("b", b)))
         if x.shape[1] != y.shape[1]:
-            raise ValueError(f"similarity: vectors of {x.shape[1]} and {y.shape[1]} dimensions cannot be compared")
-        x, y = (v.to(x.device if tensor else "cpu") for v in (x, y))
+            what = "codes of {} and {} bytes" if precision in BITS else "vectors of {} and {} dimensions"
+            raise ValueError(f"similarity: {what.format(x.shape[1], y.shape[1])} cannot be compared")
+        if precision in BITS:
+            scores = torch.from_numpy(bit_similarity(to_ubinary(x), to_ubinary(y)))
+            return scores.to(device) if tensor else scores.numpy()
+        x, y = (torch.as_tensor(v).float() for v in (x, y))
+        x, y = (v.to(device if tensor else "cpu") for v in (x, y))
         x, y = (v / v.abs().amax(dim=1, keepdim=True).clamp_min(torch.finfo(v.dtype).tiny) for v in (x, y))  # 1e30
         scores = torch.nn.functional.normalize(x, dim=1) @ torch.nn.functional.normalize(y, dim=1).T
         return scores if tensor else scores.cpu().numpy()
@@ -381,21 +418,47 @@ class BridgeEncoder:
         return langs
 
 
-_NO_ROLES = ("BridgeEncoder.{name}: this model has no query and document roles. It was trained on translation, not on "
-             "query-document pairs, and has no prompts: a query and a document are encoded the same way. Use "
-             "encode(sentences, lang=...) for both (semantic search: bridgeembed.mining.semantic_search)")
+def _normalize(normalize: bool | None, normalize_embeddings: bool | None) -> bool:
+    """`normalize`, or sentence-transformers' `normalize_embeddings` for it (None: not given; neither given:
+    False); the two given and different are refused, whichever is True."""
+    for name, flag in (("normalize", normalize), ("normalize_embeddings", normalize_embeddings)):
+        if flag is not None and not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {flag!r}")
+    if normalize is not None and normalize_embeddings is not None and bool(normalize) != bool(normalize_embeddings):
+        raise ValueError(f"normalize={bool(normalize)} and normalize_embeddings={bool(normalize_embeddings)} "
+                         f"disagree; normalize_embeddings is sentence-transformers' name for normalize: give one "
+                         f"of them")
+    return bool(normalize if normalize is not None else normalize_embeddings)
 
 
-def _normalize(normalize: bool, normalize_embeddings: bool | None) -> bool:
-    """`normalize`, or sentence-transformers' `normalize_embeddings` for it; two that disagree are refused."""
-    if normalize_embeddings is None:
-        return bool(normalize)
-    if not isinstance(normalize_embeddings, (bool, np.bool_)):
-        raise TypeError(f"normalize_embeddings must be True or False, got {normalize_embeddings!r}")
-    if normalize and not normalize_embeddings:
-        raise ValueError("normalize=True and normalize_embeddings=False disagree; normalize_embeddings is "
-                         "sentence-transformers' name for normalize: give one of them")
-    return bool(normalize_embeddings)
+def _similarity_input(value: Any, name: str, precision: str | None) -> Any:
+    """`value` as an (N, d) array or tensor for `similarity`, checked against `precision`: float vectors without
+    it (or with float32 or float16), codes of its dtype with it."""
+    if isinstance(value, torch.Tensor):
+        v, dtype = value.detach(), str(value.dtype).removeprefix("torch.")
+    else:
+        v = np.asarray(value)
+        dtype = v.dtype.name
+    if v.ndim not in (1, 2):
+        raise ValueError(f"similarity: {name} must be one vector (d,) or a matrix (N, d), got shape {tuple(v.shape)}")
+    if v.shape[-1] == 0:
+        raise ValueError(f"similarity: {name} has vectors of 0 dimensions (shape {tuple(v.shape)}): nothing to "
+                         f"compare")
+    codes = precision in BITS
+    if not codes and dtype in ("int8", "uint8"):
+        bits = "binary" if dtype == "int8" else "ubinary"
+        raise ValueError(f"similarity: {name} holds {dtype} values, which may be packed sign bits or calibrated "
+                         f"codes: give precision={bits!r} for sign bits packed as encode(..., precision={bits!r}) "
+                         f"packs them; {dtype} codes are not compared (their cosine is not the vectors')")
+    if codes and dtype != np.dtype(CODE_DTYPES[precision]).name:
+        raise ValueError(f"similarity: precision={precision!r} compares {np.dtype(CODE_DTYPES[precision]).name} "
+                         f"codes (encode(..., precision={precision!r})), but {name} holds {dtype} values")
+    v = v.reshape(-1, v.shape[-1])
+    return v.cpu().numpy() if codes and isinstance(v, torch.Tensor) else v
+
+
+_COMPARE = ("compare the float vectors (encode without precision=), or sign bits (precision='binary' or 'ubinary' "
+            "in both encode and similarity: 1 - Hamming distance / bits)")
 
 
 def _load_again(path: str, seed: int | None, max_seq_length: int) -> BridgeEncoder:

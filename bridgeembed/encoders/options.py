@@ -30,11 +30,15 @@ class EncodeOptions:
 
     @property
     def dtype(self) -> str:
-        """The precision stored: float32, float16 (also `half`), int8 or binary."""
+        """The precision stored: float32, float16 (also `half`), int8, binary or ubinary."""
         return "float16" if self.half else self.precision
 
 
-SHARD_PRECISIONS = ("float32", "float16", "int8", "binary")  # encode()'s precisions, and float16 for disk
+# What a shard stores (bridgeembed.encoders.codes.shard_codes): encode()'s precisions but uint8, and int8 scaled
+# per row rather than calibrated, since the shards of a file are encoded apart and must stay comparable.
+SHARD_PRECISIONS = ("float32", "float16", "int8", "binary", "ubinary")
+NOT_SHARDED = {"uint8": "its buckets are calibrated on the vectors quantized together, so shards encoded apart "
+                        "would not compare; int8 shards scale each vector on its own (ubinary: sign bits, uint8)"}
 
 
 def shard_precision(precision: object = None, half: object = False, what: str = "precision",
@@ -43,6 +47,8 @@ def shard_precision(precision: object = None, half: object = False, what: str = 
     spelling; both given must agree. Anything else is a BridgeembedError naming `what` and the choices."""
     if precision is None:
         return "float16" if half else "float32"
+    if isinstance(precision, str) and precision in NOT_SHARDED:
+        raise BridgeembedError(f"{what} {precision} is not stored in shards: {NOT_SHARDED[precision]}")
     if not isinstance(precision, str) or precision not in SHARD_PRECISIONS:
         raise BridgeembedError(f"{what} must be one of {', '.join(SHARD_PRECISIONS)}, got {precision!r}")
     if half and precision != "float16":

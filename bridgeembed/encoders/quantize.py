@@ -1,4 +1,4 @@
-"""Quantized inference (int8 weights) and quantized embeddings (int8, binary), issue 33.
+"""Quantized inference (int8 or bf16 weights) and quantized embeddings (`precision=`), issues 33 and 41.
 
 Two different things, both named as their usual libraries name them:
 
@@ -8,13 +8,10 @@ Two different things, both named as their usual libraries name them:
 - `quantize="bf16"`: every weight in bfloat16, on CPUs that compute it natively (AVX512-BF16 or AMX; measured
   faster than int8 there, docs/performance.md), the BiLSTM on its padded path (one fused oneDNN call per
   direction, as in training). A CPU without native bf16 is refused, naming int8 instead.
-- `precision="int8" | "binary"`: the float32 sentence vectors an `encode` returns, stored smaller
-  (sentence-transformers' `precision=`). int8 scales each vector on its own (absmax: its largest component
-  becomes ±127), so a query and a corpus quantized apart agree and no calibration set is needed; the scale is
-  not kept, since a cosine does not need it (dot products of unnormalized vectors are not preserved).
-  binary keeps the sign of each dimension, 8 to a byte (np.packbits: uint8, d/8 bytes a vector; the layout
-  sentence-transformers calls "ubinary" and FAISS's binary indexes take). Those functions are in codes.py,
-  without torch; this module checks the setting (`check_precision`).
+- `precision=`: the float32 sentence vectors an `encode` returns, stored smaller, with sentence-transformers'
+  names, dtypes and packing: float32, float16, int8 and uint8 (each dimension calibrated into 256 buckets on
+  the vectors encoded together), binary (sign bits packed, int8) and ubinary (the same bits, uint8). The table
+  and the functions are in codes.py, without torch; this module checks the setting (`check_precision`).
 """
 
 from __future__ import annotations
@@ -26,10 +23,10 @@ import torch
 from torch import nn
 
 from bridgeembed.devices import bf16_lstm_runs
+from bridgeembed.encoders.codes import PRECISIONS
 from bridgeembed.errors import ConfigError
 
 QUANTIZE = ("int8", "bf16")  # quantize=: None keeps float32 weights
-PRECISIONS = ("float32", "int8", "binary")  # encode(precision=)
 
 
 def check_quantize(value: object, what: str = "quantize") -> str | None:

@@ -87,19 +87,17 @@ class SameWeights:
 # --- one job, here or in a worker ----------------------------------------------------------------------------
 def encode_lines(encoder: SentenceEncoder, lines: Sequence[str], lang: str, options: EncodeOptions) -> np.ndarray:
     """(N, d) vectors of `lines` as a shard stores them: float32 from the encoder, unit length with
-    `options.normalize`, then `options.dtype`: float32, float16, or quantized as `encode(precision=)` does.
-    int8 is scaled row by row (its largest |component| becomes 127), not calibrated on a batch, so the
+    `options.normalize`, then `options.dtype` (`codes.shard_codes`): float32, float16, int8 scaled row by row
+    (its largest |component| becomes 127), not calibrated on a batch as `encode(precision="int8")` is, so the
     shards of one collection, whichever batch, shard or worker encoded a line, and the queries stay
-    comparable; binary keeps the sign bits, packed."""
+    comparable; binary (int8) or ubinary (uint8), the sign bits packed as `encode(precision=)` packs them."""
     vectors = np.asarray(encoder.encode(lines, lang, heads=options.heads, batch_size=options.batch_size),
                          dtype=np.float32)
     if options.normalize:
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    if options.dtype in ("int8", "binary"):
-        from bridgeembed.encoders.codes import quantize_embeddings
+    from bridgeembed.encoders.codes import shard_codes
 
-        return quantize_embeddings(vectors, options.dtype)
-    return vectors.astype(options.dtype)
+    return shard_codes(vectors, options.dtype)
 
 
 def run_job(encoder: SentenceEncoder, lines: Sequence[str], path: Any, lang: str, options: EncodeOptions) -> tuple:

@@ -9,8 +9,9 @@ The index holds the indexed side's codes, never its float32 rows:
   index over the raw codes, since each row has its own scale and an inner product would rank by it.
 - int8, ivf: FAISS `IVF{nlist},SQ8` over the dequantized unit rows: d bytes a row plus its 8-byte id, a
   quarter of float32 too. An exact scan costs N x M x d, hours at 1M x 1M, as an exact float index does.
-- binary, flat: FAISS `IndexBinaryFlat`, Hamming distance (d / 8 bytes a row); ivf: `IndexBinaryIVF`, the
-  same codes in k-means cells of Hamming space, `nprobe` of them searched.
+- binary or ubinary (sign bits; binary's int8 bytes are given to FAISS as the uint8 bits they stand for),
+  flat: FAISS `IndexBinaryFlat`, Hamming distance (d / 8 bytes a row); ivf: `IndexBinaryIVF`, the same codes
+  in k-means cells of Hamming space, `nprobe` of them searched.
 hnsw is not offered here. Each query gets k x `rescore_multiplier` candidates; they are rescored as the
 cosine of the query's float row with theirs (`Vectors.rows` and `gather`: the float32 vectors where a side
 has `rescore`, else its codes dequantized: int8 as it is, binary as ±1), and the k best kept: the same
@@ -25,8 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from bridgeembed.encoders.codes import to_ubinary
 from bridgeembed.errors import ConfigError, DataError
 from bridgeembed.mining.index import IndexConfig, Neighbours, build_index, faiss_module
+from bridgeembed.mining.manifest import BITS
 from bridgeembed.mining.search_quantized import int8_candidates, int8_norms
 from bridgeembed.mining.vectors import Vectors
 
@@ -48,7 +51,7 @@ class CodeIndex:
         if self.kind == "int8-flat":
             return int8_candidates(rows, self.index, self.norms, m, SCAN_ROWS)
         if self.kind.startswith("binary"):
-            return self.index.search(np.ascontiguousarray(codes), m)[1]
+            return self.index.search(np.ascontiguousarray(to_ubinary(codes)), m)[1]
         return self.index.search(rows, m)[1]
 
     @property
@@ -72,7 +75,7 @@ def build_code_index(indexed: Vectors, config: IndexConfig) -> CodeIndex:
     if config.kind not in ("flat", "ivf"):
         raise ConfigError(f"index {config.kind!r} is not offered for {indexed.precision} vectors: use flat, ivf "
                           f"or auto")
-    kind = f"{indexed.precision}-{config.kind}"
+    kind = f"{'binary' if indexed.precision in BITS else indexed.precision}-{config.kind}"
     if kind == "int8-flat":
         codes = np.empty((n, d), dtype=np.int8)
         for start, block in indexed.blocks(raw=True):
@@ -89,10 +92,11 @@ def build_code_index(indexed: Vectors, config: IndexConfig) -> CodeIndex:
             binary = faiss.IndexBinaryIVF(faiss.IndexBinaryFlat(d), d, nlist)
             binary.cp.niter, binary.cp.seed = config.train_iterations, config.seed
             binary.cp.max_points_per_centroid = config.train_per_cell
-            binary.train(np.ascontiguousarray(indexed.sample(nlist * config.train_per_cell, config.seed, raw=True)))
+            binary.train(np.ascontiguousarray(to_ubinary(indexed.sample(nlist * config.train_per_cell, config.seed,
+                                                                        raw=True))))
             binary.nprobe = min(config.nprobe, nlist)
         for _, block in indexed.blocks(raw=True):
-            binary.add(np.ascontiguousarray(block))
+            binary.add(np.ascontiguousarray(to_ubinary(block)))
         index = CodeIndex(kind, binary)
     logger.debug("%s index over %d vectors built in %.1f s", kind, n, time.perf_counter() - started)
     return index
@@ -113,7 +117,7 @@ def quantized_knn(queries: Vectors, indexed: Vectors, k: int, config: IndexConfi
         for start in range(0, len(queries), QUERY_BLOCK):
             stop = min(start + QUERY_BLOCK, len(queries))
             rows = queries.rows(start, stop)  # (b, d) float32 unit: the rescoring rows
-            codes = queries.raw(start, stop) if indexed.precision == "binary" else None
+            codes = queries.raw(start, stop) if indexed.precision in BITS else None
             found = index.search(codes, rows, m)  # (b, m)
             cosines = rescore(rows, found, indexed)  # (b, m), -inf where none
             best = np.argsort(-cosines, axis=1, kind="stable")[:, :k]

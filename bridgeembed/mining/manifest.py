@@ -1,9 +1,11 @@
 """A shard folder's manifest.json: what its shards were made from and how they are stored, read and checked.
 
 Stored precisions (`precision`, and the numpy `dtype` of the shard files): float32, float16, int8 (each row
-scaled on its own, `bridgeembed.encoders.codes.quantize_embeddings`) and binary (sign bits packed 8 to a
-byte, uint8, ceil(dim / 8) columns). Manifests written before int8 and binary shards existed have no
-`precision`: their `dtype` (float32 or float16) is it.
+scaled on its own, `bridgeembed.encoders.codes.scale_rows_int8`), and sign bits packed 8 to a byte, ceil(dim / 8)
+columns, as sentence-transformers names them: binary (int8, the bytes minus 128) and ubinary (uint8).
+Manifests written before int8 and binary shards existed have no `precision`: their `dtype` (float32 or float16)
+is it. Those written before issue 41 named their uint8 sign bits "binary": they are read as ubinary, what
+they hold (`precision_of`).
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from bridgeembed.errors import DataError
 
 FORMAT, VERSION = "bridgeembed-shards", 1
 MANIFEST = "manifest.json"
-STORED = {"float32": "float32", "float16": "float16", "int8": "int8", "binary": "uint8"}  # precision -> file dtype
-QUANTIZED = ("int8", "binary")  # precisions whose rows are codes, not floats
+STORED = {"float32": "float32", "float16": "float16", "int8": "int8", "binary": "int8", "ubinary": "uint8"}  # -> dtype
+QUANTIZED = ("int8", "binary", "ubinary")  # precisions whose rows are codes, not floats
+BITS = ("binary", "ubinary")  # precisions whose rows are packed sign bits
+LEGACY = {("binary", "uint8"): "ubinary"}  # (precision, dtype) written before issue 41 -> the precision it is
 
 
 class ShardError(DataError):
@@ -24,14 +28,16 @@ class ShardError(DataError):
 
 
 def precision_of(manifest: dict) -> str:
-    """The precision a (checked) manifest's shards are stored in."""
-    return manifest.get("precision", manifest["dtype"])
+    """The precision a (checked) manifest's shards are stored in: uint8 sign bits recorded as "binary" (before
+    issue 41) are ubinary."""
+    precision = manifest.get("precision", manifest["dtype"])
+    return LEGACY.get((precision, manifest["dtype"]), precision)
 
 
 def stored_width(manifest: dict) -> int:
     """Columns of a shard file: dim, or ceil(dim / 8) bytes of sign bits for binary."""
     dim = int(manifest["dim"])
-    return -(-dim // 8) if precision_of(manifest) == "binary" else dim
+    return -(-dim // 8) if precision_of(manifest) in BITS else dim
 
 
 def read_manifest(folder: str | Path) -> dict:
@@ -86,7 +92,8 @@ def _manifest_problem(m: dict) -> str | None:
             return f"input.{key} is missing"
         if not ok(given[key]):
             return f"input.{key} must be {expected}, got {given[key]!r:.40}"
-    if "precision" in m and (not isinstance(m["precision"], str) or STORED.get(m["precision"]) != m["dtype"]):
+    if "precision" in m and (not isinstance(m["precision"], str) or STORED.get(m["precision"]) != m["dtype"]) \
+            and (m["precision"], m["dtype"]) not in LEGACY:
         return f"precision {m['precision']!r:.20} does not go with dtype {m['dtype']!r} (expected one of " \
                f"{', '.join(f'{p} ({d})' for p, d in STORED.items())})"
     if "precision" not in m and m["dtype"] not in ("float32", "float16"):

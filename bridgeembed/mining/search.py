@@ -1,6 +1,7 @@
 """Semantic search as in sentence-transformers (`util.semantic_search`), over a FAISS index instead of a
 full query x corpus matrix: for each query, the `top_k` corpus rows of highest cosine. A corpus quantized by
-`encode(..., precision="int8"|"binary")` is searched as it is, then rescored in float32 (search_quantized)."""
+`encode(..., precision=)` (int8, uint8, binary, ubinary) is searched as it is, then rescored in float32
+(search_quantized)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 from bridgeembed.errors import ConfigError, DataError
 from bridgeembed.mining.index import IndexConfig
 from bridgeembed.mining.knn import knn
-from bridgeembed.mining.search_quantized import QUANTIZED, check_rescore, quantized_dim, quantized_search
+from bridgeembed.mining.search_quantized import QUANTIZED, check_rescore, quantized_search, searchable
 from bridgeembed.mining.vectors import Vectors, VectorsLike
 
 
@@ -20,10 +21,11 @@ def semantic_search(query_vecs: VectorsLike, corpus_vecs: VectorsLike, top_k: in
     the corpus is smaller, or an approximate index finds fewer). `query_vecs` (Q, d) and `corpus_vecs`
     (N, d) are arrays, `Shards` or `Vectors`; a single query vector (d,) gives one list too.
 
-    `corpus_vecs` as int8 (N, d) or binary uint8 (N, d/8) (`precision=` of `encode`) is searched flat in that
-    form for `top_k * rescore_multiplier` candidates, which are rescored in float32: against `rescore_vecs`
-    (the float corpus (N, d), e.g. memory-mapped) where given, else against the quantized rows; the queries
-    stay float. `index` must then be "auto" or "flat"."""
+    `corpus_vecs` quantized by `encode(..., precision=)`, int8 or uint8 (N, d), binary (int8) or ubinary (uint8)
+    (N, d/8) packed sign bits (which, its width says), is searched flat in that form for
+    `top_k * rescore_multiplier` candidates, which are rescored in float32: against `rescore_vecs` (the float
+    corpus (N, d), e.g. memory-mapped) where given, else against the quantized rows; the queries stay float.
+    `index` must then be "auto" or "flat"."""
     if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
         raise ConfigError(f"top_k must be a positive integer, got {top_k!r}")
     if isinstance(query_vecs, np.ndarray) and query_vecs.ndim == 1:
@@ -31,7 +33,7 @@ def semantic_search(query_vecs: VectorsLike, corpus_vecs: VectorsLike, top_k: in
     if isinstance(corpus_vecs, np.ndarray) and corpus_vecs.dtype in QUANTIZED:
         return _search_quantized(query_vecs, corpus_vecs, int(top_k), index, rescore_vecs, rescore_multiplier)
     if rescore_vecs is not None:
-        raise ConfigError("rescore_vecs rescores a quantized corpus (int8 or binary corpus_vecs); this corpus is "
+        raise ConfigError("rescore_vecs rescores a quantized corpus (int8 or uint8 corpus_vecs); this corpus is "
                           "float already")
     queries, corpus = Vectors.of(query_vecs, "query_vecs"), Vectors.of(corpus_vecs, "corpus_vecs")
     if queries.dim != corpus.dim:
@@ -46,16 +48,14 @@ def semantic_search(query_vecs: VectorsLike, corpus_vecs: VectorsLike, top_k: in
 def _search_quantized(query_vecs: VectorsLike, corpus: np.ndarray, top_k: int, index: IndexConfig | str,
                       rescore_vecs: np.ndarray | None, rescore_multiplier: int) -> list[list[dict]]:
     if corpus.ndim != 2 or corpus.shape[1] == 0 or not len(corpus):
-        raise DataError(f"corpus_vecs: expected a non-empty 2-D array of {QUANTIZED[corpus.dtype]} vectors, got "
-                        f"shape {corpus.shape}")
+        raise DataError(f"corpus_vecs: expected a non-empty 2-D array of {corpus.dtype} codes, got shape "
+                        f"{corpus.shape}")
     if IndexConfig.of(index).kind not in ("auto", "flat"):
-        raise ConfigError(f"index {IndexConfig.of(index).kind!r}: a {QUANTIZED[corpus.dtype]} corpus is searched "
-                          f"flat; give index='auto' or 'flat'")
-    rescore_vecs = check_rescore(rescore_vecs, corpus, rescore_multiplier)
+        raise ConfigError(f"index {IndexConfig.of(index).kind!r}: a {corpus.dtype} corpus is searched flat; give "
+                          f"index='auto' or 'flat'")
     queries = Vectors.of(query_vecs, "query_vecs")
-    if queries.dim != quantized_dim(corpus):
-        raise DataError(f"query_vecs have {queries.dim} dimensions and the {QUANTIZED[corpus.dtype]} corpus_vecs "
-                        f"{quantized_dim(corpus)}: float queries of the corpus's model are needed")
+    corpus, name = searchable(corpus, queries.dim)
+    rescore_vecs = check_rescore(rescore_vecs, corpus, rescore_multiplier, name)
     sims, ids = quantized_search(queries, corpus, top_k, rescore_vecs, int(rescore_multiplier))
     return _hits(sims, ids, np.arange(len(corpus)))
 

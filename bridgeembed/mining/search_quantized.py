@@ -1,8 +1,12 @@
-"""Semantic search over quantized corpus vectors (`encode(..., precision="int8"|"binary")`), then rescoring.
+"""Semantic search over quantized corpus vectors (`encode(..., precision=)`: int8, uint8, binary, ubinary),
+then rescoring.
 
 As sentence-transformers' `semantic_search_faiss` with `corpus_precision`: float32 queries; the corpus held
-as int8 (d bytes a row, plus one float32 norm) or as sign bits (d/8 bytes a row), a quarter and a
-thirty-second of float32. First `top_k x rescore_multiplier` candidates per query from the quantized rows:
+as int8 or uint8 codes (d bytes a row, plus one float32 norm) or as sign bits, binary or ubinary (d/8 bytes a
+row), a quarter and a thirty-second of float32. Which one an int8 or uint8 array holds follows from its width
+and the queries' d (`searchable`): d columns are codes (uint8 searched as int8, centred by 128), d/8 packed
+bits (binary's int8 bytes as the uint8 bits they stand for). First `top_k x rescore_multiplier` candidates per
+query from the quantized rows:
 - int8: exact cosine of the query with each int8 row (a flat scan in blocks, no FAISS index: each row has its
   own scale, which a cosine ignores but an inner-product index would not);
 - binary: Hamming distance of the query's sign bits to each row's (FAISS `IndexBinaryFlat`).
@@ -15,17 +19,36 @@ from __future__ import annotations
 
 import numpy as np
 
-from bridgeembed.encoders.codes import unpack_binary
+from bridgeembed.encoders.codes import to_ubinary, unpack_binary
 from bridgeembed.errors import ConfigError, DataError
 from bridgeembed.mining.index import faiss_module
 from bridgeembed.mining.vectors import BLOCK, Vectors
 
-QUANTIZED = {np.dtype(np.int8): "int8", np.dtype(np.uint8): "binary"}  # corpus dtype -> its precision
+QUANTIZED = {np.dtype(np.int8): "int8", np.dtype(np.uint8): "ubinary"}  # searched corpus dtype -> its precision
+NAMES = {(np.dtype(np.int8), False): "int8", (np.dtype(np.uint8), False): "uint8",  # (dtype, packed bits?) -> name
+         (np.dtype(np.int8), True): "binary", (np.dtype(np.uint8), True): "ubinary"}
+
+
+def searchable(corpus: np.ndarray, dim: int) -> tuple[np.ndarray, str]:
+    """(the corpus as searched: int8 codes or uint8 sign bits, its precision's name) for queries of `dim`
+    dimensions: `dim` columns are codes, `dim` / 8 packed bits; anything else is a DataError."""
+    width = corpus.shape[1]
+    if width not in (dim, -(-dim // 8)):
+        raise DataError(f"query_vecs have {dim} dimensions, and corpus_vecs of {corpus.dtype} with {width} columns "
+                        f"stand for {width}-dimensional codes (int8, uint8) or {8 * width} sign bits (binary, "
+                        f"ubinary): float queries of the corpus's model are needed")
+    bits = width != dim
+    name = NAMES[corpus.dtype, bits]
+    if name == "uint8":  # 0..255 -> -128..127: the same buckets, centred as int8's
+        return (corpus ^ np.uint8(0x80)).view(np.int8), name
+    if name == "binary":
+        return to_ubinary(corpus), name
+    return corpus, name
 
 
 def quantized_dim(corpus: np.ndarray) -> int:
-    """The sentence vectors' d: a row's length for int8, 8 bits a byte for binary."""
-    return corpus.shape[1] * (8 if QUANTIZED[corpus.dtype] == "binary" else 1)
+    """The sentence vectors' d of a corpus as searched: a row's length for int8, 8 bits a byte for ubinary."""
+    return corpus.shape[1] * (8 if QUANTIZED[corpus.dtype] == "ubinary" else 1)
 
 
 def quantized_search(queries: Vectors, corpus: np.ndarray, top_k: int, rescore_vecs: np.ndarray | None,
@@ -38,7 +61,7 @@ def quantized_search(queries: Vectors, corpus: np.ndarray, top_k: int, rescore_v
     scores = np.empty((len(queries), k), dtype=np.float32)
     ids = np.empty((len(queries), k), dtype=np.int64)
     norms = int8_norms(corpus) if precision == "int8" else None
-    index = _binary_index(corpus) if precision == "binary" else None
+    index = _binary_index(corpus) if precision == "ubinary" else None
     for start, rows in queries.blocks():  # rows: (b, d) float32 unit
         if precision == "int8":
             candidates = int8_candidates(rows, corpus, norms, m)  # (b, m)
@@ -51,7 +74,9 @@ def quantized_search(queries: Vectors, corpus: np.ndarray, top_k: int, rescore_v
     return scores, ids
 
 
-def check_rescore(rescore_vecs: object, corpus: np.ndarray, rescore_multiplier: object) -> np.ndarray | None:
+def check_rescore(rescore_vecs: object, corpus: np.ndarray, rescore_multiplier: object,
+                  name: str = "quantized") -> np.ndarray | None:
+    """`rescore_vecs` checked against the corpus as searched (`searchable`; `name`: its precision as given)."""
     if isinstance(rescore_multiplier, bool) or not isinstance(rescore_multiplier, (int, np.integer)) \
             or rescore_multiplier < 1:
         raise ConfigError(f"rescore_multiplier must be a positive integer, got {rescore_multiplier!r}")
@@ -61,7 +86,7 @@ def check_rescore(rescore_vecs: object, corpus: np.ndarray, rescore_multiplier: 
         raise DataError(f"rescore_vecs: expected the float corpus vectors as an array (N, d), got "
                         f"{type(rescore_vecs).__name__} {getattr(rescore_vecs, 'dtype', '')}")
     if rescore_vecs.shape != (len(corpus), quantized_dim(corpus)):
-        raise DataError(f"rescore_vecs has shape {rescore_vecs.shape}, but the {QUANTIZED[corpus.dtype]} corpus "
+        raise DataError(f"rescore_vecs has shape {rescore_vecs.shape}, but the {name} corpus "
                         f"stands for vectors of shape {(len(corpus), quantized_dim(corpus))}")
     return rescore_vecs
 

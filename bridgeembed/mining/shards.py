@@ -1,7 +1,7 @@
 """A large text file encoded to a folder of `.npy` shards that survives being killed and serves many minings.
 
     folder/manifest.json       model, fingerprint, dim, heads, precision, language, shard size, the input's identity
-    folder/shard-00000.npy     vectors of lines 0 .. shard_size - 1: float32, float16, int8 or binary (manifest.py)
+    folder/shard-00000.npy     vectors of lines 0 .. shard_size - 1: float32, float16, int8, binary or ubinary
     folder/shard-00001.npy     ...
 
 The manifest is written first; every shard is written to a temporary file in the same folder and
@@ -109,8 +109,9 @@ def encode_to_shards(encoder: SentenceEncoder, path: str | Path, lang: str, fold
     """Encode the lines of `path` (UTF-8, gzipped or not) into `folder`, resuming what is already there.
 
     `model` is the name recorded in the manifest (the encoder's weights are fingerprinted either way);
-    `precision` float32 (default), float16 (or `half`), int8 or binary: what `encode(..., precision=)` gives
-    (int8 scaled per row, so shards and queries quantized apart stay comparable), d, d or d/8 bytes a row. A
+    `precision` float32 (default), float16 (or `half`), int8, binary or ubinary (`codes.shard_codes`): d, d or
+    d/8 bytes a row; binary and ubinary as `encode(..., precision=)` packs them, int8 scaled per row rather than
+    calibrated, so shards and queries quantized apart stay comparable (uint8 is refused for that reason). A
     folder that holds shards of another input, model or setting (precision included) is refused.
 
     `processes` > 1: the missing shards are encoded by that many worker processes (`bridgeembed.encoders.pool`),
@@ -158,6 +159,7 @@ def _write_locked(encoder: SentenceEncoder, path: str | Path, lang: str, folder:
     trained = getattr(getattr(getattr(encoder, "config", None), "tokenizer", None), "max_len", None)
     _start_or_resume(folder, manifest, trained)
     manifest = read_manifest(folder)  # with the checksums of the shards written so far
+    manifest["precision"] = precision_of(manifest)  # a name of before issue 41 ("binary" for uint8) updated
     manifest.setdefault("shards", {})  # none in a folder of an earlier version
     rows, todo = manifest["input"]["lines"], missing_shards(folder, manifest)
     for index in todo:
@@ -291,8 +293,8 @@ class Shards:
         self.folder = Path(folder)
         self.manifest = read_manifest(self.folder)
         m = self.manifest
-        self.dim, self.lang, self.dtype = int(m["dim"]), m["lang"], m["dtype"]  # dtype: of the files (uint8: binary)
-        self.precision, self.width = precision_of(m), stored_width(m)  # width: columns of a file (binary: dim / 8)
+        self.dim, self.lang, self.dtype = int(m["dim"]), m["lang"], m["dtype"]  # dtype: of the files
+        self.precision, self.width = precision_of(m), stored_width(m)  # width: columns of a file (bits: dim / 8)
         self.rows, self.shard_size = int(m["input"]["lines"]), int(m["shard_size"])
         todo = missing_shards(self.folder, m)
         if todo:
@@ -349,14 +351,15 @@ class Shards:
         return out
 
     def check_same_space(self, other: Shards) -> None:
-        """Two shard folders can be compared only if one model made them the same way, and (int8, binary) in
-        one precision: candidates come from codes compared with codes. float16 and float32 mix (both read as
-        float32)."""
+        """Two shard folders can be compared only if one model made them the same way, and codes (int8, binary,
+        ubinary) in one precision: candidates come from codes compared with codes. float16 and float32 mix (both
+        read as float32)."""
         self._check_model(other)
         if self.precision != other.precision and {self.precision, other.precision} & set(QUANTIZED):
             raise ShardError(f"{other.folder} holds {other.precision} vectors and {self.folder} {self.precision}: "
-                             f"mining int8 or binary shards needs the same precision on both sides; encode "
-                             f"{other.folder.name} again with --precision {self.precision}, or both in one precision")
+                             f"mining int8, binary or ubinary shards needs the same precision on both sides; "
+                             f"encode {other.folder.name} again with --precision {self.precision}, or both in one "
+                             f"precision")
 
     def check_rescore(self, floats: Shards) -> None:
         """`floats` can rescore these shards' candidates: float32 or float16 vectors of the same lines, by the

@@ -3,9 +3,9 @@
 Mining and search never hold more than one block of one side as float32 (plus the index of the
 other side): `Vectors.rows(start, stop)` reads, converts and normalises just those rows, and a
 `subset` (e.g. the non-blank lines of a file) restricts a side to some rows without copying it.
-int8 and binary shards are read as codes (`raw`) for the index, and as float rows for cosines: the
-float32 (or float16) vectors of the same lines where `rescore` gives them, else the codes dequantized
-(int8 as it is, binary as ±1).
+int8 and binary (or ubinary) shards are read as codes (`raw`) for the index, and as float rows for cosines:
+the float32 (or float16) vectors of the same lines where `rescore` gives them, else the codes dequantized
+(int8 as it is, sign bits as ±1).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Union
 import numpy as np
 
 from bridgeembed.errors import DataError
-from bridgeembed.mining.manifest import QUANTIZED
+from bridgeembed.mining.manifest import BITS, QUANTIZED
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.mining.shards import Shards
@@ -123,7 +123,7 @@ class Vectors:
 
     def _unit(self, raw: np.ndarray, ids: np.ndarray) -> np.ndarray:
         """Stored rows (of data rows `ids`) as float32 unit rows: codes dequantized, a fresh array."""
-        if self.precision == "binary":
+        if self.precision in BITS:
             from bridgeembed.encoders.codes import unpack_binary
 
             block = unpack_binary(raw, self.dim)

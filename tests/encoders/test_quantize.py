@@ -9,7 +9,7 @@ from torch.ao.nn.quantized import dynamic
 from bridgeembed import BridgeEncoder, devices
 from bridgeembed.encoders import bridge as bridge_module
 from bridgeembed.encoders import quantize as quantize_module
-from bridgeembed.encoders.codes import quantize_embeddings, unpack_binary
+from bridgeembed.encoders.codes import quantize_embeddings, scale_rows_int8, unpack_binary
 from bridgeembed.errors import ConfigError, DataError
 from bridgeembed.mining import semantic_search
 from bridgeembed.model import encoder as encoder_module
@@ -131,28 +131,125 @@ def test_int8_encoders_are_not_saved_nor_sent_to_workers(encoders, tmp_path):
         encoders[1].worker_factory()
 
 
-# --- quantized embeddings -----------------------------------------------------------------------------
-def test_precision_int8_and_binary(encoders):
+# --- quantized embeddings (issue 41: sentence-transformers' names, dtypes and packing) -----------------------------
+def _theirs(vectors: np.ndarray, precision: str) -> np.ndarray:
+    """sentence-transformers' quantize_embeddings on an (N, d) batch, written out (its formulas, for comparison)."""
+    if precision in ("int8", "uint8"):
+        starts, steps = vectors.min(axis=0), (vectors.max(axis=0) - vectors.min(axis=0)) / 255
+        return ((vectors - starts) / steps - (128 if precision == "int8" else 0)).astype(precision)
+    packed = np.packbits(vectors > 0).reshape(vectors.shape[0], -1)
+    return (packed - 128).astype(np.int8) if precision == "binary" else packed
+
+
+def test_precision_gives_sentence_transformers_dtypes_and_packing(encoders):
     fp32, _ = encoders
     batch = _sentences(50, seed=2)
     vectors = fp32.encode(batch, "x")
-    int8 = fp32.encode(batch, "x", precision="int8")
-    assert int8.dtype == np.int8 and int8.shape == vectors.shape
-    assert np.abs(int8).max(axis=1).min() == 127  # each vector scaled on its own
-    cos = (int8 * vectors).sum(1) / np.linalg.norm(int8.astype(np.float32), axis=1) / np.linalg.norm(vectors, axis=1)
-    assert cos.min() > 0.999
-    binary = fp32.encode(batch, "x", precision="binary")
-    assert binary.dtype == np.uint8 and binary.shape == (50, fp32.dim // 8)
-    np.testing.assert_array_equal(unpack_binary(binary, fp32.dim) > 0, vectors > 0)
-    assert fp32.encode(batch[0], "x", precision="binary").shape == (fp32.dim // 8,)
-    assert fp32.encode(batch, "x", heads="each", precision="int8").shape == (50, fp32.num_heads, fp32.dim)
-    assert fp32.encode(batch, "x", precision="int8", convert_to_tensor=True).dtype == torch.int8
+    d, packed = fp32.dim, -(-fp32.dim // 8)
+    shapes = {"float32": (np.float32, d), "float16": (np.float16, d), "int8": (np.int8, d), "uint8": (np.uint8, d),
+              "binary": (np.int8, packed), "ubinary": (np.uint8, packed)}
+    codes = {}
+    for precision, (dtype, width) in shapes.items():
+        codes[precision] = fp32.encode(batch, "x", precision=precision)
+        assert codes[precision].dtype == dtype and codes[precision].shape == (50, width), precision
+        np.testing.assert_array_equal(codes[precision], quantize_embeddings(vectors, precision))
+        if precision not in ("float32", "float16"):
+            np.testing.assert_array_equal(codes[precision], _theirs(vectors, precision))
+    np.testing.assert_array_equal(codes["float16"], vectors.astype(np.float16))
+    # int8 and uint8: each dimension's range over the batch in 256 buckets; its minimum in the first
+    assert (codes["int8"].min(axis=0) == -128).all() and (codes["uint8"].min(axis=0) == 0).all()
+    assert (codes["int8"].max(axis=0) >= 126).all() and (codes["uint8"].max(axis=0) >= 254).all()
+    # binary: ubinary's sign bits, each byte minus 128
+    np.testing.assert_array_equal(codes["binary"].astype(np.int16) + 128, codes["ubinary"])
+    for bits in ("binary", "ubinary"):
+        np.testing.assert_array_equal(unpack_binary(codes[bits], d) > 0, vectors > 0)
+        assert fp32.encode(batch[0], "x", precision=bits).shape == (packed,)
+    unit = fp32.encode(batch, "x", normalize=True, precision="int8")  # calibrated after normalize
+    np.testing.assert_array_equal(unit, quantize_embeddings(fp32.encode(batch, "x", normalize=True), "int8"))
+    assert fp32.encode(batch, "x", heads="each", precision="int8").shape == (50, fp32.num_heads, d)
+    for precision, dtype in (("int8", torch.int8), ("uint8", torch.uint8), ("ubinary", torch.uint8),
+                             ("float16", torch.float16)):
+        assert fp32.encode(batch, "x", precision=precision, convert_to_tensor=True).dtype == dtype
+    for one in (batch[0], batch[:1]):  # a range needs two vectors at least
+        with pytest.raises(ConfigError, match=r"precision='uint8' puts each dimension's range over the sentences "
+                                              r"encoded together into 256 buckets .* one sentence gives no range"):
+            fp32.encode(one, "x", precision="uint8")
 
 
-@pytest.mark.parametrize("value", ["fp32", "uint8", "ubinary", None, 8])
+@pytest.mark.parametrize("value", ["fp32", "int4", "UBINARY", "bfloat16", None, 8])
 def test_an_unknown_precision_names_the_accepted_ones(encoders, value):
-    with pytest.raises(ConfigError, match="precision must be one of float32, int8, binary"):
+    with pytest.raises(ConfigError, match="precision must be one of float32, float16, int8, uint8, binary, ubinary"):
         encoders[0].encode(["apple"], "x", precision=value)
+
+
+def test_quantize_embeddings_takes_a_calibration_and_refuses_what_has_no_range():
+    rng = np.random.default_rng(0)
+    calibration = rng.standard_normal((500, 16)).astype(np.float32)
+    few = rng.standard_normal((3, 16)).astype(np.float32)
+    ranges = np.stack([calibration.min(axis=0), calibration.max(axis=0)])
+    for precision in ("int8", "uint8"):
+        by_ranges = quantize_embeddings(few, precision, ranges=ranges)
+        by_calibration = quantize_embeddings(few, precision, calibration_embeddings=calibration)
+        np.testing.assert_array_equal(by_ranges, by_calibration)
+        np.testing.assert_array_equal(quantize_embeddings(few[0], precision, ranges=ranges), by_ranges[0])
+        with pytest.raises(ValueError, match="give no range for vectors of shape"):
+            quantize_embeddings(few[0], precision)
+    outside = quantize_embeddings(np.array([[-9.0, 9.0], [0.0, 0.0], [1.0, 1.0]]), "int8",
+                                  ranges=np.array([[0.0, 0.0], [1.0, 1.0]]))
+    assert outside.tolist() == [[-128, 127], [-128, -128], [127, 127]]  # the nearest bucket outside the range
+    assert quantize_embeddings(np.ones((4, 2), np.float32), "uint8").tolist() == [[0, 0]] * 4  # a range of one value
+    with pytest.raises(ValueError, match="ranges must be \\(2, 16\\)"):
+        quantize_embeddings(few, "int8", ranges=ranges[:, :8])
+    with pytest.raises(ValueError, match="takes float vectors, got int8"):
+        quantize_embeddings(quantize_embeddings(few, "int8"), "binary")
+    with pytest.raises(ValueError, match="precision must be one of float32, float16, int8, uint8, binary, ubinary"):
+        quantize_embeddings(few, "int4")
+
+
+def test_similarity_of_packed_bits_is_the_share_of_agreeing_signs():
+    """The cosine of packed bytes called unrelated vectors 0.74 alike (issue 41); their bits agree half the time."""
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((40, 512)).astype(np.float32)
+    agree = ((vectors[:, None, :] > 0) == (vectors[None, :, :] > 0)).mean(axis=-1)  # (40, 40)
+    for bits in ("binary", "ubinary"):
+        codes = quantize_embeddings(vectors, bits)
+        scores = BridgeEncoder.similarity(codes, codes, precision=bits)
+        assert scores.dtype == np.float32 and scores.shape == (40, 40)
+        np.testing.assert_allclose(scores, agree, atol=1e-6)
+        unrelated = scores[~np.eye(40, dtype=bool)]
+        assert abs(unrelated.mean() - 0.5) < 0.02 and np.diag(scores).min() == 1.0
+        as_tensor = BridgeEncoder.similarity(torch.from_numpy(codes[:3]), torch.from_numpy(codes), precision=bits)
+        assert isinstance(as_tensor, torch.Tensor) and as_tensor.shape == (3, 40)
+        np.testing.assert_allclose(as_tensor.numpy(), agree[:3], atol=1e-6)
+        assert BridgeEncoder.similarity(codes[0], codes, precision=bits).shape == (1, 40)
+    stored = np.packbits(vectors > 0, axis=1)
+    for precision, dtype in (("binary", "int8"), ("ubinary", "uint8"), ("int8", "int8"), ("uint8", "uint8")):
+        codes = quantize_embeddings(vectors, precision)
+        bits = "binary" if dtype == "int8" else "ubinary"
+        with pytest.raises(ValueError, match=f"similarity: a holds {dtype} values, which may be packed sign bits or "
+                                             f"calibrated codes: give precision='{bits}' for sign bits"):
+            BridgeEncoder.similarity(codes, codes)  # never the cosine of packed bytes
+        other = "ubinary" if dtype == "int8" else "binary"
+        with pytest.raises(ValueError, match=f"precision='{other}' compares .* codes .*but a holds {dtype} values"):
+            BridgeEncoder.similarity(codes, codes, precision=other)
+    with pytest.raises(ValueError, match="precision='binary' compares int8 codes .*but a holds float32 values"):
+        BridgeEncoder.similarity(vectors, vectors, precision="binary")
+    with pytest.raises(ValueError, match="codes of 64 and 32 bytes cannot be compared"):
+        BridgeEncoder.similarity(stored, stored[:, :32], precision="ubinary")
+
+
+def test_similarity_refuses_calibrated_codes_whose_cosine_is_not_the_vectors():
+    rng = np.random.default_rng(1)
+    vectors = rng.standard_normal((60, 64)).astype(np.float32)
+    exact = BridgeEncoder.similarity(vectors, vectors)
+    np.testing.assert_allclose(BridgeEncoder.similarity(vectors, vectors, precision="float32"), exact)
+    codes = quantize_embeddings(vectors, "int8").astype(np.float32)  # what a cosine of the codes would give:
+    assert np.abs(BridgeEncoder.similarity(codes, codes) - exact).max() > 0.2  # each dimension's offset and scale
+    for precision in ("int8", "uint8"):
+        with pytest.raises(ValueError, match=f"similarity: {precision} codes are not compared: each dimension is "
+                                             f"bucketed by its own range .*compare the float vectors"):
+            BridgeEncoder.similarity(quantize_embeddings(vectors, precision), quantize_embeddings(vectors, precision),
+                                     precision=precision)
 
 
 def test_semantic_search_over_quantized_corpora_rescored_in_float32():
@@ -160,22 +257,24 @@ def test_semantic_search_over_quantized_corpora_rescored_in_float32():
     corpus = rng.standard_normal((3000, 64)).astype(np.float32)
     queries = corpus[:50] + 0.3 * rng.standard_normal((50, 64)).astype(np.float32)  # near rows 0..49
     exact = semantic_search(queries, corpus, top_k=3, index="flat")
-    for precision in ("int8", "binary"):
-        codes = quantize_embeddings(corpus, precision)
+    for precision in ("int8", "uint8", "binary", "ubinary", "rows"):  # rows: int8 scaled per row, as int8 shards
+        codes = scale_rows_int8(corpus) if precision == "rows" else quantize_embeddings(corpus, precision)
         found = semantic_search(queries, codes, top_k=3, rescore_vecs=corpus, rescore_multiplier=10)
-        assert [h[0]["corpus_id"] for h in found] == list(range(50))
+        assert [h[0]["corpus_id"] for h in found] == list(range(50)), precision
         np.testing.assert_allclose([h[0]["score"] for h in found], [h[0]["score"] for h in exact], atol=1e-5)
         unrescored = semantic_search(queries, codes, top_k=3, rescore_multiplier=1)
-        assert sum(h[0]["corpus_id"] == i for i, h in enumerate(unrescored)) >= 45
+        assert sum(h[0]["corpus_id"] == i for i, h in enumerate(unrescored)) >= 45, precision
     assert len(semantic_search(queries[0], quantize_embeddings(corpus[:2], "int8"), top_k=5)[0]) == 2
 
 
 def test_semantic_search_refuses_what_does_not_fit_a_quantized_corpus():
     corpus = quantize_embeddings(np.random.default_rng(0).standard_normal((100, 64)).astype(np.float32), "binary")
     queries = np.ones((2, 64), dtype=np.float32)
-    with pytest.raises(DataError, match="rescore_vecs has shape"):
+    with pytest.raises(DataError, match="rescore_vecs has shape \\(100, 32\\), but the binary corpus stands for "
+                                        "vectors of shape \\(100, 64\\)"):
         semantic_search(queries, corpus, rescore_vecs=np.ones((100, 32), dtype=np.float32))
-    with pytest.raises(DataError, match="query_vecs have 32 dimensions and the binary corpus_vecs 64"):
+    with pytest.raises(DataError, match="query_vecs have 32 dimensions, and corpus_vecs of int8 with 8 columns stand "
+                                        "for 8-dimensional codes \\(int8, uint8\\) or 64 sign bits"):
         semantic_search(queries[:, :32], corpus)
     with pytest.raises(ConfigError, match="searched flat"):
         semantic_search(queries, corpus, index="ivf")

@@ -1,10 +1,11 @@
-"""The habits sentence-transformers users bring (issue 32; docs/sentence_transformers.md maps them): its keyword
-names and methods work on BridgeEncoder, a training run's folder is a model, and the calls that have no meaning
-here say why."""
+"""The habits sentence-transformers users bring (issues 32, 41; docs/sentence_transformers.md maps them): its keyword
+names and methods work on BridgeEncoder, a training run's folder is a model, and the names that have no meaning
+here say why, from one table (bridgeembed.encoders.refused) that the doc's table is checked against."""
 
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ import torch
 
 from bridgeembed import BridgeEncoder
 from bridgeembed.encoders.bridge import DEFAULT_MAX_SEQ_LENGTH
+from bridgeembed.encoders.refused import KEYWORDS, REFUSED
 from bridgeembed.errors import CheckpointError, ConfigError
 
 pytestmark = pytest.mark.usefixtures("shipped_model")
@@ -35,6 +37,12 @@ def test_normalize_embeddings_and_convert_to_numpy_are_our_normalize_and_convert
     np.testing.assert_array_equal(tensor.numpy(), encoder.encode(SENTENCES, lang="en"))
     with pytest.raises(ValueError, match="normalize=True and normalize_embeddings=False disagree"):
         encoder.encode(SENTENCES, lang="en", normalize=True, normalize_embeddings=False)
+    with pytest.raises(ValueError, match="normalize=False and normalize_embeddings=True disagree"):  # it normalized
+        encoder.encode(SENTENCES, lang="en", normalize_embeddings=True, normalize=False)
+    with pytest.raises(ValueError, match="normalize=False and normalize_embeddings=True disagree"):
+        encoder.encode_multi_process(SENTENCES, "en", normalize_embeddings=True, normalize=False)
+    np.testing.assert_array_equal(encoder.encode(SENTENCES, lang="en", normalize=False, normalize_embeddings=False),
+                                  encoder.encode(SENTENCES, lang="en"))
     with pytest.raises(TypeError, match="normalize_embeddings must be True or False"):
         encoder.encode(SENTENCES, lang="en", normalize_embeddings="yes")
     with pytest.raises(TypeError, match="convert_to_numpy must be True or False"):
@@ -89,6 +97,56 @@ def test_encode_multi_process_on_the_encoder_gives_what_encode_gives(encoder):
 def test_query_and_document_roles_are_refused_with_the_reason(encoder, name):
     with pytest.raises(NotImplementedError, match="no query and document roles.*encode\\(sentences, lang=...\\)"):
         getattr(encoder, name)(SENTENCES)
+
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "sentence_transformers.md"
+ROLES = ("encode_query", "encode_document")  # methods that raise NotImplementedError
+
+
+def refused_rows() -> dict:
+    """name -> (refused as, why) of the doc's "Refused, with the reason" table."""
+    section = DOC.read_text(encoding="utf-8").split("\n## Refused, with the reason\n")[1].split("\n## ")[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if len(cells) == 3 and cells[0].startswith("`"):
+            assert cells[0].strip("`") not in rows, f"{cells[0]} twice"
+            rows[cells[0].strip("`")] = (cells[1], cells[2])
+    return rows
+
+
+def test_the_doc_lists_every_refused_name_with_its_reason():
+    rows = refused_rows()
+    assert {"start_multi_process_pool", "stop_multi_process_pool", "tokenize", "similarity_fn_name", "half",
+            "encode_query", "encode_document", "prompt_name", "prompt"} <= set(REFUSED)
+    assert set(rows) == set(REFUSED), "the doc's table and bridgeembed.encoders.refused.REFUSED differ"
+    for name, (how, why) in rows.items():
+        assert why == REFUSED[name], name
+        expected = "TypeError" if name in KEYWORDS else "NotImplementedError" if name in ROLES else "AttributeError"
+        assert how.split()[0] == f"`{expected}`", name
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_each_refused_name_says_why(encoder, name):
+    if name in KEYWORDS:
+        with pytest.raises(TypeError) as err:
+            encoder.encode(SENTENCES, lang="en", **{name: "query"})
+        assert str(err.value) == f"encode({name}=...): {REFUSED[name]}"
+    elif name in ROLES:
+        with pytest.raises(NotImplementedError) as err:
+            getattr(encoder, name)(SENTENCES)
+        assert str(err.value) == f"BridgeEncoder.{name}: {REFUSED[name]}"
+    else:
+        assert not hasattr(encoder, name)  # an AttributeError, as for any name the object lacks
+        with pytest.raises(AttributeError) as err:
+            getattr(encoder, name)
+        assert str(err.value) == f"BridgeEncoder.{name}: {REFUSED[name]}"
+
+
+def test_other_missing_names_keep_pythons_attribute_error(encoder):
+    with pytest.raises(AttributeError, match="^'BridgeEncoder' object has no attribute 'no_such_name'$"):
+        encoder.no_such_name  # noqa: B018
+    assert getattr(encoder, "__deepcopy__", None) is None and getattr(encoder, "similarity_fn", "x") == "x"
 
 
 def test_encode_multi_process_in_a_script_without_a_main_guard_is_one_clear_error(tmp_path):

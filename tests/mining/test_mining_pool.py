@@ -399,10 +399,10 @@ def test_bad_processes_are_one_line(tmp_path, capsys):
          "among the processes and each needs one; give --threads 2 or more, or leave it out"),
         ([*shards, "--processes", str(most + 1)], f"--processes {most + 1}: this machine has {most} CPUs; give at "
          f"most {most}"),
-        (["--lang", "de", "--in", str(text), "--processes", "2"], "--shard-size, --half, --precision, "
-         "--processes and --job-timeout go with --shards DIR"),
-        (["--lang", "de", "--in", str(text), "--job-timeout", "5"], "--shard-size, --half, --precision, "
-         "--processes and --job-timeout go with --shards DIR"),
+        (["--lang", "de", "--in", str(text), "--processes", "2"], "--shard-size, --half, --processes and "
+         "--job-timeout go with --shards DIR"),
+        (["--lang", "de", "--in", str(text), "--job-timeout", "5"], "--shard-size, --half, --processes and "
+         "--job-timeout go with --shards DIR"),
         ([*shards, "--processes", "2", "--job-timeout", "0"], "--job-timeout 0: expected a positive number of "
          "seconds"),
         ([*shards, "--processes", "2", "--job-timeout", "nan"], "--job-timeout nan: expected a positive number of "

@@ -1,6 +1,7 @@
-"""int8 and binary shards (issue 33): they hold what encode(precision=) gives, a resume in another precision is
-refused, mining them finds the planted pairs float32 finds (int8: the same pairs once rescored with float32),
-and mismatched precisions or rescoring shards are refused naming both folders."""
+"""int8, binary and ubinary shards (issues 33, 41): they hold what encode(precision=) gives (int8 scaled per row,
+not calibrated), a resume in another precision is refused, a folder whose uint8 bits were named "binary" before
+issue 41 is read as ubinary, mining them finds the planted pairs float32 finds (int8: the same pairs once
+rescored with float32), and mismatched precisions or rescoring shards are refused naming both folders."""
 
 import json
 
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 from bridgeembed.encoders.baselines import HashBowEncoder
-from bridgeembed.encoders.codes import quantize_embeddings
+from bridgeembed.encoders.codes import quantize_embeddings, scale_rows_int8, shard_codes
 from bridgeembed.errors import BridgeembedError, DataError
 from bridgeembed.mining.manifest import MANIFEST, ShardError
 from bridgeembed.mining.shards import Shards, encode_to_shards
@@ -64,16 +65,19 @@ def text(tmp_path):
 def test_int8_and_binary_shards_hold_what_encode_gives(text, tmp_path):
     lines = text.read_text().splitlines()
     vectors = HashBowEncoder(dim=20).encode(lines)
-    for precision, width, dtype in (("int8", 20, np.int8), ("binary", 3, np.uint8)):
+    for precision, width, dtype in (("int8", 20, np.int8), ("binary", 3, np.int8), ("ubinary", 3, np.uint8)):
         shards = encode_to_shards(HashBowEncoder(dim=20), text, "en", tmp_path / precision, shard_size=10,
                                   precision=precision)
         assert (shards.precision, shards.dim, shards.width, shards.shape) == (precision, 20, width, (25, 20))
-        np.testing.assert_array_equal(shards.read(0, 25), quantize_embeddings(vectors, precision))
+        np.testing.assert_array_equal(shards.read(0, 25), shard_codes(vectors, precision))
+        if precision != "int8":  # the sign bits packed as encode(precision=) packs them
+            np.testing.assert_array_equal(shards.read(0, 25), quantize_embeddings(vectors, precision))
         assert shards.read(8, 13).dtype == dtype and shards.read(8, 13).shape == (5, width)  # across shards
         np.testing.assert_array_equal(shards.take(np.array([0, 9, 10, 24])), shards.read(0, 25)[[0, 9, 10, 24]])
         manifest = json.loads((tmp_path / precision / MANIFEST).read_text())
         assert (manifest["precision"], manifest["dtype"]) == (precision, np.dtype(dtype).name)
-    # int8 is scaled per row: shards cut otherwise, in other batches, hold the same rows
+    # int8 is scaled per row (not calibrated as encode's): shards cut otherwise, in other batches, hold the same rows
+    np.testing.assert_array_equal(Shards(tmp_path / "int8").read(0, 25), scale_rows_int8(vectors))
     other = encode_to_shards(HashBowEncoder(dim=20), text, "en", tmp_path / "int8-7", shard_size=7, precision="int8",
                              batch_size=3)
     np.testing.assert_array_equal(other.read(0, 25), Shards(tmp_path / "int8").read(0, 25))
@@ -94,12 +98,39 @@ def test_a_resume_in_another_precision_is_refused(text, tmp_path):
         encode_to_shards(HashBowEncoder(dim=16), text, "en", folder, shard_size=10, precision="binary")
     with pytest.raises(BridgeembedError, match="half=True stores float16, but precision int8 was asked for"):
         encode_to_shards(HashBowEncoder(dim=16), text, "en", tmp_path / "x", half=True, precision="int8")
-    with pytest.raises(BridgeembedError, match="precision must be one of float32, float16, int8, binary, got 'int4'"):
+    with pytest.raises(BridgeembedError, match="precision must be one of float32, float16, int8, binary, ubinary, "
+                                               "got 'int4'"):
         encode_to_shards(HashBowEncoder(dim=16), text, "en", tmp_path / "x", precision="int4")
-    manifest["precision"], manifest["dtype"] = "binary", "int8"
+    with pytest.raises(BridgeembedError, match="precision uint8 is not stored in shards: its buckets are calibrated "
+                                               "on the vectors quantized together, so shards encoded apart would not "
+                                               "compare"):
+        encode_to_shards(HashBowEncoder(dim=16), text, "en", tmp_path / "x", precision="uint8")
+    manifest["precision"], manifest["dtype"] = "ubinary", "int8"
     (folder / MANIFEST).write_text(json.dumps(manifest))
-    with pytest.raises(ShardError, match="damaged or edited: precision 'binary' does not go with dtype 'int8'"):
+    with pytest.raises(ShardError, match="damaged or edited: precision 'ubinary' does not go with dtype 'int8'"):
         Shards(folder)
+
+
+def test_a_folder_of_binary_shards_from_before_issue_41_is_read_as_ubinary(text, tmp_path):
+    """Before issue 41, "binary" shards held uint8 sign bits (what sentence-transformers calls ubinary) and their
+    manifest said precision "binary", dtype "uint8": such a folder loads as ubinary, reads the same bytes, mines,
+    resumes as ubinary (its manifest then names it so), and a resume as binary (int8 bits now) is refused."""
+    old = tmp_path / "old.bin"
+    encode_to_shards(HashBowEncoder(dim=16), text, "en", old, shard_size=10, precision="ubinary")
+    manifest = json.loads((old / MANIFEST).read_text())
+    manifest["precision"] = "binary"  # as written before: dtype uint8
+    (old / MANIFEST).write_text(json.dumps(manifest))
+    shards = Shards(old)
+    assert (shards.precision, shards.dtype, shards.width) == ("ubinary", "uint8", 2)
+    vectors = HashBowEncoder(dim=16).encode(text.read_text().splitlines())
+    np.testing.assert_array_equal(shards.read(0, 25), quantize_embeddings(vectors, "ubinary"))
+    with pytest.raises(ShardError, match="these shards were made with precision 'ubinary', not 'binary'"):
+        encode_to_shards(HashBowEncoder(dim=16), text, "en", old, shard_size=10, precision="binary")
+    (old / "shard-00001.npy").unlink()  # an unfinished folder of before: resumed in what it holds
+    assert encode_to_shards(HashBowEncoder(dim=16), text, "en", old, shard_size=10,
+                            precision="ubinary").precision == "ubinary"
+    assert json.loads((old / MANIFEST).read_text())["precision"] == "ubinary"
+    np.testing.assert_array_equal(Shards(old).read(0, 25), quantize_embeddings(vectors, "ubinary"))
 
 
 def test_int8_mining_finds_the_pairs_float32_finds(tmp_path):
@@ -120,16 +151,17 @@ def test_int8_mining_finds_the_pairs_float32_finds(tmp_path):
     assert len(pairs_of(ivf, len(gold)) & gold) >= 0.9 * len(gold)
 
 
-@pytest.mark.parametrize("index", ["flat", "ivf"])
-def test_binary_mining_finds_most_planted_pairs(tmp_path, index):
+@pytest.mark.parametrize("index, bits", [("flat", "binary"), ("ivf", "binary"), ("flat", "ubinary")])
+def test_binary_mining_finds_most_planted_pairs(tmp_path, index, bits):
+    """binary (int8) and ubinary (uint8) shards hold the same sign bits: both mine alike."""
     pytest.importorskip("faiss", reason="faiss-cpu is not installed (pip install 'bridgeembed[mining]')")
     from bridgeembed.mining import IndexConfig, Vectors, mine
 
-    sides, gold = shard_sides(tmp_path, ("float32", "binary"))
+    sides, gold = shard_sides(tmp_path, ("float32", bits))
     config = IndexConfig(index, nprobe=4)
-    plain = mine(*sides["binary"], index=config)  # Hamming candidates, cosines of the ±1 rows: 138 of 150 (flat)
+    plain = mine(*sides[bits], index=config)  # Hamming candidates, cosines of the ±1 rows: 138 of 150 (flat)
     assert len(pairs_of(plain, len(gold)) & gold) >= 0.85 * len(gold)
-    floats = [Vectors(q, rescore=f) for q, f in zip(sides["binary"], sides["float32"])]
+    floats = [Vectors(q, rescore=f) for q, f in zip(sides[bits], sides["float32"])]
     rescored = mine(*floats, index=config)  # 150 of 150 (flat), 145 (ivf)
     assert len(pairs_of(rescored, len(gold)) & gold) >= 0.95 * len(gold)
     if index == "flat":  # the distractors' pairs too, once enough candidates are rescored: 72% at 4, 95% at 32
@@ -145,8 +177,8 @@ def test_mismatched_precisions_and_rescoring_are_refused(tmp_path):
     src8, (src1, tgt1), (src32, tgt32) = sides["int8"][0], sides["binary"], sides["float32"]
     with pytest.raises(DataError, match="src_vecs hold int8 vectors and tgt_vecs binary"):
         mine(src8, tgt1)
-    with pytest.raises(ShardError, match=f"{tgt32.folder} holds float32 vectors and {src8.folder} int8: mining int8 "
-                                         f"or binary shards needs the same precision on both sides"):
+    with pytest.raises(ShardError, match=f"{tgt32.folder} holds float32 vectors and {src8.folder} int8: mining int8, "
+                                         f"binary or ubinary shards needs the same precision on both sides"):
         src8.check_same_space(tgt32)
     src32.check_same_space(Shards(tgt32.folder))  # float32 against float32 (or float16) is as before
     with pytest.raises(ShardError, match=f"was encoded from .*tgt.txt .*not from the file of {src8.folder}"):
@@ -181,8 +213,8 @@ def test_mine_command_over_int8_and_binary_shards(tmp_path, capsys):
     capsys.readouterr()
     src8, tgt1 = sides["int8"][0].folder, sides["binary"][1].folder
     for argv, message in [
-        (["--src", src8, "--tgt", tgt1], f"error: {tgt1} holds binary vectors and {src8} int8: mining int8 or binary "
-         f"shards needs the same precision on both sides; encode {tgt1.name} again with --precision int8"),
+        (["--src", src8, "--tgt", tgt1], f"error: {tgt1} holds binary vectors and {src8} int8: mining int8, binary or "
+         f"ubinary shards needs the same precision on both sides; encode {tgt1.name} again with --precision int8"),
         (["--src", src8, "--tgt", sides["int8"][1].folder, "--rescore-src", sides["float32"][0].folder],
          "error: --rescore-src and --rescore-tgt go together"),
         (["--src", sides["float32"][0].folder, "--tgt", sides["float32"][1].folder, "--rescore-src",
@@ -213,6 +245,9 @@ def test_encode_command_writes_int8_shards(tmp_path, capsys, shipped_model):
     assert Shards(tmp_path / "s").read(0, 2).dtype == np.int8
     assert encode.main([*argv, "--precision", "binary"]) == 2
     assert "these shards were made with precision 'int8', not 'binary'" in one_line_error(capsys)
+    assert encode.main([*argv, "--precision", "uint8"]) == 2
+    assert one_line_error(capsys).startswith("error: --precision uint8 is not stored in shards: its buckets are "
+                                             "calibrated on the vectors quantized together")
 
 
 @pytest.mark.parametrize("precision", ["float32", "binary"])
