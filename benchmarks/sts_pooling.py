@@ -8,7 +8,9 @@ each applied to the model and the controls alike:
 - `mean`: the mean of the heads (the sentence vector everything else uses);
 - `centred`: minus the mean vector of the task's sentences (anisotropy: every vector shares a large common part);
 - `abtt`: centred, then the top --pcs principal directions removed ("all-but-the-top", Mu and Viswanath 2018);
-- `heads`: the k heads normalised one by one, then concatenated (no head's norm dominates the cosine).
+- `heads`: the k heads normalised one by one, then concatenated (no head's norm dominates the cosine);
+- `states`: no bridge at all: the mean of the BiLSTM's states H over the sentence's tokens (what the bridge would
+  give with uniform attention), to tell the encoder's states from the bridge's choice of tokens.
 
 Besides the scores it prints the anisotropy of each encoder: the mean cosine of random pairs of sentences (0 for
 an isotropic space) and the share of variance in the top principal direction.
@@ -40,7 +42,7 @@ SUBSETS = {  # as bridgeembed.senteval.tasks.TASKS reads them
     "STS15": ["answers-forums", "answers-students", "belief", "headlines", "images"],
     "STS16": ["answer-answer", "headlines", "plagiarism", "postediting", "question-question"],
 }
-POOLINGS = ("mean", "centred", "abtt", "heads")
+POOLINGS = ("mean", "centred", "abtt", "heads", "states")
 
 
 def pool(each: np.ndarray, how: str, pcs: int) -> np.ndarray:
@@ -56,6 +58,22 @@ def pool(each: np.ndarray, how: str, pcs: int) -> np.ndarray:
         top = np.linalg.svd(x, full_matrices=False)[2][:pcs]  # (pcs, d)
         x = x - (x @ top.T) @ top
     return x
+
+
+def state_means(encoder, sentences: list, lang: str, batch_size: int = 64) -> np.ndarray:
+    """(N, d_h): the mean of each sentence's BiLSTM states H over its tokens (EOS included), cut as encode cuts."""
+    from bridgeembed.text.parallel import pad, with_eos
+
+    ids, _ = with_eos(encoder.tokenizers[lang].encode_many(sentences), encoder.max_len)
+    out = []
+    with torch.inference_mode():
+        for start in range(0, len(ids), batch_size):
+            seqs = ids[start:start + batch_size]
+            src, lengths = pad(seqs), torch.tensor([len(x) for x in seqs])
+            states = encoder.model.encoders[lang](src, lengths)  # H: (B, T, d_h)
+            mask = (torch.arange(src.size(1))[None, :] < lengths[:, None]).unsqueeze(-1)
+            out.append(((states * mask).sum(1) / lengths[:, None]).float().numpy())
+    return np.concatenate(out)
 
 
 def cosine(u: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -84,7 +102,7 @@ def score(encoder, tasks: dict, pcs: int) -> dict:
             each = encoder.encode(a + b, lang="en", heads="each", batch_size=64)  # (2n, k, d)
             every.append(each.mean(axis=1))
             for how in POOLINGS:
-                x = pool(each, how, pcs)
+                x = state_means(encoder, a + b, "en") if how == "states" else pool(each, how, pcs)
                 sim = cosine(x[: len(a)], x[len(a):])
                 per[how].append(100 * pearsonr(sim, np.asarray(split.y, dtype=float))[0])
         for how in POOLINGS:

@@ -61,7 +61,7 @@ def test_sts_pooling_scores_every_pooling_for_the_model_and_its_controls(tmp_pat
     found = json.loads(out.read_text())
     assert set(found) == {"multi30k-m2m", "untrained seed 1"}
     for result in found.values():
-        assert set(result["sts"]) == {"mean", "centred", "abtt", "heads"}
+        assert set(result["sts"]) == {"mean", "centred", "abtt", "heads", "states"}
         assert all(-100 <= v <= 100 for pooled in result["sts"].values() for v in pooled.values())
         assert 0 < result["anisotropy"]["top_pc_variance"] <= 1
     assert "| untrained seed 1 | abtt |" in text
