@@ -9,8 +9,9 @@ language's tokenizer (sentencepiece bytes) and the weights. It lives in one of t
   `config.json` (config, tokenizer settings, sha256 of every other file), `model.safetensors`,
   `sentencepiece.LANG.model` per language and a `README.md` card with a metadata header.
 
-Every file is written atomically (temporary file, fsync, rename); a folder's `config.json` is
-written last, so a folder without it is an unfinished save, never a half-read model.
+Every file is written atomically (temporary file, fsync, rename); a model folder is written whole beside
+the old one and swapped in (`paths.atomic_folder`), so a kill or a full disk leaves the old model or the
+new one, never a mix (a folder without `config.json`, from before, is an unfinished save).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import json
 import logging
 import zipfile
 import zlib
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +29,7 @@ import torch
 
 from bridgeembed.config import Config
 from bridgeembed.errors import BridgeembedError, CheckpointError
-from bridgeembed.paths import atomic_file
+from bridgeembed.paths import atomic_file, atomic_folder, carry, remove_stale_temporaries, write_synced
 from bridgeembed.storage import dequantize, halved, quantize
 from bridgeembed.text.tokenization import LanguageTokenizer
 
@@ -85,27 +87,30 @@ def container(path: str | Path) -> str:
 OWN_FILES = (FOLDER_CONFIG, FOLDER_WEIGHTS, FOLDER_CARD, "sentencepiece.*.model", ".*.tmp")  # what a save writes
 
 
-def check_model_target(path: str | Path, option: str, kind: str | None = None) -> Path:
+def check_model_target(path: str | Path, option: str, kind: str | None = None, inputs: tuple = ()) -> Path:
     """Where a model will be saved, checked before any work (`paths.check_output`, plus): not an empty path
-    (it would be the working directory), and a folder that is new, empty or a bridgeembed model folder
-    (replaced), never one holding other files (the user's own config.json, another library's model)."""
+    (it would be the working directory), none of `inputs` ([(name, path)]: what the model was read from;
+    `paths.check_not_input`), and a folder that is new, empty (but for what a killed save left) or a
+    bridgeembed model folder (replaced), never one holding other files (the user's own config.json, another
+    library's model)."""
     from bridgeembed.errors import ConfigError
-    from bridgeembed.paths import check_output
+    from bridgeembed.paths import check_not_input, check_output, stale_temporary
 
     if str(path) == "":
         raise ConfigError(f"{option} {str(path)!r} is an empty path: give a folder's name (or a file name ending "
                           f"in .pt)")
     kind = kind or container(path)
     path = check_output(path, option, kind)
-    if kind == "file" or not path.is_dir() or not any(path.iterdir()):
+    check_not_input(path, option, list(inputs), folder=kind == "folder")
+    if kind == "file" or not path.is_dir() or all(stale_temporary(p) for p in path.iterdir()):
         return path
     if is_model_folder(path):
         try:
             ours = json.loads((path / FOLDER_CONFIG).read_text(encoding="utf-8")).get("format") == FORMAT
         except (OSError, UnicodeDecodeError, ValueError, AttributeError):
             ours = False
-    else:  # an unfinished save (killed before config.json): our weights and our file names only
-        ours = _our_weights(path / FOLDER_WEIGHTS) and all(any(p.match(n) for n in OWN_FILES) for p in path.iterdir())
+    else:  # an unfinished save (killed before config.json, before saves were swapped in): ours, by name and weights
+        ours = _our_weights(path / FOLDER_WEIGHTS) and all(_own(p.name) for p in path.iterdir())
     if not ours:
         names = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir())
         shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
@@ -125,18 +130,27 @@ def _our_weights(path: Path) -> bool:
         return False
 
 
+def _own(name: str) -> bool:
+    """Whether a file name is one a model folder's save writes (`OWN_FILES`)."""
+    return any(fnmatchcase(name, pattern) for pattern in OWN_FILES)
+
+
 def save_model(payload: dict, path: str | Path, card: str | None = None) -> Path:
     """An encoder or export payload to `path`: a `.pt` file, or else a model folder (see `save_folder`)."""
     path = Path(path)
     if container(path) == "file" and not path.is_dir():
         save_atomic(payload, path)
+        remove_stale_temporaries(path.parent, path.name)  # what a killed save of this file left beside it
     else:
         save_folder(payload, path, card)
     return path
 
 
 def save_folder(payload: dict, folder: str | Path, card: str | None = None) -> None:
-    """Write a model folder. `card` is the README.md text (a generated card if None and none is there)."""
+    """Write a model folder, whole, in place of what is there (`paths.atomic_folder`). `card` is the README.md
+    text: a generated card if None, but the folder's own when it held the same model. Files of the folder
+    that a save does not write (the user's own) are kept; the old model's other files (another model's
+    tokenizers, its card) are not."""
     from safetensors.torch import save
 
     folder = Path(folder)
@@ -144,8 +158,6 @@ def save_folder(payload: dict, folder: str | Path, card: str | None = None) -> N
         raise CheckpointError(f"{folder} is a file; a model folder must be a directory (or name a .pt file)")
     check_model_target(folder, "folder", "folder")
     old = _old_meta(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / FOLDER_CONFIG).unlink(missing_ok=True)  # unfinished until it is written again, last
     state, tied = _untied(payload["model"])
     files = {FOLDER_WEIGHTS: save(state, metadata={"format": FORMAT})}
     tokenizers = {}
@@ -154,25 +166,26 @@ def save_folder(payload: dict, folder: str | Path, card: str | None = None) -> N
         files[name] = tok["spm_model"]
         tokenizers[lang] = {**{k: v for k, v in tok.items() if k != "spm_model"}, "file": name}
     digests = {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
-    for name, data in files.items():
-        with atomic_file(folder / name) as handle:
-            handle.write(data)
     same_model = _as_today(old.get("config")) == _as_today(payload["config"]) and \
         {k: v for k, v in (old.get("sha256") or {}).items() if k != FOLDER_WEIGHTS} == \
         {k: v for k, v in digests.items() if k != FOLDER_WEIGHTS}
-    if card is not None or not same_model or not (folder / FOLDER_CARD).exists():  # a card of the same model: kept
-        with atomic_file(folder / FOLDER_CARD, "w", encoding="utf-8") as handle:
-            handle.write(card if card is not None else default_card(payload))
+    keep_card = card is None and same_model and (folder / FOLDER_CARD).is_file()  # a card of the same model: kept
     meta = {"format": FORMAT, "version": payload.get("version", VERSION), "kind": payload["kind"],
             "config": payload["config"], "decoder_languages": list(payload["decoder_languages"]),
             "tokenizers": tokenizers, "tied": tied, "sha256": digests,
             **({"int8": payload["int8"]} if "int8" in payload else {})}
-    with atomic_file(folder / FOLDER_CONFIG, "w", encoding="utf-8") as handle:
-        json.dump(meta, handle, indent=2)
-        handle.write("\n")
-    for name in set(old.get("sha256") or {}) - set(files):  # the other model's files (its other tokenizers)
-        if Path(name).name == name and any(Path(name).match(n) for n in OWN_FILES):
-            (folder / name).unlink(missing_ok=True)
+    with atomic_folder(folder) as new:
+        for name, data in files.items():
+            write_synced(new / name, data)
+        if keep_card:
+            carry(folder / FOLDER_CARD, new)
+        else:
+            write_synced(new / FOLDER_CARD, card if card is not None else default_card(payload))
+        if folder.is_dir():  # the user's own files in the folder go along; the old model's do not
+            for entry in folder.iterdir():
+                if not _own(entry.name):
+                    carry(entry, new)
+        write_synced(new / FOLDER_CONFIG, json.dumps(meta, indent=2) + "\n")
 
 
 def _as_today(config: object) -> object:
