@@ -73,6 +73,21 @@ def output_file(path: str | Path, option: str, suffix: str = "") -> Path | None:
     return check_output(path, option, "file", suffix)
 
 
+def model_input(spec: str | Path | None, option: str = "--model") -> list:
+    """[(option, the file or folder `spec` loads)] for `paths.check_not_input`: a command's model is one of its
+    inputs, which no output may replace. [] where `spec` names nothing that loads (the load reports it later)."""
+    from bridgeembed.pretrained import resolve
+
+    if not spec:
+        return []
+    for candidate in dict.fromkeys((str(spec), str(spec).removeprefix("untrained:").rsplit("@", 1)[0])):
+        try:
+            return [(option, resolve(candidate))]
+        except (BridgeembedError, OSError, ValueError):
+            continue
+    return []
+
+
 def shard_dir(path: str | Path, option: str = "--shards") -> Path:
     """--shards DIR, checked before the model loads: a folder, or one that can be made (a link to a folder on
     another disk is fine; a file or a dangling link is not)."""

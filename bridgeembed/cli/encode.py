@@ -17,6 +17,7 @@ from dataclasses import replace
 from bridgeembed.cli.checks import (
     encode_options,
     job_timeout,
+    model_input,
     output_file,
     pool_device,
     positive_int,
@@ -76,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
         return run_shards(args, heads)
     out = output_file(args.out, "--out", suffix=".npy")  # np.save appends .npy: say where it really goes
     if out:
-        check_not_input(out, "--out", [("--in", args.input)])
+        check_not_input(out, "--out", [("--in", args.input), *model_input(args.model)],
+                        stdin=not args.input and not args.sentences)
     if not out:
         stdout_open("give --out FILE.npy")
     sentences, source = read_sentences(args.input, args.sentences)

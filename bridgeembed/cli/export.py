@@ -19,9 +19,10 @@ from bridgeembed.cli.registry import add_common, run_main
 
 def run(args: argparse.Namespace) -> int:
     from bridgeembed.checkpoint import build_from_payload, check_model_target, load_checkpoint, make_payload, save_model
+    from bridgeembed.cli.checks import model_input
     from bridgeembed.pretrained import resolve
 
-    out = check_model_target(args.out, "OUT")  # a .pt file, else a model folder; checked first
+    out = check_model_target(args.out, "OUT", inputs=model_input(args.checkpoint, "MODEL"))  # checked first
     payload = load_checkpoint(resolve(args.checkpoint))
     model, tokenizers, config = build_from_payload(payload, args.checkpoint, with_decoders=not args.no_decoders)
     out = save_model(make_payload(model, tokenizers, config, kind="encoder", half=args.half, int8=args.int8), out)

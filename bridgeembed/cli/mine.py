@@ -30,6 +30,7 @@ import numpy as np
 from bridgeembed.cli.checks import (
     encode_options,
     job_timeout,
+    model_input,
     output_file,
     pool_device,
     positive_int,
@@ -127,7 +128,7 @@ def check_options(args: argparse.Namespace) -> tuple:
     for option in ("rescore_src", "rescore_tgt"):
         if getattr(args, option) is not None:
             inputs += _check_input(getattr(args, option), None, "--" + option.replace("_", "-"), folder_only=True)
-    check_not_input(out, "--out", inputs)
+    check_not_input(out, "--out", [*inputs, *model_input(args.model)])
     config = IndexConfig(args.index, nlist=args.nlist, nprobe=args.nprobe, ef_search=args.ef_search,
                          rescore_multiplier=args.rescore_multiplier)
     return out, config, heads, device, threshold

@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from bridgeembed.cli.checks import output_file, positive_int, read_sentences, stdout_open
+from bridgeembed.cli.checks import model_input, output_file, positive_int, read_sentences, stdout_open
 from bridgeembed.cli.options import add_options
 from bridgeembed.cli.registry import add_common, run_main
 
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--src and --tgt are required to translate (or use --evaluate)")
     output = None if args.evaluate else output_file(args.out, "--out")
     if output:
-        check_not_input(output, "--out", [("--in", args.input)])
+        check_not_input(output, "--out", [("--in", args.input), *model_input(args.model)], stdin=not args.input)
     if not output and not args.evaluate:
         stdout_open("give --out FILE")
     evaluate_out = check_output(args.out, "--out", "folder") if args.out and args.evaluate else None
