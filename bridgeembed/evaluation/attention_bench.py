@@ -15,6 +15,7 @@ from pathlib import Path
 from bridgeembed.errors import CheckpointError, DataError
 from bridgeembed.evaluation.attention import GROUPS, MASS, METRICS, AttentionStats
 from bridgeembed.evaluation.writer import markdown_table, write
+from bridgeembed.paths import result_set, save_figure_atomic
 
 log = logging.getLogger(__name__)
 BRIDGE_WEIGHTS = ("bridge.w1.weight", "bridge.w2.weight")
@@ -123,7 +124,7 @@ def plot(stats: AttentionStats, path: Path, title: str) -> None:
         ax.grid(alpha=0.3)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure_atomic(fig, path, dpi=110)
     plt.close(fig)
 
 
@@ -139,7 +140,8 @@ def evaluate(model: str, input_path: str, lang: str, out: Path, limit: int = 0, 
     stats = measure(encoder, sentences, lang)
     meta = {"model": model, "input": input_path, "lang": lang, "heads": stats.heads, "mass": MASS,
             "entropy_unit": "nats"}
-    paths = write(out, "attention", {"meta": meta, **stats.to_dict()}, stats.rows(), markdown(stats, meta))
-    if plots:
-        plot(stats, out / "attention.png", f"{model}: {stats.sentences} {lang} sentences, k = {stats.heads}")
+    with result_set(out):  # the files of one run, all or nothing
+        paths = write(out, "attention", {"meta": meta, **stats.to_dict()}, stats.rows(), markdown(stats, meta))
+        if plots:
+            plot(stats, out / "attention.png", f"{model}: {stats.sentences} {lang} sentences, k = {stats.heads}")
     return stats, paths

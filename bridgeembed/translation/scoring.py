@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from tqdm.auto import tqdm
 
-from bridgeembed.paths import save_figure_atomic, write_text_atomic
+from bridgeembed.paths import result_set, save_figure_atomic, write_text_atomic
 from bridgeembed.text.parallel import read_split
 from bridgeembed.translation.bleu import bleu_by_length, corpus_bleu, signature
 from bridgeembed.translation.directions import Direction, evaluation_directions, training_directions
@@ -35,20 +35,21 @@ def evaluate(model: BridgeModel, tokenizers: dict[str, LanguageTokenizer], confi
     trained = {str(d) for d in training_directions(config.data)}
     translator = Translator(model, tokenizers, config.tokenizer.max_len)
     results = {"signature": signature(), "split": split, "beam": beam, "directions": {}}
-    for d in tqdm(directions, desc="directions", disable=show_progress is False or None):
-        keep = [i for i in range(len(lines[d.src])) if lines[d.src][i].strip() and lines[d.tgt][i].strip()]
-        sources, refs = [lines[d.src][i] for i in keep], [lines[d.tgt][i] for i in keep]
-        hyps = translator.translate(sources, d.src, d.tgt, beam=beam, batch_size=batch_size)
-        results["directions"][str(d)] = {"bleu": corpus_bleu(hyps, refs), "trained": str(d) in trained,
-                                         "sentences": len(keep), "by_length": bleu_by_length(sources, hyps, refs)}
-        logger.info("%s: BLEU %.2f%s", d, results["directions"][str(d)]["bleu"],
-                    "" if str(d) in trained else " (zero-shot)")
+    with result_set(out_dir):  # the translations and reports of one run land together, or not at all
+        for d in tqdm(directions, desc="directions", disable=show_progress is False or None):
+            keep = [i for i in range(len(lines[d.src])) if lines[d.src][i].strip() and lines[d.tgt][i].strip()]
+            sources, refs = [lines[d.src][i] for i in keep], [lines[d.tgt][i] for i in keep]
+            hyps = translator.translate(sources, d.src, d.tgt, beam=beam, batch_size=batch_size)
+            results["directions"][str(d)] = {"bleu": corpus_bleu(hyps, refs), "trained": str(d) in trained,
+                                             "sentences": len(keep), "by_length": bleu_by_length(sources, hyps, refs)}
+            logger.info("%s: BLEU %.2f%s", d, results["directions"][str(d)]["bleu"],
+                        "" if str(d) in trained else " (zero-shot)")
+            if out_dir:
+                hyp_file = Path(out_dir) / "translations" / f"{split}.{d.src}-{d.tgt}.{d.tgt}"
+                hyp_file.parent.mkdir(parents=True, exist_ok=True)
+                write_text_atomic(hyp_file, "\n".join(hyps) + "\n")
         if out_dir:
-            hyp_file = Path(out_dir) / "translations" / f"{split}.{d.src}-{d.tgt}.{d.tgt}"
-            hyp_file.parent.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(hyp_file, "\n".join(hyps) + "\n")
-    if out_dir:
-        write_reports(results, Path(out_dir))
+            write_reports(results, Path(out_dir))
     return results
 
 
