@@ -154,13 +154,14 @@ def test_command_line_rows(command, note, expected, scratch, monkeypatch, capsys
     _skip_if_cuda(note)
     monkeypatch.chdir(scratch)
     tokens = shlex.split(command)
-    stdin = b""
-    if "<" in tokens:
+    stdin = io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8")
+    if "<" in tokens:  # the file itself, as a shell opens it: a command can tell which file stdin reads
         at = tokens.index("<")
-        stdin = Path(tokens[at + 1]).read_bytes()
+        stdin = open(tokens[at + 1], encoding="utf-8")
         tokens = tokens[:at] + tokens[at + 2:]
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
-    code = programs()[tokens[0]](tokens[1:])
+    monkeypatch.setattr(sys, "stdin", stdin)
+    with stdin:
+        code = programs()[tokens[0]](tokens[1:])
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err + captured.out
     lines = [line.replace("`", "") for line in captured.err.splitlines()]

@@ -142,3 +142,245 @@ def test_an_unfinished_save_can_be_saved_again(tmp_path):
     (tmp_path / "m" / "config.json").unlink()  # a save killed before its last file
     encoder.save_pretrained(tmp_path / "m")
     BridgeEncoder(tmp_path / "m")
+
+
+# --- issue 40: every input of a command, stdin's file and the model included; kills and full disks ----------------
+REFUSED = "writing the output would replace the input; give another"
+
+
+def shipped_as_file(path: Path) -> Path:
+    """The shipped model, decoders included, as one checkpoint file (what a trainer writes)."""
+    import torch
+
+    from bridgeembed.checkpoint import load_checkpoint
+    from bridgeembed.pretrained import DEFAULT_MODEL, resolve
+
+    torch.save(load_checkpoint(resolve(DEFAULT_MODEL)), path)
+    return path
+
+
+@pytest.mark.parametrize("command", ["translate", "encode"])
+def test_the_file_stdin_reads_is_never_an_output(command, text, tmp_path, monkeypatch, capsys):
+    out = {"translate": "de.txt", "encode": "de.npy"}[command]
+    (tmp_path / "de.npy").write_text(TEXT, encoding="utf-8")  # a text file named like vectors
+    argv = {"translate": ["--src", "de", "--tgt", "en"], "encode": ["--lang", "de"]}[command]
+    for spelling in (out, f"x/../{out}"):
+        (tmp_path / "x").mkdir(exist_ok=True)
+        with open(tmp_path / out, encoding="utf-8") as stdin:
+            monkeypatch.setattr("sys.stdin", stdin)
+            assert run(command, [*argv, "--out", spelling]) == 2
+        assert capsys.readouterr().err == f"error: --out {spelling} is the file stdin reads (< {spelling}): " \
+                                          f"{REFUSED} --out\n"
+        assert (tmp_path / out).read_text(encoding="utf-8") == TEXT
+
+
+def test_no_command_writes_over_its_model(text, tmp_path, capsys):
+    import shutil
+
+    model = shipped_as_file(tmp_path / "m.pt")
+    shutil.copy(model, tmp_path / "mm.npy")  # a checkpoint named like vectors
+    (tmp_path / "en.txt").write_text("A dog runs.\nA cat sleeps.\n", encoding="utf-8")
+    before = model.read_bytes()
+    cases = [("translate", ["--src", "de", "--tgt", "en", "--model", "m.pt", "--in", "de.txt", "--out", "m.pt"],
+              f"error: --out m.pt is the same file as --model m.pt: {REFUSED} --out"),
+             ("mine", ["--src", "de.txt", "--src-lang", "de", "--tgt", "en.txt", "--tgt-lang", "en", "--model", "m.pt",
+                       "--out", "m.pt"], f"error: --out m.pt is the same file as --model m.pt: {REFUSED} --out"),
+             ("encode", ["--lang", "en", "--model", "mm.npy", "--out", "mm.npy", "A dog."],
+              f"error: --out mm.npy is the same file as --model mm.npy: {REFUSED} --out"),
+             ("export", ["m.pt", "m.pt"], f"error: OUT m.pt is the same file as MODEL m.pt: {REFUSED} OUT"),
+             ("export", ["m.pt", "./m.pt"], f"error: OUT m.pt is the same file as MODEL m.pt: {REFUSED} OUT")]
+    for command, argv, expected in cases:
+        assert run(command, argv) == 2, argv
+        assert capsys.readouterr().err == expected + "\n"
+        assert model.read_bytes() == before and (tmp_path / "mm.npy").read_bytes() == before
+    assert run("export", ["m.pt", "folder", "--no-decoders"]) == 0
+    capsys.readouterr()
+    card = (tmp_path / "folder" / "README.md").read_bytes()
+    for command, argv, expected in [
+            ("export", ["folder", "folder"], f"error: OUT folder is the same folder as MODEL folder: {REFUSED} OUT"),
+            ("export", ["folder", "folder/sub"], "error: OUT folder/sub is inside MODEL folder: writing the output "
+                                                 "would change the input; give another OUT"),
+            ("translate", ["--src", "de", "--tgt", "en", "--model", "folder", "--in", "de.txt", "--out",
+                           "folder/README.md"], "error: --out folder/README.md is inside --model folder: writing the "
+                                                "output would change the input; give another --out")]:
+        assert run(command, argv) == 2, argv
+        assert capsys.readouterr().err == expected + "\n"
+        assert (tmp_path / "folder" / "README.md").read_bytes() == card
+
+
+def test_an_encoder_is_never_saved_over_what_it_was_loaded_from(tmp_path, monkeypatch):
+    from bridgeembed import BridgeEncoder
+    from bridgeembed.checkpoint import load_checkpoint
+
+    monkeypatch.chdir(tmp_path)
+    model = shipped_as_file(tmp_path / "m3.pt")  # with decoders, which an encoder-only save drops
+    os.link(model, tmp_path / "hard.pt")
+    before = model.read_bytes()
+    encoder = BridgeEncoder("m3.pt", device="cpu")
+    for save, target in ((encoder.save, "m3.pt"), (encoder.save, "hard.pt"), (encoder.reinitialized(1).save, "m3.pt")):
+        with pytest.raises(ConfigError, match=rf"^path {target} is the same file as the model it was loaded from "
+                                              rf".*m3.pt: writing the output would replace the input; give another "
+                                              rf"path$"):
+            save(target)
+    assert model.read_bytes() == before and load_checkpoint(model)["decoder_languages"]
+    encoder.save_pretrained("folder")
+    again = BridgeEncoder("folder", device="cpu")
+    config = (tmp_path / "folder" / "config.json").read_bytes()
+    for target in ("folder", "./folder/"):
+        with pytest.raises(ConfigError, match=r"^folder .*folder/? is the same folder as the model it was loaded from"):
+            again.save_pretrained(target)
+    with pytest.raises(ConfigError, match=r"^path folder/m.pt is inside the model it was loaded from"):
+        again.save("folder/m.pt")
+    assert (tmp_path / "folder" / "config.json").read_bytes() == config
+
+
+# A script that runs a command and stops it where the weights are being made durable (their fsync): argv[1] is
+# the file it creates there, the rest the command's. The test then kills it.
+PAUSED = """
+import os, sys, time
+real = os.fsync
+def fsync(fd):
+    try:
+        name = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        name = ""
+    if "model.safetensors" in name:
+        open(sys.argv[1], "w").close()
+        time.sleep(600)
+    return real(fd)
+os.fsync = fsync
+from bridgeembed.cli import export
+sys.exit(export.main(sys.argv[2:]))
+"""
+
+
+def killed_at_the_weights(argv: list, cwd: Path, sig: int) -> None:
+    import subprocess
+    import sys
+    import time
+
+    marker = cwd / "paused"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    child = subprocess.Popen([sys.executable, "-c", PAUSED, str(marker), *argv], cwd=cwd, env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 300
+    while not marker.exists():
+        assert child.poll() is None, child.stderr.read().decode()
+        assert time.monotonic() < deadline, "the export never reached its weights"
+        time.sleep(0.05)
+    child.send_signal(sig)
+    child.wait(timeout=60)
+    child.stderr.close()
+    assert child.returncode == -sig
+    marker.unlink()
+
+
+def leftovers(folder: Path) -> list:
+    """What an interrupted save may leave: hidden files or folders anywhere below `folder`."""
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob(".*"))
+
+
+@pytest.mark.parametrize("sig", ["SIGKILL", "SIGTERM"])
+def test_a_killed_export_leaves_the_old_model_whole_and_the_next_export_clean(tmp_path, monkeypatch, sig, capsys):
+    import signal
+
+    from bridgeembed.checkpoint import load_checkpoint
+
+    monkeypatch.chdir(tmp_path)
+    assert run("export", ["multi30k-m2m", "ex2", "--no-decoders"]) == 0  # an earlier export
+    before = {p.name: p.read_bytes() for p in (tmp_path / "ex2").iterdir()}
+    killed_at_the_weights(["multi30k-m2m", "ex2"], tmp_path, getattr(signal, sig))
+    assert {p.name: p.read_bytes() for p in (tmp_path / "ex2").iterdir()} == before  # config.json is not gone
+    assert load_checkpoint(tmp_path / "ex2")["decoder_languages"] == []
+    assert run("export", ["multi30k-m2m", "ex2"]) == 0
+    assert load_checkpoint(tmp_path / "ex2")["decoder_languages"] == ["en", "de", "fr", "cs"]
+    assert leftovers(tmp_path) == []  # what the killed export left is gone too
+
+
+def test_a_killed_first_export_does_not_block_the_next(tmp_path, monkeypatch, capsys):
+    import signal
+
+    from bridgeembed.checkpoint import load_checkpoint
+
+    monkeypatch.chdir(tmp_path)
+    killed_at_the_weights(["multi30k-m2m", "ex"], tmp_path, signal.SIGKILL)
+    assert run("export", ["multi30k-m2m", "ex", "--no-decoders"]) == 0, capsys.readouterr().err
+    assert load_checkpoint(tmp_path / "ex")["decoder_languages"] == []
+    assert leftovers(tmp_path) == []
+
+
+FULL_DISK_SAVE = """
+import sys
+from bridgeembed import BridgeEncoder
+from bridgeembed.errors import WriteError
+try:
+    BridgeEncoder(device="cpu").save_pretrained(sys.argv[1])
+except WriteError as err:
+    print(err, file=sys.stderr)
+    sys.exit(3)
+"""
+
+
+def limited(argv: list, cwd: Path, blocks: int) -> tuple:
+    """Run argv under `ulimit -f BLOCKS` (1024-byte blocks): a write past it fails with EFBIG, as on a full disk
+    (SIGXFSZ ignored, as Python does) -> (status, stderr)."""
+    import resource
+    import signal
+    import subprocess
+
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (blocks * 1024, resource.RLIM_INFINITY))
+
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(argv, cwd=cwd, env=env, preexec_fn=limit, capture_output=True, text=True, timeout=600)
+    return done.returncode, done.stderr
+
+
+@pytest.mark.parametrize("how", ["export", "save_pretrained"])
+def test_a_full_disk_during_an_export_keeps_the_old_model_whole(tmp_path, monkeypatch, how):
+    import sys
+
+    from bridgeembed.checkpoint import load_checkpoint
+
+    monkeypatch.chdir(tmp_path)
+    assert run("export", ["multi30k-m2m", "mf", "--no-decoders"]) == 0  # an earlier export
+    before = {p.name: p.read_bytes() for p in (tmp_path / "mf").iterdir()}
+    argv = {"export": [sys.executable, "-m", "bridgeembed.cli.export", "multi30k-m2m", "mf"],
+            "save_pretrained": [sys.executable, "-c", FULL_DISK_SAVE, "mf"]}[how]
+    code, err = limited(argv, tmp_path, 5000)
+    assert code == {"export": 2, "save_pretrained": 3}[how], err
+    message = "cannot write mf/model.safetensors: File too large; the previous folder is unchanged"
+    assert "Traceback" not in err and err.strip() == (f"error: {message}" if how == "export" else message)
+    assert {p.name: p.read_bytes() for p in (tmp_path / "mf").iterdir()} == before
+    assert load_checkpoint(tmp_path / "mf")["decoder_languages"] == []
+    assert leftovers(tmp_path) == []
+
+
+def test_a_full_disk_during_a_benchmark_keeps_the_earlier_result_set_whole(tmp_path, monkeypatch):
+    """bridgeembed-bench retrieval writes four files; the png, the largest, does not fit: none of the new set
+    replaces the old one (before, the csv, json and md were the new run's beside the old png)."""
+    import sys
+
+    monkeypatch.chdir(tmp_path)
+    for lang, words in (("en", "dog cat bird fish horse cow"), ("de", "Hund Katze Vogel Fisch Pferd Kuh")):
+        (tmp_path / f"bitext.{lang}").write_text("".join(f"a {w} runs .\n" for w in words.split()), encoding="utf-8")
+    monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path / "mpl"))
+    bench = [sys.executable, "-m", "bridgeembed.cli.bench", "retrieval", "--model", "bow", "--template",
+             "bitext.{lang}", "--langs", "en,de", "--out", "RES", "--quiet"]
+    code, err = limited([*bench, "--limit", "6"], tmp_path, 1 << 20)
+    assert code == 0, err
+    before = {p.name: p.read_bytes() for p in (tmp_path / "RES").iterdir()}
+    assert sorted(before) == ["retrieval.csv", "retrieval.json", "retrieval.md", "retrieval.png"]
+    assert all(len(data) < 8000 for name, data in before.items() if not name.endswith(".png"))
+    assert len(before["retrieval.png"]) > 8000
+    code, err = limited([*bench, "--limit", "4"], tmp_path, 8)
+    assert code == 2 and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1] == "error: cannot write RES/retrieval.png: File too large; no file of these " \
+                                           "results was written, and the results there before are unchanged"
+    assert {p.name: p.read_bytes() for p in (tmp_path / "RES").iterdir()} == before
+    assert leftovers(tmp_path / "RES") == []
+    code, err = limited([*bench, "--limit", "4"], tmp_path, 1 << 20)
+    assert code == 0, err
+    after = {p.name: p.read_bytes() for p in (tmp_path / "RES").iterdir()}
+    assert sorted(after) == sorted(before) and all(after[name] != before[name] for name in after)
