@@ -384,3 +384,24 @@ def test_a_full_disk_during_a_benchmark_keeps_the_earlier_result_set_whole(tmp_p
     assert code == 0, err
     after = {p.name: p.read_bytes() for p in (tmp_path / "RES").iterdir()}
     assert sorted(after) == sorted(before) and all(after[name] != before[name] for name in after)
+
+
+def test_what_an_export_killed_before_issue_40_left_in_its_folder_neither_blocks_nor_survives_the_next(tmp_path,
+                                                                                                       monkeypatch):
+    """Exports wrote into the folder itself then: a kill left `.model.safetensors.PID.tmp` in it, alone (a first
+    export) or beside an earlier export."""
+    import subprocess
+    import sys
+
+    from bridgeembed.checkpoint import load_checkpoint
+
+    monkeypatch.chdir(tmp_path)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    (tmp_path / "first").mkdir()
+    assert run("export", ["multi30k-m2m", "earlier", "--no-decoders"]) == 0
+    for folder in ("first", "earlier"):
+        (tmp_path / folder / f".model.safetensors.{dead}.tmp").write_bytes(b"half of the weights")
+        assert run("export", ["multi30k-m2m", folder, "--no-decoders"]) == 0
+        assert load_checkpoint(tmp_path / folder)["decoder_languages"] == []
+    assert leftovers(tmp_path) == []
