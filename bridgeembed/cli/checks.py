@@ -76,10 +76,10 @@ def output_file(path: str | Path, option: str, suffix: str = "") -> Path | None:
 def model_input(spec: str | Path | None, option: str = "--model") -> list:
     """[(option, the file or folder `spec` loads)] for `paths.check_not_input`: a command's model is one of its
     inputs, which no output may replace. [] where `spec` names nothing that loads (the load reports it later)."""
-    from bridgeembed.pretrained import resolve
-
     if not spec:
         return []
+    from bridgeembed.pretrained import resolve  # torch: only where a model is named (mining shards runs without it)
+
     for candidate in dict.fromkeys((str(spec), str(spec).removeprefix("untrained:").rsplit("@", 1)[0])):
         try:
             return [(option, resolve(candidate))]
