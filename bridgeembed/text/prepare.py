@@ -138,7 +138,7 @@ class _Preparation:
         if missing:
             self._build(missing, tokenizers, done, ids)
         self._check_counts({lang: info["lines"] for lang, info in done.items()})
-        if not missing:
+        if not missing and build:  # build=False: a rank other than 0, which only maps what rank 0 reported
             logger.info("training data: prepared in %s (reused)", self.cache)
         return tokenizers, self._corpus({lang: ids[lang] for lang in langs}, done)
 

@@ -426,7 +426,7 @@ class Trainer:
                   parameters=sum(p.numel() for p in self.model.parameters()), **extra)
         if self.world.main:
             write_text_atomic(self.out / "config.yaml", yaml.safe_dump(self.cfg.to_dict(), sort_keys=False))
-        if any(d.empty.values()) or any(d.truncated.values()):
+        if self.world.main and (any(d.empty.values()) or any(d.truncated.values())):  # once, not per rank
             logger.info("training data: skipped empty lines %s; truncated to max_len %s", d.empty, d.truncated)
 
     def validate_corpora(self) -> dict:

@@ -65,13 +65,23 @@ def test_torchrun_of_bridgeembed_train_finishes_with_exit_0(toy_corpus, tmp_path
     """The launch the README documents: `torchrun --nproc_per_node 2 -m bridgeembed.cli.train CONFIG`. Both
     ranks end their process groups together (distributed.shutdown), so neither aborts at exit, and torchrun
     reports success."""
+    import gzip
+    import shutil
     import subprocess
     import sys
 
     import yaml
 
+    from bridgeembed.training.data import prepare_training_data
+
+    corpus = shutil.copytree(toy_corpus, tmp_path / "corpus")  # with one empty line: "skipped empty lines"
+    for lang in ("x", "y"):
+        with gzip.open(corpus / f"train.{lang}.gz", "at", encoding="utf-8") as handle:
+            handle.write("\n")
+    config = _config(corpus, tmp_path / "run")
+    prepare_training_data(config, corpus)  # prepared before: rank 0 logs "prepared in ... (reused)"
     path = tmp_path / "c.yaml"
-    path.write_text(yaml.safe_dump(_config(toy_corpus, tmp_path / "run").to_dict()))
+    path.write_text(yaml.safe_dump(config.to_dict()))
     run = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
                           "--master_port", str(_free_port()), "-m", "bridgeembed.cli.train", str(path)],
                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300,
@@ -81,3 +91,5 @@ def test_torchrun_of_bridgeembed_train_finishes_with_exit_0(toy_corpus, tmp_path
     starts = [line for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines() if '"start"' in line]
     assert len(starts) == 1 and '"world_size": 2' in starts[0]
     assert run.stderr.count("stopped at step") == 1, run.stderr[-3000:]  # rank 0 says it, not every rank
+    assert run.stderr.count("(reused)") == 1, run.stderr[-3000:]  # nor once per rank (issue 41)
+    assert run.stderr.count("skipped empty lines") == 1, run.stderr[-3000:]
