@@ -3,8 +3,8 @@
 The dev sets are the ones the trainer holds out: the main corpus's `data.valid` split, and for every entry of
 `data.corpora` its `valid` split or its last `dev_lines` training lines (never trained on). For each set and
 model: the mean over its ordered language pairs of "is a sentence's nearest vector (cosine, mean of the heads)
-its translation", on at most --lines sentences; then the mean over the sets, the number that chooses a
-checkpoint and compares two starts of a run. PUD is added with --report (reporting only: never choose by it).
+its translation", on at most --lines sentences (every ordered pair is in the JSON); then the mean over the
+sets, the number that chooses a checkpoint and compares two starts of a run. PUD is added with --report (reporting only: never choose by it).
 
     BRIDGEEMBED_DATA=../shared/data python benchmarks/dev_retrieval.py configs/general-m2m.yaml \\
         runs/general-m2m/step1000.pt runs/other/step1000.pt --lines 1000 --json results/dev.json
@@ -45,12 +45,12 @@ def dev_sets(config: Config, data_root: str | None) -> dict:
     return sets
 
 
-def score(encoder: BridgeEncoder, lines: dict) -> float:
-    """Mean retrieval (%) over the ordered pairs of `lines`' languages."""
+def score(encoder: BridgeEncoder, lines: dict) -> dict:
+    """Retrieval (%) of every ordered pair of `lines`' languages ("de-en": a German sentence finds its English)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         vectors = {lang: encoder.encode(text, lang, batch_size=64) for lang, text in lines.items()}
-    return float(np.mean([100 * accuracy(vectors[a], vectors[b], lines[b]) for a, b in permutations(lines, 2)]))
+    return {f"{a}-{b}": 100 * accuracy(vectors[a], vectors[b], lines[b]) for a, b in permutations(lines, 2)}
 
 
 def main(argv=None) -> int:
@@ -77,11 +77,12 @@ def main(argv=None) -> int:
     print("|---" * (len(sets) + 2) + "|")
     for model in args.models:
         encoder = BridgeEncoder(model, device="cpu")
-        found = {name: score(encoder, {lang: text[: args.lines] for lang, text in lines.items()
+        pairs = {name: score(encoder, {lang: text[: args.lines] for lang, text in lines.items()
                                        if lang in encoder.languages})
                  for name, lines in sets.items()}
+        found = {name: float(np.mean(list(by_pair.values()))) for name, by_pair in pairs.items()}
         dev = [v for name, v in found.items() if name != "PUD"]
-        row = {"model": model, "sets": found, "dev_mean": float(np.mean(dev))}
+        row = {"model": model, "sets": found, "dev_mean": float(np.mean(dev)), "pairs": pairs}
         rows.append(row)
         print(f"| {model} | " + " | ".join(f"{v:.1f}" for v in found.values()) + f" | {row['dev_mean']:.2f} |",
               flush=True)

@@ -35,7 +35,7 @@ def test_dev_retrieval_scores_a_config_dev_sets(tmp_path):
     text = run("dev_retrieval.py", str(REPO / "configs" / "general-m2m.yaml"), "multi30k-m2m", "--dry",
                "--json", str(out))
     row = json.loads(out.read_text())[0]
-    assert set(row["sets"]) == {"dry"} and 0 <= row["dev_mean"] <= 100
+    assert set(row["sets"]) == {"dry"} and 0 <= row["dev_mean"] <= 100 and len(row["pairs"]["dry"]) == 12
     assert text.splitlines()[0] == "| model | dry | dev mean |"
 
 
