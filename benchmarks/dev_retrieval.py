@@ -4,7 +4,8 @@ The dev sets are the ones the trainer holds out: the main corpus's `data.valid` 
 `data.corpora` its `valid` split or its last `dev_lines` training lines (never trained on). For each set and
 model: the mean over its ordered language pairs of "is a sentence's nearest vector (cosine, mean of the heads)
 its translation", on at most --lines sentences (every ordered pair is in the JSON); then the mean over the
-sets, the number that chooses a checkpoint and compares two starts of a run. PUD is added with --report (reporting only: never choose by it).
+sets, the number that chooses a checkpoint and compares two starts of a run. PUD is added with --report
+(reporting only: never choose by it).
 
     BRIDGEEMBED_DATA=../shared/data python benchmarks/dev_retrieval.py configs/general-m2m.yaml \\
         runs/general-m2m/step1000.pt runs/other/step1000.pt --lines 1000 --json results/dev.json
