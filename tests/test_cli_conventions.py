@@ -87,3 +87,47 @@ def test_translate_writes_its_translations_to_out(tmp_path, monkeypatch, shipped
     assert translate.main(["--src", "de", "--tgt", "en", "--in", str(tmp_path / "de.txt"), "--out",
                            str(tmp_path / "out" / "en.txt"), "--threads", "1", "--quiet"]) == 0
     assert "dog" in (tmp_path / "out" / "en.txt").read_text(encoding="utf-8")
+
+
+class _Parsed(Exception):
+    """Raised in place of parsing: the parser a command built, caught before it reads any argument."""
+
+
+def _single_parser(module) -> argparse.ArgumentParser:
+    """The parser a single-command tool builds in `parse_args` (caught before it parses)."""
+    def grab(parser, args=None, namespace=None):
+        raise _Parsed(parser)
+
+    original = argparse.ArgumentParser.parse_known_args  # what parse_args and parse_intermixed_args call
+    argparse.ArgumentParser.parse_known_args = grab
+    try:
+        module.parse_args([])
+    except _Parsed as caught:
+        return caught.args[0]
+    finally:
+        argparse.ArgumentParser.parse_known_args = original
+    raise AssertionError(f"{module.__name__}.parse_args built no parser")
+
+
+def _every_parser():
+    from bridgeembed import __main__ as python_m
+
+    yield from ((prog, add_common(_single_parser(module))) for prog, module in SINGLE.items())
+    yield from ((prog, parser) for prog, parser, _ in _subcommand_parsers())
+    for name, (target, _) in python_m.COMMANDS.items():
+        parser = argparse.ArgumentParser(prog=f"python -m bridgeembed {name}")
+        load(target).add_arguments(parser)
+        yield f"python -m bridgeembed {name}", add_common(parser)
+
+
+def test_every_option_with_a_default_says_it_in_its_help():
+    """An optional argument whose default is neither None nor False shows that default in its --help
+    (issue 41: `bench senteval --seeds` had none)."""
+    missing = []
+    for prog, parser in _every_parser():
+        for action in parser._actions:
+            if not action.option_strings or action.default in (None, False, argparse.SUPPRESS):
+                continue
+            if "default" not in (action.help or "").lower():
+                missing.append(f"{prog} {action.option_strings[-1]} (default {action.default!r})")
+    assert not missing, "options whose help names no default:\n" + "\n".join(missing)

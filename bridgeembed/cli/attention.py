@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lang", required=True, help="language code of the sentences")
     add_options(parser, "--model")
     parser.add_argument("--out", default="attention.png",
-                        help="PNG path; with several sentences, NAME-1.png, NAME-2.png, ...")
+                        help="PNG path; with several sentences, NAME-1.png, NAME-2.png, ... (default: attention.png)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -53,10 +53,13 @@ def add_task_options(parser: argparse.ArgumentParser, task: str) -> None:
 def add_classifier(parser: argparse.ArgumentParser, train_default: list[str]) -> None:
     parser.add_argument("--train-langs", nargs="+", default=train_default,
                         help="comma-separated training-language sets, e.g. en,en+de,en+de+fr (one row each; "
-                             "the old space-separated form still works)")
-    parser.add_argument("--test-langs", default="en,de,fr,es", help="comma-separated test languages")
-    parser.add_argument("--c-grid", default="0.001,0.01,0.1,1,10", help="L2 strengths C tried on the held-out part")
-    parser.add_argument("--heldout", type=float, default=0.1, help="fraction of training examples held out to pick C")
+                             "the old space-separated form still works; default: en)")
+    parser.add_argument("--test-langs", default="en,de,fr,es",
+                        help="comma-separated test languages (default: en,de,fr,es)")
+    parser.add_argument("--c-grid", default="0.001,0.01,0.1,1,10",
+                        help="L2 strengths C tried on the held-out part (default: 0.001,0.01,0.1,1,10)")
+    parser.add_argument("--heldout", type=float, default=0.1,
+                        help="fraction of training examples held out to pick C (default: 0.1)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the random held-out split that picks C (default: 0)")
 
@@ -122,8 +125,8 @@ class Sentiment:
         add_task_options(parser, "sentiment")
         add_classifier(parser, ["en"])
         parser.add_argument("--dir", help="xlm-t layout folder (default: DATA/reviews/xlm-t-umsab-tweets)")
-        parser.add_argument("--train-split", default="train")
-        parser.add_argument("--test-split", default="test")
+        parser.add_argument("--train-split", default="train", help="xlm-t split to train on (default: train)")
+        parser.add_argument("--test-split", default="test", help="xlm-t split to test on (default: test)")
         parser.add_argument("--train-template", help="text<TAB>label files instead, e.g. 'yelp/{lang}.train.tsv'; "
                                                      "needs --test-template")
         parser.add_argument("--test-template", help="labelled test files with {lang}, used with --train-template")
@@ -164,7 +167,7 @@ def read_parallel(args: argparse.Namespace) -> tuple:
 
 def add_parallel(parser: argparse.ArgumentParser, task: str) -> None:
     add_task_options(parser, task)
-    parser.add_argument("--langs", default="en,de,fr,cs", help="comma-separated languages")
+    parser.add_argument("--langs", default="en,de,fr,cs", help="comma-separated languages (default: en,de,fr,cs)")
     parser.add_argument("--set", choices=sorted(BITEXT_SETS),
                         help="a named set under the data root: " + ", ".join(f"{k} ({v})" for k, v in
                                                                          BITEXT_SETS.items())

