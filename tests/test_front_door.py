@@ -54,3 +54,22 @@ def test_help_states_the_defaults_of_beam_and_the_mining_threshold_of_the_docs(c
             module.parse_args(["--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "beam size (default 5" in text and "1.06" not in text and "ratio: e.g. 1.1" in text
+
+
+def test_readme_tells_one_install_story_with_a_shallow_clone():
+    """Issue 41: the README's `pip install -e ".[mining]"` repeated what `make demo` had installed, and its
+    clone fetched the whole history (every model ever shipped, 445 MB). Now: `git clone --depth 1`, then
+    `make demo`, which installs the test and mining extras; bridgeembed is installed by pip in one place
+    only, the by-hand alternative to `make install`."""
+    from tests.test_docs import README, blocks
+
+    code = [code for _, code, _ in blocks(README, "bash")]
+    clones = [line for block in code for line in block.splitlines() if line.startswith("git clone")]
+    assert clones and all(" --depth 1 " in line for line in clones), clones
+    installs = [line for block in code for line in block.splitlines() if re.match(r"pip install (-e|\.)", line)]
+    assert installs == ['pip install -e ".[test,mining]"'], installs
+    story = next(block for block in code if "make demo" in block)
+    after = code[code.index(story) + 1]  # the block that follows it: activate, then test
+    assert "make test" in after and "pip install" not in after, after
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^demo: install$", makefile, re.M), "make demo must install what the README says it does"
