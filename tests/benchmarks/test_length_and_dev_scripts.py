@@ -1,6 +1,7 @@
 """benchmarks/sentence_length.py, dev_retrieval.py and sts_pooling.py (issue 42) run, in their dry modes."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -65,3 +66,12 @@ def test_sts_pooling_scores_every_pooling_for_the_model_and_its_controls(tmp_pat
         assert all(-100 <= v <= 100 for pooled in result["sts"].values() for v in pooled.values())
         assert 0 < result["anisotropy"]["top_pc_variance"] <= 1
     assert "| untrained seed 1 | abtt |" in text
+
+
+def test_evaluate_general_runs_its_plumbing_dry(tmp_path):
+    done = subprocess.run(["bash", str(REPO / "benchmarks" / "evaluate_general.sh"), "multi30k-m2m", str(tmp_path)],
+                          capture_output=True, text=True, cwd=REPO, timeout=600,
+                          env={**os.environ, "DRY": "1", "PY": sys.executable})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads((tmp_path / "dev.json").read_text())[0]["model"] == "multi30k-m2m"
+    assert (tmp_path / "length.md").read_text().count("| multi30k-m2m | dry |") == 2
