@@ -17,15 +17,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bridgeembed.cli.options import add_options
+from bridgeembed.cli.options import add_options, bench_heads
 from bridgeembed.crosslingual.classifier import MAJORITY, ClassifierConfig, encoder_and_classifier
 from bridgeembed.crosslingual.margin import CHOICES, K, parse_scoring
 from bridgeembed.crosslingual.readers import find_bitext, read_bitext
-from bridgeembed.crosslingual.report import retrieval_table, to_markdown, transfer_table
+from bridgeembed.crosslingual.report import retrieval_table, to_markdown, transfer_table, views_markdown
 from bridgeembed.crosslingual.retrieval import RetrievalEvaluator
 from bridgeembed.crosslingual.sources import BITEXT_SETS, NliTemplates, TsvTemplates, XlmtTweets, XnliXtreme, bitext_set
 from bridgeembed.crosslingual.transfer import TransferEvaluator, parse_langs, parse_train_sets
-from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import ConfigError, DataError
 from bridgeembed.paths import check_output, data_root, default_out
 
@@ -33,6 +32,7 @@ if TYPE_CHECKING:  # for annotations only
     from bridgeembed.crosslingual.sources import Source
 
 logger = logging.getLogger(__name__)
+DEFAULT_SET = "test_2016"  # retrieval's and neutrality's set without --set or --template
 
 
 def parse_floats(value: str, what: str) -> tuple:
@@ -45,7 +45,7 @@ def parse_floats(value: str, what: str) -> tuple:
 def add_task_options(parser: argparse.ArgumentParser, task: str) -> None:
     """What every crosslingual command takes (--model also takes `majority`, the majority-class baseline;
     several --heads views write one set of files each)."""
-    add_options(parser, "--model", "--data", "--heads", "--batch-size", "--device")
+    add_options(parser, "--model", "--data", "--heads", "--batch-size", "--device", bench=True)
     parser.add_argument("--out", help=f"output folder (default: results/{task}/MODEL)")
     parser.add_argument("--limit", type=int, help="use only the first N examples of every file (quick checks)")
 
@@ -65,11 +65,12 @@ def add_classifier(parser: argparse.ArgumentParser, train_default: list[str]) ->
 
 
 def _out(args: argparse.Namespace, task: str) -> Path:
-    """The output folder, checked (callers check it before loading anything); a named --set other than the
-    default has a folder of its own below the model's, so its results never replace test_2016's."""
+    """The output folder, checked (callers check it before loading anything). Retrieval and neutrality on a
+    named set, the default test_2016 included, write to a folder of the set's name below the model's
+    (results/retrieval/MODEL/test_2016, .../pud): every set has its own, none inside another's."""
     folder = default_out(task, args.model)
-    if getattr(args, "set", None) and args.set != "test_2016":
-        folder = Path(folder) / args.set
+    if hasattr(args, "set") and not getattr(args, "template", None):
+        folder = Path(folder) / (args.set or DEFAULT_SET)
     return check_output(args.out if args.out else folder, "--out", "folder")
 
 
@@ -82,15 +83,14 @@ def _check_common(args: argparse.Namespace, task: str) -> Path:
 
 def _transfer(args: argparse.Namespace, task: str, source: Source) -> int:
     _check_common(args, task)
-    heads = HeadSpec.parse(args.heads, what="--heads")
+    heads, mean_row = bench_heads(args.heads)
     encoder, classifier = encoder_and_classifier(args.model, args.device)
     config = ClassifierConfig(parse_floats(args.c_grid, "--c-grid"), args.heldout, args.seed)
     evaluator = TransferEvaluator(source, parse_train_sets(args.train_langs), parse_langs(args.test_langs),
                                   classifier=classifier, config=config, heads=heads, batch_size=args.batch_size,
-                                  limit=args.limit, task=task, model=args.model)
+                                  limit=args.limit, task=task, model=args.model, mean_row=mean_row)
     results = evaluator(encoder, output_path=_out(args, task))
-    for result in results:
-        print(to_markdown(transfer_table(result)))
+    print(views_markdown(results) if len(results) > 1 else to_markdown(transfer_table(results[0])))
     logger.info("results in %s", _out(args, task))
     return 0
 
@@ -150,7 +150,7 @@ def read_parallel(args: argparse.Namespace) -> tuple:
     """--langs/--template/--limit -> ({lang: lines}, {lang: path}, {lang: why skipped})."""
     if args.template and args.set:
         raise ConfigError("give --set (a named set) or --template (your own files), not both")
-    template = args.template or bitext_set(data_root(args.data), args.set or "test_2016")
+    template = args.template or bitext_set(data_root(args.data), args.set or DEFAULT_SET)
     paths, skipped = find_bitext(template, parse_langs(args.langs))
     for lang, reason in skipped.items():
         logger.warning("skipping %s: %s", lang, reason)
@@ -171,9 +171,10 @@ def add_parallel(parser: argparse.ArgumentParser, task: str) -> None:
     parser.add_argument("--set", choices=sorted(BITEXT_SETS),
                         help="a named set under the data root: " + ", ".join(f"{k} ({v})" for k, v in
                                                                          BITEXT_SETS.items())
-                             + "; default: test_2016; results go to a folder of the set's name unless --out")
-    parser.add_argument("--template", help="line-aligned (multi-way parallel) files with {lang} "
-                                           "(default: DATA/multi30k/test_2016_flickr.{lang}.gz)")
+                             + f"; results go to results/{task}/MODEL/SET unless --out (default: {DEFAULT_SET})")
+    parser.add_argument("--template", help="line-aligned (multi-way parallel) files with {lang}, instead of a --set; "
+                                           f"results go to results/{task}/MODEL unless --out "
+                                           "(default: --set's, DATA/multi30k/test_2016_flickr.{lang}.gz)")
     parser.add_argument("--scoring", default="cosine",
                         help=f"how the nearest neighbour is picked: {', '.join(CHOICES)} (cosine; the ratio margin "
                              f"of Artetxe & Schwenk 2019 with k = {K}, as in LASER; both: one set of files each, "
@@ -186,12 +187,12 @@ def _parallel_bench(args: argparse.Namespace, task: str, evaluator_class: type, 
     if args.model == MAJORITY:
         raise ConfigError(f"'majority' is a classifier baseline; {task} needs an encoder")
     _check_common(args, task)
-    heads = HeadSpec.parse(args.heads, what="--heads")
+    heads, mean_row = bench_heads(args.heads)
     scoring = parse_scoring(args.scoring, what="--scoring")
     lines, paths, skipped = read_parallel(args)
     encoder, _ = encoder_and_classifier(args.model, args.device)
     evaluator = evaluator_class(lines, files=paths, heads=heads, batch_size=args.batch_size, model=args.model,
-                                skipped=skipped, scoring=scoring)
+                                skipped=skipped, scoring=scoring, mean_row=mean_row)
     for result in evaluator(encoder, output_path=_out(args, task)):
         print(render(result))
     logger.info("results in %s", _out(args, task))

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import argparse
 
-from bridgeembed.encoders.protocol import FORMS
+from bridgeembed.encoders.protocol import FORMS, HeadSpec
+from bridgeembed.errors import ConfigError
 
 OPTIONS = {
     "--model": {"default": "multi30k-m2m", "help": "a shipped model's name, a checkpoint or an export (default: "
@@ -24,11 +25,30 @@ OPTIONS = {
                    "dynamic int8; bf16: every weight in bfloat16, on CPUs with native bf16 (AVX512-BF16, AMX); both on "
                    "the CPU only, both faster (docs/performance.md, Quantized inference; default: float32)"},
 }
+BENCH_OPTIONS = {  # the same options as the benches declare them (`add_options(..., bench=True)`)
+    "--heads": {"default": "mean", "help": f"the vectors scored: {FORMS}; a choice other than mean is scored after "
+                "the mean over heads, its reference (each = mean,each; default: mean, the sentence vector)"},
+}
 
 
-def add_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, *names: str) -> None:
-    """Declare the shared options `names` on `parser`, those it does not have yet."""
+def bench_heads(value: str) -> tuple[HeadSpec, bool]:
+    """A bench's --heads -> (the heads scored, whether the mean row comes first): the one parse of every
+    `bridgeembed-bench` command. `mean` is one row; any other choice is scored after the mean over heads,
+    its reference, so `each` and `mean,each` are the same request, and so are `0,5` and `mean,0,5`."""
+    parts = [part.strip() for part in str(value).split(",")]
+    heads = ",".join(part for part in parts if part != "mean")
+    if not heads:
+        return HeadSpec.parse("mean", what="--heads"), False
+    try:
+        return HeadSpec.parse(heads, what="--heads"), True
+    except ConfigError as err:  # name what was given, `mean,` and all
+        raise ConfigError(str(err).replace(repr(heads), repr(value), 1)) from None
+
+
+def add_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, *names: str, bench: bool = False) -> None:
+    """Declare the shared options `names` on `parser`, those it does not have yet (`bench`: as the
+    `bridgeembed-bench` commands take them, parsed by `bench_heads`)."""
     have = parser._option_string_actions
     for name in names:
         if name not in have:
-            parser.add_argument(name, **OPTIONS[name])
+            parser.add_argument(name, **(BENCH_OPTIONS.get(name, OPTIONS[name]) if bench else OPTIONS[name]))

@@ -4,7 +4,7 @@
     bridgeembed-bench senteval --model multi30k-m2m --tasks MR,SST2,Length --heads mean,each --seeds 5 --out runs/heads
 
 Any choice of heads is scored after the mean over heads, its reference: `--heads each` and `--heads mean,each`
-give the same table, a mean row first, then one row per head.
+give the same table, a mean row first, then one row per head (`cli.options.bench_heads`, as in every bench).
 """
 
 from __future__ import annotations
@@ -12,15 +12,14 @@ from __future__ import annotations
 import argparse
 import logging
 
-from bridgeembed.cli.options import add_options
-from bridgeembed.encoders.protocol import HeadSpec
+from bridgeembed.cli.options import add_options, bench_heads
 from bridgeembed.paths import check_output, default_out
 
 log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_options(parser, "--model", "--heads", "--data", "--batch-size", "--device", "--threads")
+    add_options(parser, "--model", "--heads", "--data", "--batch-size", "--device", "--threads", bench=True)
     parser.add_argument("--lang", default="en", help="language code the sentences are encoded as (default: en)")
     parser.add_argument("--tasks", default="all",
                         help="all, classification, nli, similarity, probing, or names like MR,CR,STS-B (default: all)")
@@ -38,16 +37,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
-def parse_heads(value: str) -> tuple[HeadSpec, bool]:
-    """--heads -> (the heads scored, whether a mean row comes first). Any choice of heads gets the mean row as
-    its reference, so `each` and `mean,each` are the same request; `mean` alone is one row."""
-    parts = [part.strip() for part in str(value).split(",")]
-    heads = [part for part in parts if part != "mean"]
-    if not heads:
-        return HeadSpec.parse("mean", what="--heads"), False
-    return HeadSpec.parse(",".join(heads), what="--heads"), True
-
-
 def run(args: argparse.Namespace) -> int:
     from bridgeembed.evaluation.models import load_encoder
     from bridgeembed.senteval import report
@@ -56,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from bridgeembed.senteval.tasks import Dirs
 
     out = check_output(args.out or default_out("senteval", args.model), "--out", "folder")  # before minutes of work
-    heads, mean_row = parse_heads(args.heads)
+    heads, mean_row = bench_heads(args.heads)
     evaluator = SentEvalEvaluator(args.tasks, get_config(args.config), seeds(args.seeds), heads,
                                   Dirs.under(args.data, args.probing_data), args.lang, args.batch_size, args.device,
                                   progress=not args.quiet, model_name=args.model, plots=not args.no_plots,

@@ -10,10 +10,12 @@ that C. Seeded, so a run is reproducible.
 from __future__ import annotations
 
 import logging
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Tuple
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
@@ -37,10 +39,35 @@ class ClassifierConfig:
 
 @dataclass
 class FitReport:
-    """What model selection saw: the held-out accuracy of every C and the C kept."""
+    """What model selection saw: the held-out accuracy of every C and the C kept; `unconverged`: the Cs
+    whose held-out fit stopped at max_iter before converging; `final_converged`: whether the refit with the
+    chosen C did; `fits`: how many fits (the grid and the refit)."""
 
     c: float = float("nan")
     heldout_accuracy: dict = field(default_factory=dict)
+    unconverged: list = field(default_factory=list)
+    final_converged: bool = True
+    fits: int = 0
+
+    @property
+    def unconverged_fits(self) -> int:
+        return len(self.unconverged) + (not self.final_converged)
+
+
+def fit_counting(model: object, x: np.ndarray, y: np.ndarray) -> bool:
+    """model.fit(x, y) without scikit-learn's ConvergenceWarning, which each caller reports once, in its
+    own words (issue 41: two warning blocks printed per run, despite --quiet); -> whether it converged.
+    Other warnings pass on."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        model.fit(x, y)
+    converged = True
+    for warning in caught:
+        if issubclass(warning.category, ConvergenceWarning):
+            converged = False
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    return converged
 
 
 class LogisticTransfer:
@@ -56,10 +83,12 @@ class LogisticTransfer:
         self.config = config
         self.report = FitReport()
 
-    def _fit(self, x: np.ndarray, y: np.ndarray, c: float) -> tuple[StandardScaler, LogisticRegression]:
+    def _fit(self, x: np.ndarray, y: np.ndarray, c: float) -> tuple[StandardScaler, LogisticRegression, bool]:
+        """-> (scaler, model, whether the fit converged within max_iter)."""
         scaler = StandardScaler().fit(x)
         model = LogisticRegression(C=c, max_iter=self.config.max_iter)
-        return scaler, model.fit(scaler.transform(x), y)
+        self.report.fits += 1
+        return scaler, model, fit_counting(model, scaler.transform(x), y)
 
     def fit(self, x: np.ndarray, y: np.ndarray) -> "LogisticTransfer":
         """x: (N, D) float32 features; y: (N,) labels."""
@@ -69,14 +98,16 @@ class LogisticTransfer:
         stratify = y if counts[counts > 0].min() >= 2 else None
         x_fit, x_held, y_fit, y_held = train_test_split(x, y, test_size=self.config.heldout,
                                                         random_state=self.config.seed, stratify=stratify)
-        scores = {}
+        scores, self.report = {}, FitReport()
         for c in self.config.c_grid:
-            scaler, model = self._fit(x_fit, y_fit, c)
+            scaler, model, converged = self._fit(x_fit, y_fit, c)
+            if not converged:
+                self.report.unconverged.append(c)
             scores[c] = float((model.predict(scaler.transform(x_held)) == y_held).mean())
         best = max(self.config.c_grid, key=lambda c: (scores[c], -c))  # ties: the stronger penalty
         logger.debug("held-out accuracy by C: %s -> C=%g", scores, best)
-        self.report = FitReport(best, scores)
-        self.scaler, self.model = self._fit(x, y, best)
+        self.report.c, self.report.heldout_accuracy = best, scores
+        self.scaler, self.model, self.report.final_converged = self._fit(x, y, best)
         return self
 
     def predict(self, x: np.ndarray) -> np.ndarray:

@@ -30,6 +30,7 @@ class EmbeddedSet:
     first: np.ndarray  # (N,) index of the sentence (or premise) of every row
     second: np.ndarray | None  # (N,) index of the hypothesis of every row; None for single sentences
     labels: np.ndarray  # (N,) int64
+    truncated: float | None = None  # share of the distinct sentences cut at the encoder's max_len; None: not known
 
     @property
     def dim(self) -> int:
@@ -53,7 +54,8 @@ def embed(cache: EncodingCache, data: LabelledText, lang: str, what: str = "enco
         raise LanguageSkipped(str(err)) from None
     index = emb.rows(texts)  # (N,) or (2N,)
     n = len(data.texts)
-    return EmbeddedSet(emb.vectors, index[:n], None if data.texts2 is None else index[n:], data.labels)
+    return EmbeddedSet(emb.vectors, index[:n], None if data.texts2 is None else index[n:], data.labels,
+                       emb.truncated)
 
 
 def label_only(data: LabelledText) -> EmbeddedSet:

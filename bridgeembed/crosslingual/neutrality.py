@@ -34,7 +34,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from bridgeembed.crosslingual.margin import LABELS, ScoringLike, nearest, parse_scoring, protocol, scoring_stem
-from bridgeembed.crosslingual.report import MatrixTable, heatmap, model_name, to_markdown
+from bridgeembed.crosslingual.report import MatrixTable, cut_note, heatmap, model_name, to_markdown
 from bridgeembed.crosslingual.retrieval import accuracy, encode_parallel, normalize
 from bridgeembed.encoders.protocol import Heads, HeadSpec, SentenceEncoder
 from bridgeembed.errors import ConfigError
@@ -78,6 +78,7 @@ class NeutralityResult:
     protocol: dict = field(default_factory=dict)
     view: str = "mean"  # the vector scored: the sentence vector or "head i"
     scoring: str = "cosine"  # how retrieval picks the nearest neighbour: "cosine" or "margin"
+    truncated: Dict[str, float] = field(default_factory=dict)  # language -> share cut at the encoder's max_len
 
     primary_metric = "pair_accuracy_mean"  # raw vectors; `summary()` has every figure, raw and centred
 
@@ -135,10 +136,13 @@ def cosines(vectors: Dict[str, np.ndarray]) -> Dict[str, float]:
             "random_across": float(np.mean(across))}
 
 
-def langid_probe(vectors: Dict[str, np.ndarray], seed: int = 0) -> float:
-    """Accuracy of a logistic-regression language classifier on held-out captions (half for training)."""
+def langid_probe(vectors: Dict[str, np.ndarray], seed: int = 0, unconverged: Optional[list] = None) -> float:
+    """Accuracy of a logistic-regression language classifier on held-out captions (half for training);
+    a fit that stops at max_iter appends to `unconverged` instead of warning (the caller says it once)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
+
+    from bridgeembed.crosslingual.classifier import fit_counting
 
     langs = list(vectors)
     n = len(next(iter(vectors.values())))
@@ -153,7 +157,9 @@ def langid_probe(vectors: Dict[str, np.ndarray], seed: int = 0) -> float:
     x_train, y_train = stack(train_rows)
     x_test, y_test = stack(test_rows)
     scaler = StandardScaler().fit(x_train)
-    probe = LogisticRegression(max_iter=2000, C=1.0).fit(scaler.transform(x_train), y_train)
+    probe = LogisticRegression(max_iter=2000, C=1.0)
+    if not fit_counting(probe, scaler.transform(x_train), y_train) and unconverged is not None:
+        unconverged.append(1)
     return float((probe.predict(scaler.transform(x_test)) == y_test).mean())
 
 
@@ -178,31 +184,39 @@ class NeutralityEvaluator(Evaluator):
 
     def __init__(self, lines: Dict[str, List[str]], *, files: Optional[dict] = None, heads: Heads = "mean",
                  batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
-                 show_progress: Optional[bool] = None, scoring: ScoringLike = "cosine") -> None:
+                 show_progress: Optional[bool] = None, scoring: ScoringLike = "cosine",
+                 mean_row: bool = False) -> None:
+        """`mean_row`: the mean over heads is scored first, before the views of `heads` (`EncodingCache`)."""
         self.lines, self.files, self.heads = lines, {k: str(v) for k, v in (files or {}).items()}, HeadSpec.parse(heads)
         self.batch_size, self.model, self.skipped = batch_size, model, dict(skipped or {})
-        self.show_progress, self.scorings = show_progress, parse_scoring(scoring)
+        self.show_progress, self.scorings, self.mean_row = show_progress, parse_scoring(scoring), mean_row
 
     def evaluate(self, encoder: SentenceEncoder) -> List[NeutralityResult]:
-        langs, skipped = list(self.lines), dict(self.skipped)
-        cache = EncodingCache(encoder, self.heads, self.batch_size)
-        encoded = encode_parallel(cache, self.lines, skipped, "neutrality", self.show_progress)  # {lang: (G, N, d)}
+        langs, skipped, cut, unconverged = list(self.lines), dict(self.skipped), {}, []
+        cache = EncodingCache(encoder, self.heads, self.batch_size, mean_row=self.mean_row)
+        encoded = encode_parallel(cache, self.lines, skipped, "neutrality", self.show_progress, cut)  # {lang: (G,N,d)}
         texts = {lang: self.lines[lang] for lang in encoded}
-        common = {"heads": str(self.heads), "centred": "each language's mean subtracted",
+        common = {"heads": cache.heads_label, "centred": "each language's mean subtracted",
                   "langid_probe": "logistic regression (C=1, standardised), half of the captions "
                                   "for training, the other half for testing",
-                  "duplicates": "same target text counts as correct"}
+                  "duplicates": "same target text counts as correct", "max_len": cache.max_len}
         sentences = len(next(iter(self.lines.values())))
         results = []
         for g, view in enumerate(cache.views):
             raw = {lang: v[g].astype(np.float64) for lang, v in encoded.items()}  # {lang: (N, d)}
             versions = {"raw": raw, "centred": centre(raw)}
-            fixed = {name: (cosines(v), langid_probe(v)) for name, v in versions.items()}  # the same for every scoring
+            fixed = {name: (cosines(v), langid_probe(v, unconverged=unconverged))  # the same for every scoring
+                     for name, v in versions.items()}
             for scoring in self.scorings:
                 raw_f, centred_f = (figures(versions[name], texts, langs, scoring, *fixed[name])
                                     for name in ("raw", "centred"))
                 results.append(NeutralityResult(self.model, langs, sentences, raw_f, centred_f, dict(self.files),
-                                                dict(skipped), {**protocol(scoring), **common}, view, scoring))
+                                                dict(skipped), {**protocol(scoring), **common}, view, scoring,
+                                                dict(cut)))
+        if unconverged:  # once, in place of scikit-learn's ConvergenceWarning (info: --quiet silences it)
+            logger.info("language-ID probe: %d of %d logistic regressions stopped at max_iter=2000 before "
+                        "converging; their accuracy may be a little below a converged fit's", len(unconverged),
+                        2 * len(cache.views))
         return results
 
     def write(self, results: List[NeutralityResult], out: Path) -> list:
@@ -257,7 +271,8 @@ def summary_markdown(result: NeutralityResult) -> str:
             for label, key, scale in SUMMARY_ROWS]
     lines = [f"### language neutrality, nearest neighbour by {LABELS[result.scoring]}: {model_name(result)}", "",
              *writer.markdown_table(["measure", "raw", "language-centred"], rows), "",
-             f"language-ID chance: {chance:.1f}%; mixed-pool chance: about {100 / result.sentences:.2f}%.", ""]
+             f"language-ID chance: {chance:.1f}%; mixed-pool chance: about {100 / result.sentences:.2f}%.  ",
+             *(f"{note}  " for note in cut_note(result.truncated, result.protocol.get("max_len"))), ""]
     return "\n".join(lines)
 
 

@@ -122,6 +122,16 @@ def _distribution(result: TransferResult, lang: str) -> str:
     return "–" if dist is None else "/".join(f"{100 * f:.0f}" for f in dist.values())
 
 
+def cut_note(truncated: Dict[str, float], max_len: Optional[int]) -> List[str]:
+    """The note on sentences cut at the encoder's max_len: every set's share, or nothing when the encoder's
+    limit is not known (`truncated` empty)."""
+    if not truncated:
+        return []
+    limit = f" ({max_len} subword tokens)" if max_len else ""
+    shares = ", ".join(f"{what} {100 * share:.1f}" for what, share in truncated.items())
+    return [f"sentences cut at the encoder's max_len{limit}, % of each set's distinct sentences: {shares}"]
+
+
 def transfer_table(result: TransferResult) -> MatrixTable:
     """Table 6 / Table 7 layout: training sets down, test languages across, supervised cells marked."""
     values = [[result.accuracy[r][lang] for lang in result.test_langs] for r in result.train_sets]
@@ -138,42 +148,69 @@ def transfer_table(result: TransferResult) -> MatrixTable:
              "zero-shot drop (mean supervised − mean zero-shot): "
              + ("n/a (needs both kinds of cell)" if drop is None else f"{100 * drop:.1f} points")]
     notes += [f"skipped {what}: {why}" for what, why in result.skipped.items()]
+    notes += cut_note(result.truncated, result.protocol.get("max_len"))
     return MatrixTable(f"{result.task}: accuracy (%) of {model_name(result)}", "train \\ test", result.train_sets,
                        result.test_langs, values, marked, extra, notes)
 
 
 def retrieval_table(result: RetrievalResult) -> MatrixTable:
-    """Source languages down, target languages across; the diagonal is left out."""
+    """Source languages down, target languages across; the diagonal is left out. Below the matrix, the mean
+    and the worst of each column, and a note with the mean and worst of every direction: the figures a user
+    quotes."""
     values = [[result.accuracy[a][b] for b in result.langs] for a in result.langs]
     marked = [[False] * len(result.langs) for _ in result.langs]
+    columns = [[v for v in column if v is not None] for column in zip(*values)]
+    extra = {"mean": [pct(float(np.mean(c))) if c else pct(None) for c in columns],
+             "worst": [pct(min(c)) if c else pct(None) for c in columns]}
+    worst = result.worst()
     notes = [f"nearest neighbour by {LABELS[result.scoring]} among {result.sentences} line-aligned sentences; "
-             "row = query language, column = retrieved language."]
+             "row = query language, column = retrieved language; mean and worst: over each column's queries."]
+    if worst is not None:
+        notes.append(f"all {result.directions()} directions: mean {pct(result.score())}, "
+                     f"worst {pct(worst[2])} ({worst[0]} → {worst[1]})")
     notes += [f"skipped {what}: {why}" for what, why in result.skipped.items()]
+    notes += cut_note(result.truncated, result.protocol.get("max_len"))
     return MatrixTable(f"bitext retrieval by {result.scoring}: accuracy (%) of {model_name(result)}", "query \\ target",
-                       result.langs, result.langs, values, marked, {}, notes, result.scoring)
+                       result.langs, result.langs, values, marked, extra, notes, result.scoring)
 
 
 def write_transfer(result: TransferResult, out_dir: str | Path, stem: Optional[str] = None) -> Dict[str, Path]:
     return write_report(out_dir, stem or result.task, transfer_table(result), result.to_dict())
 
 
-def write_views(results: List[TransferResult], out_dir: str | Path) -> Dict[str, Path]:
-    """One table of several views (--heads each: the mean and every head): a row per view, a column per
-    (training set, test language) cell and the zero-shot drop; `TASK_views.{md,csv,json}` beside each view's own."""
+def views_table(results: List[TransferResult]) -> tuple[List[list], dict, str]:
+    """One table of several views (--heads each: the mean over heads, then every head): a row per view, a
+    column per (training set, test language) cell, the mean over cells and the zero-shot drop.
+    -> (CSV rows, header first; the JSON payload, each view's whole result; the Markdown)."""
     first = results[0]
     cells = [(r, lang) for r in first.train_sets for lang in first.test_langs]
-    header = ["view"] + [f"{r} → {lang}" for r, lang in cells] + ["zero-shot drop"]
+    header = ["view"] + [f"{r} → {lang}" for r, lang in cells] + ["mean", "zero-shot drop"]
     rows, payload = [header], {"task": first.task, "model": first.model, "views": {}}
     for result in results:
-        drop = result.zero_shot_drop()["overall"]
         values = [result.accuracy[r][lang] for r, lang in cells]
-        rows.append([result.view] + [pct(v) for v in values] + [pct(drop)])
-        payload["views"][result.view] = {"accuracy": result.accuracy, "zero_shot_drop": drop}
-    lines = [f"### {first.task}: accuracy (%) of {model_name(first)} per view", "",
-             "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows[1:]]
-    lines += ["", "rows: the mean vector, then each head alone; columns: training set → test language."]
-    return writer.write(out_dir, f"{first.task}_views", payload, rows, "\n".join(lines) + "\n")
+        rows.append([result.view] + [pct(v) for v in values] + [pct(result.score()),
+                                                                 pct(result.zero_shot_drop()["overall"])])
+        payload["views"][result.view] = result.to_dict()
+    which = "the mean over heads (the sentence vector), then each head alone" if first.view == "mean" else \
+        "one per view"
+    notes = [f"rows: {which}; columns: training set → test language, then the mean over those cells and the "
+             "zero-shot drop (mean supervised − mean zero-shot, points); each view's whole result is in "
+             f"{first.task}_views.json."]
+    notes += [f"skipped {what}: {why}" for what, why in first.skipped.items()]
+    notes += cut_note(first.truncated, first.protocol.get("max_len"))
+    lines = [f"### {first.task}: accuracy (%) of {first.model} per view", "", *writer.markdown_table(header, rows[1:]),
+             "", *(f"{note}  " for note in notes)]
+    return rows, payload, "\n".join(lines).rstrip() + "\n"
+
+
+def views_markdown(results: List[TransferResult]) -> str:
+    return views_table(results)[2]
+
+
+def write_views(results: List[TransferResult], out_dir: str | Path) -> Dict[str, Path]:
+    """`TASK_views.{json,csv,md}`: the table of several views (`views_table`)."""
+    rows, payload, markdown = views_table(results)
+    return writer.write(out_dir, f"{results[0].task}_views", payload, rows, markdown)
 
 
 def write_retrieval(result: RetrievalResult, out_dir: str | Path, stem: str = "retrieval") -> Dict[str, Path]:

@@ -37,6 +37,12 @@ class TransferResult:
     skipped: Dict[str, str] = field(default_factory=dict)  # "train en+es" / "test es" -> reason
     protocol: dict = field(default_factory=dict)
     view: str = "mean"  # the vector scored: the sentence vector or "head i"
+    # "train en" / "test de" -> share of the set's distinct sentences cut at the encoder's max_len (protocol's
+    # max_len); empty for encoders whose length limit is not known
+    truncated: Dict[str, float] = field(default_factory=dict)
+    # train set -> {"heldout_c": [C whose held-out fit stopped at max_iter], "final_converged": bool}; only
+    # the training sets where a logistic regression did not converge
+    unconverged: Dict[str, dict] = field(default_factory=dict)
 
     primary_metric = "accuracy"  # a cell's accuracy; `score()` is their mean over scored cells
 
@@ -75,12 +81,24 @@ class RetrievalResult:
     protocol: dict = field(default_factory=dict)
     view: str = "mean"  # the vector scored: the sentence vector or "head i"
     scoring: str = "cosine"  # how the nearest target is picked: "cosine" or "margin" (crosslingual/margin.py)
+    # language -> share of its sentences cut at the encoder's max_len (protocol's max_len); empty for encoders
+    # whose length limit is not known
+    truncated: Dict[str, float] = field(default_factory=dict)
 
     primary_metric = "accuracy"  # one direction's accuracy; `score()` is their mean
 
     def score(self) -> Optional[float]:
         """The mean accuracy over every scored direction (None when there is none)."""
         return mean_cell(self.accuracy)
+
+    def directions(self) -> int:
+        """How many ordered pairs were scored."""
+        return sum(v is not None for row in self.accuracy.values() for v in row.values())
+
+    def worst(self) -> Optional[tuple]:
+        """(query language, target language, accuracy) of the worst scored direction; None when none was."""
+        scored = [(a, b, v) for a, row in self.accuracy.items() for b, v in row.items() if v is not None]
+        return min(scored, key=lambda t: t[2]) if scored else None
 
     def pairs(self) -> List[dict]:
         """One entry per unordered pair: {"pair": "de-en", "a_to_b", "b_to_a", "mean"}."""
@@ -92,4 +110,7 @@ class RetrievalResult:
         return out
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "mean_accuracy": self.score(), "pairs": self.pairs()}
+        worst = self.worst()
+        return {**asdict(self), "mean_accuracy": self.score(), "pairs": self.pairs(),
+                "worst_direction": None if worst is None else {"query": worst[0], "target": worst[1],
+                                                               "accuracy": worst[2]}}

@@ -47,13 +47,17 @@ def accuracy(src_vectors: np.ndarray, tgt_vectors: np.ndarray, tgt_texts: Sequen
 
 
 def encode_parallel(cache: EncodingCache, lines: Dict[str, List[str]], skipped: dict, task: str,
-                    show_progress: bool | None = None) -> Dict[str, np.ndarray]:
+                    show_progress: bool | None = None, truncated: Optional[dict] = None) -> Dict[str, np.ndarray]:
     """{lang: (G, N, d) vectors, one per view} of line-aligned sentences; languages the encoder refuses
-    go into `skipped` with the reason. Fewer than two languages left is a DataError."""
+    go into `skipped` with the reason. Fewer than two languages left is a DataError. `truncated`, if given,
+    gets {lang: share of the distinct sentences cut at the encoder's max_len} where the encoder's limit is known."""
     vectors = {}
     for lang in tqdm(list(lines), desc=f"{task}: encoding", disable=show_progress is False or None):
         try:
-            vectors[lang] = cache.encode(lines[lang], lang, what=f"{task} {lang}").of(lines[lang])  # (G, N, d)
+            embeddings = cache.encode(lines[lang], lang, what=f"{task} {lang}")
+            vectors[lang] = embeddings.of(lines[lang])  # (G, N, d)
+            if truncated is not None and embeddings.truncated is not None:
+                truncated[lang] = embeddings.truncated
         except UnknownLanguageError as err:
             skipped[lang] = str(err)
             logger.warning("skipping %s: %s", lang, err)
@@ -72,16 +76,17 @@ class RetrievalEvaluator(Evaluator):
 
     def __init__(self, lines: Dict[str, List[str]], *, files: Optional[dict] = None, heads: Heads = "mean",
                  batch_size: int = 64, model: str = "?", skipped: Optional[dict] = None,
-                 show_progress: bool | None = None, scoring: ScoringLike = "cosine") -> None:
+                 show_progress: bool | None = None, scoring: ScoringLike = "cosine", mean_row: bool = False) -> None:
+        """`mean_row`: the mean over heads is scored first, before the views of `heads` (`EncodingCache`)."""
         self.lines, self.files, self.heads = lines, {k: str(v) for k, v in (files or {}).items()}, HeadSpec.parse(heads)
         self.batch_size, self.model, self.skipped = batch_size, model, dict(skipped or {})
-        self.show_progress, self.scorings = show_progress, parse_scoring(scoring)
+        self.show_progress, self.scorings, self.mean_row = show_progress, parse_scoring(scoring), mean_row
 
     def evaluate(self, encoder: SentenceEncoder) -> List[RetrievalResult]:
         langs = list(self.lines)
-        cache = EncodingCache(encoder, self.heads, self.batch_size)
-        skipped = dict(self.skipped)
-        vectors = encode_parallel(cache, self.lines, skipped, "retrieval", self.show_progress)  # {lang: (G, N, d)}
+        cache = EncodingCache(encoder, self.heads, self.batch_size, mean_row=self.mean_row)
+        skipped, cut = dict(self.skipped), {}
+        vectors = encode_parallel(cache, self.lines, skipped, "retrieval", self.show_progress, cut)  # {lang: (G, N, d)}
         sentences = len(next(iter(self.lines.values())))
         results = []
         for g, view in enumerate(cache.views):
@@ -91,8 +96,9 @@ class RetrievalEvaluator(Evaluator):
                     table[a][b] = accuracy(vectors[a][g], vectors[b][g], self.lines[b], scoring)
                     logger.info("%s: retrieval %s -> %s by %s: %.1f%%", view, a, b, scoring, 100 * table[a][b])
                 results.append(RetrievalResult(self.model, langs, table, sentences, dict(self.files), dict(skipped),
-                                               {**protocol(scoring), "heads": str(self.heads),
-                                                "duplicates": "same target text counts as correct"}, view, scoring))
+                                               {**protocol(scoring), "heads": cache.heads_label,
+                                                "duplicates": "same target text counts as correct",
+                                                "max_len": cache.max_len}, view, scoring, dict(cut)))
         return results
 
     def write(self, results: List[RetrievalResult], out: Path) -> list:

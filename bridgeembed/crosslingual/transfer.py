@@ -27,7 +27,6 @@ from bridgeembed.errors import ConfigError, DataError, UnknownLanguageError
 from bridgeembed.evaluation.encoding import EncodingCache
 from bridgeembed.evaluation.evaluator import Evaluator
 from bridgeembed.evaluation.languages import check_language
-from bridgeembed.evaluation.writer import view_stem
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.crosslingual.sources import Source
@@ -128,42 +127,54 @@ class TransferEvaluator(Evaluator):
     def __init__(self, source: Source, train_sets: Sequence[TrainSet], test_langs: Sequence[str], *,
                  classifier: str = "logreg", config: ClassifierConfig = ClassifierConfig(), heads: Heads = "mean",
                  batch_size: int = 64, limit: Optional[int] = None, task: str = "transfer", model: str = "?",
-                 show_progress: bool | None = None) -> None:
+                 show_progress: bool | None = None, mean_row: bool = False) -> None:
+        """`mean_row`: the mean over heads is scored first, before the views of `heads` (`EncodingCache`)."""
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise ConfigError(f"limit must be a positive integer (the first N examples of every file), got {limit!r}")
         self.source, self.train_sets, self.test_langs = source, list(train_sets), list(test_langs)
         self.classifier, self.config, self.heads = classifier, config, HeadSpec.parse(heads)
         self.batch_size, self.limit, self.name, self.model = batch_size, limit, task, model
-        self.show_progress = show_progress
+        self.show_progress, self.mean_row = show_progress, mean_row
 
     def evaluate(self, encoder: SentenceEncoder) -> List[TransferResult]:
         if encoder is None and self.classifier != "majority":
             raise ConfigError("an encoder is needed for any classifier but 'majority'")
         cache = None if encoder is None else EncodingCache(encoder, self.heads, self.batch_size,
-                                                           progress=self.show_progress is not False)
+                                                           progress=self.show_progress is not False,
+                                                           mean_row=self.mean_row)
         views = ["mean"] if cache is None else cache.views
         sets = _Sets(cache, self.source, self.limit)
         tests, skipped = _test_sets(sets, self.train_sets, self.test_langs)
-        results = [self._result(view, tests, skipped) for view in views]
+        heads = str(self.heads) if cache is None else cache.heads_label
+        results = [self._result(view, tests, skipped, heads) for view in views]
         for train_set in tqdm(self.train_sets, desc=f"{self.name}: training sets",
                               disable=self.show_progress is False or None):
             _train_row(results, sets, train_set, tests, self.classifier, self.config)
+        cut = {f"{role} {lang}": s.truncated for (role, lang), s in sets.vectors.items()
+               if isinstance(s, EmbeddedSet) and s.truncated is not None}
+        for result in results:
+            result.truncated, result.protocol["max_len"] = dict(cut), None if cache is None else cache.max_len
+        _report_convergence(results, self.config)
         return results
 
     def write(self, results: List[TransferResult], out: Path) -> list:
-        paths = [p for r in results for p in write_transfer(r, out, view_stem(r.task, r.view, len(results))).values()]
-        if len(results) > 1:  # --heads each: one table of every view too
-            paths += list(write_views(results, out).values())
-        return paths
+        """One view: TASK.{json,csv,md,png}. Several (--heads each): TASK_views.{json,csv,md}, one table of
+        them all with each view's whole result in the JSON, and the mean's own TASK.* files when it is one of
+        them (issue 41: a set of files per head made 43 files)."""
+        if len(results) == 1:
+            return list(write_transfer(results[0], out).values())
+        paths = list(write_views(results, out).values())
+        mean = next((r for r in results if r.view == "mean"), None)
+        return paths + ([] if mean is None else list(write_transfer(mean, out).values()))
 
-    def _result(self, view: str, tests: dict, skipped: dict) -> TransferResult:
+    def _result(self, view: str, tests: dict, skipped: dict, heads: str) -> TransferResult:
         rows = [name(s) for s in self.train_sets]
         label_names = list(self.source.label_names())
         result = TransferResult(self.name, self.model, rows, list(self.test_langs), label_names,
                                 accuracy={r: dict.fromkeys(self.test_langs) for r in rows},
                                 majority={r: dict.fromkeys(self.test_langs) for r in rows},
                                 protocol={"source": self.source.description, "classifier": self.classifier,
-                                          "heads": str(self.heads), "limit": self.limit, **asdict(self.config)},
+                                          "heads": heads, "limit": self.limit, **asdict(self.config)},
                                 skipped=dict(skipped), view=view)
         for lang, test in tests.items():
             result.test_size[lang] = len(test.labels)
@@ -240,9 +251,30 @@ def _train_row(results: List[TransferResult], sets: _Sets, train_set: TrainSet, 
         result.majority_label[row] = result.label_names[majority]
         result.train_size[row] = len(y)
         result.chosen_c[row] = model.report.c
+        if model.report.unconverged_fits:
+            result.unconverged[row] = {"heldout_c": list(model.report.unconverged),
+                                       "final_converged": model.report.final_converged, "fits": model.report.fits}
         result.heldout_accuracy[row] = {str(c): a for c, a in model.report.heldout_accuracy.items()}
         for lang, test in tests.items():
             result.accuracy[row][lang] = float((model.predict(test.features(g)) == test.labels).mean())
             result.majority[row][lang] = float((test.labels == majority).mean())
         scores = ", ".join(f"{lang} {100 * result.accuracy[row][lang]:.1f}" for lang in tests)
         logger.info("%s: trained on %s (%d examples, C=%g): %s", result.view, row, len(y), model.report.c, scores)
+
+
+def _report_convergence(results: List[TransferResult], config: ClassifierConfig) -> None:
+    """One line for the whole run, in place of scikit-learn's ConvergenceWarning blocks (at info level:
+    --quiet silences it); each result's `unconverged` names the training sets and Cs."""
+    stopped = [(r.view, row, info) for r in results for row, info in r.unconverged.items()]
+    if not stopped:
+        return
+    fits = sum(len(info["heldout_c"]) + (not info["final_converged"]) for _, _, info in stopped)
+    final = sorted({row for _, row, info in stopped if not info["final_converged"]})
+    cs = sorted({c for _, _, info in stopped for c in info["heldout_c"]})
+    parts = [f"the final fit of training set(s) {', '.join(final)}, whose scores the table shows" if final else
+             "none of the final fits, whose scores the table shows"]
+    if cs:
+        parts.append(f"held-out fits choosing C, at C = {', '.join(f'{c:g}' for c in cs)}")
+    logger.info("logistic regression did not converge within max_iter=%d iterations in %d fit(s) (scikit-learn's "
+                "ConvergenceWarning): %s; `unconverged` in the JSON lists them", config.max_iter, fits,
+                "; ".join(parts))

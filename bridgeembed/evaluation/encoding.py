@@ -77,14 +77,22 @@ class EncodingCache:
     """Encodes sentences with `encoder` for every view of `heads`, each distinct (language, sentence) once."""
 
     def __init__(self, encoder: SentenceEncoder, heads: Heads = MEAN, batch_size: int = 64, progress: bool = False,
-                 max_bytes: int = MAX_BYTES) -> None:
+                 max_bytes: int = MAX_BYTES, mean_row: bool = False) -> None:
+        """`mean_row`: the mean over heads comes first, as a view of its own, before the views of `heads`
+        (any choice but the mean itself; the benches' `--heads each` and `--heads mean,each`)."""
         self.encoder = encoder
         self.heads = HeadSpec.parse(heads).resolve(encoder)
-        self.views = self.heads.views
+        self.mean_row = mean_row and not self.heads.is_mean
+        self.views = ["mean", *self.heads.views] if self.mean_row else self.heads.views
         self.batch_size, self.progress, self.max_bytes = batch_size, progress, max_bytes
         self._index: dict[str, dict[str, int]] = {}  # lang -> sentence -> row of self._vectors[lang]
         self._vectors: dict[str, np.ndarray] = {}  # lang -> (R, G, d)
         self._cut: dict[str, np.ndarray] = {}  # lang -> (R,) bool: cut at max_len (encoders that truncate)
+
+    @property
+    def heads_label(self) -> str:
+        """The choice of heads as a bench's --heads spells it: "mean", "each", "mean,each", "mean,0,5"."""
+        return f"mean,{self.heads}" if self.mean_row else str(self.heads)
 
     @property
     def nbytes(self) -> int:
@@ -120,6 +128,11 @@ class EncodingCache:
         return Embeddings({s: i for i, s in enumerate(distinct)}, np.ascontiguousarray(vectors), list(self.views),
                           cut)
 
+    @property
+    def max_len(self) -> int | None:
+        """The encoder's limit in subword tokens (end marker included) when it is known, else None."""
+        return self.encoder.max_len if self._knows_length() else None
+
     def _knows_length(self) -> bool:
         """Does the encoder cut sentences at a number of subword tokens we can count (BridgeEncoder does)?"""
         return isinstance(getattr(self.encoder, "max_len", None), int) and isinstance(
@@ -142,7 +155,11 @@ class EncodingCache:
             with warnings.catch_warnings():  # counted per sentence instead (`_truncated`), reported beside the scores
                 warnings.filterwarnings("ignore", message=r".* sentences are longer than the model's maximum")
                 out = self.encoder.encode(chunk, lang, heads=self.heads.stacked_heads, batch_size=self.batch_size)
-            parts.append(check_output(out, len(chunk), what, self.heads, len(self.views)))  # (n, G, d)
+                out = check_output(out, len(chunk), what, self.heads, len(self.heads.views))  # (n, G, d)
+                if self.mean_row:  # the mean as the model computes it, not the mean of the chosen heads
+                    mean = self.encoder.encode(chunk, lang, heads="mean", batch_size=self.batch_size)
+                    out = np.concatenate([check_output(mean, len(chunk), what, MEAN, 1), out], axis=1)
+            parts.append(out)
             bar.update(len(chunk))
         bar.close()
         log.debug("%s: encoded %d new sentences in %s", what, len(texts), lang)

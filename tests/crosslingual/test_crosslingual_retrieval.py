@@ -142,19 +142,25 @@ def test_heat_map_has_a_fixed_scale_and_an_unclipped_title(langs):
 
 
 def test_retrieval_and_neutrality_take_a_named_set(tmp_path, toy_model, monkeypatch):
-    """--set pud reads DATA/pud/test.{lang}.gz and writes below the model's folder in one of the set's name."""
+    """--set pud reads DATA/pud/test.{lang}.gz and writes below the model's folder in one of the set's name;
+    so does the default set, test_2016 (issue 41: pud's folder was inside test_2016's)."""
     import gzip
 
     template = write_bitext(tmp_path / "bitext", langs=("en", "de"))
-    (tmp_path / "data" / "pud").mkdir(parents=True)
-    for lang in ("en", "de"):
-        text = (tmp_path / "bitext" / f"bitext.{lang}").read_bytes()
-        with gzip.open(tmp_path / "data" / "pud" / f"test.{lang}.gz", "wb") as handle:
-            handle.write(text)
+    for folder, name in (("pud", "test.{lang}.gz"), ("multi30k", "test_2016_flickr.{lang}.gz")):
+        (tmp_path / "data" / folder).mkdir(parents=True)
+        for lang in ("en", "de"):
+            text = (tmp_path / "bitext" / f"bitext.{lang}").read_bytes()
+            with gzip.open(tmp_path / "data" / folder / name.format(lang=lang), "wb") as handle:
+                handle.write(text)
     monkeypatch.chdir(tmp_path)
     for task in ("retrieval", "neutrality"):
-        assert bench.main([task, "--model", "toy", "--set", "pud", "--data", str(tmp_path / "data"),
-                           "--langs", "en,de"]) == 0
-        written = json.loads((tmp_path / "results" / task / "toy" / "pud" / f"{task}.json").read_text())
-        assert str(tmp_path / "data" / "pud" / "test.en.gz") in json.dumps(written)
+        for given, folder, file in (([], "test_2016", "multi30k/test_2016_flickr.en.gz"),
+                                    (["--set", "pud"], "pud", "pud/test.en.gz")):
+            assert bench.main([task, "--model", "toy", *given, "--data", str(tmp_path / "data"),
+                               "--langs", "en,de"]) == 0
+            written = json.loads((tmp_path / "results" / task / "toy" / folder / f"{task}.json").read_text())
+            assert str(tmp_path / "data" / file) in json.dumps(written)
+        assert sorted(p.name for p in (tmp_path / "results" / task / "toy").iterdir()) == ["pud", "test_2016"]
+        assert not (tmp_path / "results" / task / "toy" / "test_2016" / "pud").exists()
     assert bench.main(["retrieval", "--model", "toy", "--set", "pud", "--template", template]) == 2

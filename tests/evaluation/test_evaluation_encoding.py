@@ -51,6 +51,17 @@ def test_every_view_comes_from_one_pass():
     assert mean.views == ["mean"] and mean.vectors.shape == (1, 1, 16)
 
 
+def test_a_mean_row_comes_first_as_the_model_computes_it():
+    """Issue 41: every bench scores any choice of heads after the mean over all heads (not over the chosen ones)."""
+    cache = EncodingCache(Counting(), "2", mean_row=True)
+    emb = cache.encode(["a b", "c"], "en")
+    assert emb.views == cache.views == ["mean", "head 2"] and cache.heads_label == "mean,2"
+    np.testing.assert_array_equal(emb.of(["c"])[0], Counting().encode(["c"], "en", heads="mean"))
+    np.testing.assert_array_equal(emb.of(["c"])[1], Counting().encode(["c"], "en", heads=[2])[:, 0])
+    mean = EncodingCache(Counting(), "mean", mean_row=True)  # the mean alone: one view, not two
+    assert mean.views == ["mean"] and mean.heads_label == "mean"
+
+
 @pytest.mark.parametrize("kind,match", [("nan", "task X: encoder returned NaN"), ("short", "task X: encoder returned shape")])
 def test_broken_output_names_the_task(kind, match):
     with pytest.raises(EncoderOutputError, match=match):
