@@ -105,14 +105,14 @@ def measure(cfg: ModelConfig, vocab: int, batch: int, device, steps: int, varian
             rows = rows[np.argsort(corpus.lengths("x")[rows], kind="stable")]
             cut = corpus.batch(rows, "x", "x")
             src, lengths, tgt_in, tgt_out = cut.batch.src, cut.batch.lengths, cut.batch.tgt_in, cut.batch.tgt_out
-            keep, n_tokens, count = cut.keep, int(lengths.sum()) + cut.tokens, cut.tokens
+            real, n_tokens, count = cut.real, int(lengths.sum()) + cut.tokens, cut.tokens
         else:  # padded on the host, copied every step
             src, lengths, tgt_in, tgt_out, n_tokens = (x.to(device) if isinstance(x, torch.Tensor) else x
                                                        for x in host[step % len(host)])
-            keep, count = (real_tokens(tgt_out) if modern else None), None
+            real, count = (real_tokens(tgt_out) if modern else None), None
         with torch.autocast(device.type, dtype=dtype) if dtype else nullcontext():
-            output = model(src, lengths, src_lang, tgt_in, tgt_lang, keep=keep)
-            parts = translation_loss(output, tgt_out, keep=keep, tokens=count)
+            output = model(src, lengths, src_lang, tgt_in, tgt_lang, real=real)
+            parts = translation_loss(output, tgt_out, real=real, tokens=count)
             loss = parts.nll / parts.tokens + parts.penalty / parts.sentences
         optimizer.zero_grad(set_to_none=True)
         loss.backward()

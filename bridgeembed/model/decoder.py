@@ -75,10 +75,10 @@ class LSTMDecoder(nn.Module):
         attentional = torch.tanh(self.attn_out(torch.cat([context, out], dim=-1)))  # h~: (B, t, H)
         return attentional, alpha, DecoderState(h, c, attentional[:, -1])
 
-    def forward(self, tokens: torch.Tensor, memory: torch.Tensor, keep: torch.Tensor = None) -> torch.Tensor:
+    def forward(self, tokens: torch.Tensor, memory: torch.Tensor, real: torch.Tensor = None) -> torch.Tensor:
         """Teacher forcing. tokens: (B, T) = BOS + target; returns logits (B, T, V), or (N, V) for
-        the N real target tokens that `keep` names: the output layer and its softmax then run on
-        them only, not on padding (about 15% of a CPU training step). `keep`: the (N,) flat indices
+        the N real target tokens that `real` names: the output layer and its softmax then run on
+        them only, not on padding (about 15% of a CPU training step). `real`: the (N,) flat indices
         of the real tokens in (B, T), row-major (`nmt.real_tokens`), which a GPU can use without
         first copying the count N back to the host."""
         state = self.init(memory)
@@ -90,6 +90,6 @@ class LSTMDecoder(nn.Module):
                 att, _, state = self.attentional(tokens[:, t : t + 1], memory, state)
                 steps.append(att)
             states = torch.cat(steps, dim=1)  # (B, T, H)
-        if keep is not None:
-            states = states.reshape(-1, states.size(-1)).index_select(0, keep)  # (N, H)
+        if real is not None:
+            states = states.reshape(-1, states.size(-1)).index_select(0, real)  # (N, H)
         return self.out(self.dropout(states))  # (B, T, V) or (N, V)

@@ -8,7 +8,7 @@ thing a decoder sees of the source. Loss: token NLL + lambda ||A A^T - I||_F^2 (
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, List, NamedTuple, Union
+from typing import TYPE_CHECKING, NamedTuple
 
 import torch
 from torch import nn
@@ -26,10 +26,10 @@ if TYPE_CHECKING:  # for annotations only
 
 
 class ModelOutput(NamedTuple):
-    logits: torch.Tensor  # (B, T_tgt, V), or (N, V) on the N real target tokens when forward got `keep`
+    logits: torch.Tensor  # (B, T_tgt, V), or (N, V) on the N real target tokens when forward got `real`
     bridge: BridgeOutput  # M (B, k, d_h), A (B, k, T_src), mask (B, T_src)
-    # the bridge over the same rows in another language (alignment), or a list of them: one per language
-    partner: Union[BridgeOutput, List[BridgeOutput], None] = None
+    # the bridge over some rows in each partner language (alignment), in the order of forward's `partners`
+    partners: Sequence[BridgeOutput] = ()
 
 
 class Partner(NamedTuple):
@@ -92,33 +92,31 @@ class BridgeModel(nn.Module):
         return self.bridge(states, mask)
 
     def forward(self, src: torch.Tensor, lengths: torch.Tensor, src_lang: str, tgt_in: torch.Tensor, tgt_lang: str,
-                keep: torch.Tensor | None = None, partner: Partner | list | None = None) -> ModelOutput:
-        """tgt_in: (B, T_tgt) = BOS + target tokens (teacher forcing). `keep` (B, T_tgt): logits only
-        there (the real target tokens). `partner`: also encode those rows in another language (or in
-        several: a list); inside forward, so that DistributedDataParallel sees every parameter the loss uses."""
+                real: torch.Tensor | None = None, partners: Sequence[Partner] = ()) -> ModelOutput:
+        """tgt_in: (B, T_tgt) = BOS + target tokens (teacher forcing). `real` (N,): logits only there (the
+        flat indices of the real target tokens, `real_tokens`). `partners`: also encode those rows in each
+        partner language (none, one, or one per language); inside forward, so that DistributedDataParallel
+        sees every parameter the loss uses."""
         decoder = self.decoder(tgt_lang)
         bridge = self.encode(src, lengths, src_lang)
-        if isinstance(partner, list):  # (a Partner is a tuple too)
-            other = [self.encode(p.src, p.lengths, p.lang) for p in partner]
-        else:
-            other = None if partner is None else self.encode(partner.src, partner.lengths, partner.lang)
-        return ModelOutput(decoder(tgt_in, bridge.memory, keep), bridge, other)
+        other = [self.encode(p.src, p.lengths, p.lang) for p in partners]
+        return ModelOutput(decoder(tgt_in, bridge.memory, real), bridge, other)
 
 
 def real_tokens(tgt_out: torch.Tensor) -> torch.Tensor:
-    """(N,) int64: the flat indices of the real (non-PAD) tokens of (B, T) targets, row-major: a model's `keep`."""
+    """(N,) int64: the flat indices of the real (non-PAD) tokens of (B, T) targets, row-major: a model's `real`."""
     return torch.nonzero(tgt_out.reshape(-1) != PAD).squeeze(1)
 
 
 def translation_loss(output: ModelOutput, tgt_out: torch.Tensor, label_smoothing: float = 0.0,
-                     keep: torch.Tensor | None = None, tokens: int | None = None) -> LossParts:
+                     real: torch.Tensor | None = None, tokens: int | None = None) -> LossParts:
     """tgt_out: (B, T_tgt) = target tokens + EOS, PAD where the sentence has ended.
 
-    `keep`: the flat indices of the real target tokens that the model got (its logits are then (N, V));
+    `real`: the flat indices of the real target tokens that the model got (its logits are then (N, V));
     None: logits of every position. `tokens` (their count), when the caller knows it from the host,
     spares a wait for the GPU per step."""
-    if keep is not None:
-        targets = tgt_out.reshape(-1).index_select(0, keep)  # (N,)
+    if real is not None:
+        targets = tgt_out.reshape(-1).index_select(0, real)  # (N,)
         logits = output.logits  # (N, V)
     else:
         targets = tgt_out.reshape(-1)  # (B * T,)
@@ -136,7 +134,7 @@ def sentence_vectors(bridge: BridgeOutput) -> torch.Tensor:
     return bridge.memory.float().mean(dim=1)
 
 
-def alignment_loss(output: ModelOutput, rows: torch.Tensor | list, kind: str = "infonce",
+def alignment_loss(output: ModelOutput, rows: Sequence[torch.Tensor], kind: str = "infonce",
                    temperature: float = 0.05, per_head: bool = False) -> torch.Tensor:
     """Pull the mean bridge vector of a sentence towards that of its translation (mean over pairs).
 
@@ -147,15 +145,15 @@ def alignment_loss(output: ModelOutput, rows: torch.Tensor | list, kind: str = "
     neighbour in a pool of all languages must be its translation, not a sentence that merely shares
     its language. mse: the squared distance of the two vectors.
 
-    Several partners (`output.partner` and `rows` lists, one per language): the supervised
-    contrastive loss of Khosla et al. (2020) over all vectors, whose positives are the same row in
-    every other language; with one partner it is exactly the loss above.
+    `output.partners` and `rows` go together, one per partner language: partner i holds the sentences of
+    source rows `rows[i]`. Several partners: the supervised contrastive loss of Khosla et al. (2020)
+    over all vectors, whose positives are the same row in every other language; with one partner it is
+    exactly the loss above.
 
     per_head: the same loss on each head's column of M instead of their mean, averaged over the k
     heads, so that every single head (the paper's unit of analysis) becomes crosslingual too."""
-    partners = output.partner if isinstance(output.partner, list) else [output.partner]
-    rows = list(rows) if isinstance(rows, (list, tuple)) else [rows]
-    if output.partner is None or sum(r.numel() for r in rows) == 0:
+    partners = output.partners
+    if not partners or sum(r.numel() for r in rows) == 0:
         return output.bridge.memory.new_zeros(())
 
     def views(bridge: BridgeOutput) -> torch.Tensor:

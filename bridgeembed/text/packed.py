@@ -37,7 +37,7 @@ class TrainingBatch(NamedTuple):
     """One step's batch on the device, with the counts the loss needs computed on the host."""
 
     batch: Batch  # src, tgt_in, tgt_out on the device; lengths on the host (packing reads them there)
-    keep: torch.Tensor  # (N,) int64 on the device: flat indices of the real target tokens in (B, T_tgt)
+    real: torch.Tensor  # (N,) int64 on the device: flat indices of the real target tokens in (B, T_tgt)
     tokens: int  # N, the real target tokens (EOS included)
 
 
@@ -152,6 +152,6 @@ class PackedSplit:
         tgt_in = tgt_in.masked_fill(tgt_in == EOS, PAD)
         tgt_lengths = self.lengths(tgt)[rows]
         width = tgt_out.size(1)
-        keep = np.flatnonzero(np.arange(width)[None, :] < tgt_lengths[:, None])  # (N,) row-major, as a bool mask
+        real = np.flatnonzero(np.arange(width)[None, :] < tgt_lengths[:, None])  # (N,) row-major, as a bool mask
         return TrainingBatch(Batch(*source, tgt_in, tgt_out, src, tgt),
-                             torch.from_numpy(keep).to(self.device), int(tgt_lengths.sum()))
+                             torch.from_numpy(real).to(self.device), int(tgt_lengths.sum()))

@@ -296,14 +296,14 @@ class Trainer:
         b, partners = local.batch, self._partners(step, unit, mine)
         self.model.train()
         with self._autocast():
-            output = (self.ddp or self.model)(b.src, b.lengths, b.src_lang, b.tgt_in, b.tgt_lang, keep=local.keep,
-                                              partner=self._partner_argument(partners))
-            parts = translation_loss(output, b.tgt_out, t.label_smoothing, keep=local.keep, tokens=local.tokens)
+            output = (self.ddp or self.model)(b.src, b.lengths, b.src_lang, b.tgt_in, b.tgt_lang, real=local.real,
+                                              partners=partners)
+            parts = translation_loss(output, b.tgt_out, t.label_smoothing, real=local.real, tokens=local.tokens)
             translated = unit.use != "alignment"  # comparable text, not translations: no translation loss
             # normalised by the global counts; DDP averages over ranks, hence the factor world.size
             nll = parts.nll / tokens if translated else parts.nll.new_zeros(())
             loss = (nll + t.penalty_weight * parts.penalty / sentences) * self.world.size
-            align, heads = self._alignment_terms(output, partners)
+            align, heads = self._alignment_terms(output, [p.rows for p in partners])
             loss = loss + t.align_weight * align + t.align_per_head * heads
             keep = self.keep.penalty(self.model, b.src, b.lengths, b.src_lang) if self.keep and not unit.corpus \
                 else 0.0  # the main corpus only
@@ -320,26 +320,20 @@ class Trainer:
             return None
         return self._resegmented(unit.direction.src, rows, (step, 0), unit.corpus)
 
-    def _partners(self, step: int, unit: Unit, rows: np.ndarray) -> list:
-        """This rank's `rows` in each partner language of the step (none without an alignment loss)."""
+    def _partners(self, step: int, unit: Unit, rows: np.ndarray) -> list[Partner]:
+        """This rank's `rows` in each partner language of the step (`partner_languages`: one, or with
+        train.align_multiway every other language); none without an alignment loss."""
         t = self.cfg.train
         if not (t.align_weight > 0 or t.align_per_head > 0):
             return []
         return [self._partner(rows, lang, step, unit.corpus) for lang in self.partner_languages(step, unit)]
 
-    def _partner_argument(self, partners: list) -> Partner | list | None:
-        """What the model's forward takes: one Partner, or with train.align_multiway all of them."""
-        if not partners:
-            return None
-        return partners if self.cfg.train.align_multiway else partners[0]
-
-    def _alignment_terms(self, output: ModelOutput, partners: list) -> tuple:
+    def _alignment_terms(self, output: ModelOutput, rows: list) -> tuple:
         """(align, heads): the alignment losses, means over this rank's pairs (DDP averages the ranks); 0.0 where
-        a term is off or the step has no partner."""
+        a term is off or the step has no partner. `rows`: the source rows of each partner in `output.partners`."""
         t = self.cfg.train
-        if not partners:
+        if not rows:
             return 0.0, 0.0
-        rows = [p.rows for p in partners] if t.align_multiway else partners[0].rows
         align = alignment_loss(output, rows, t.align_loss, t.align_temperature) if t.align_weight > 0 else 0.0
         heads = (alignment_loss(output, rows, t.align_loss, t.align_temperature, per_head=True)
                  if t.align_per_head > 0 else 0.0)

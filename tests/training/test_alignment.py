@@ -87,14 +87,15 @@ def test_alignment_loss_is_low_for_aligned_and_high_for_shuffled_vectors():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(16, 32))  # nearly orthogonal rows
     rows = torch.arange(16)
-    aligned = ModelOutput(None, _bridge(x), _bridge(x))
-    shuffled = ModelOutput(None, _bridge(x), _bridge(x[rng.permutation(16)]))
-    assert float(alignment_loss(aligned, rows, "infonce", 0.05)) < 0.01
-    assert float(alignment_loss(shuffled, rows, "infonce", 0.05)) > 5
-    assert float(alignment_loss(aligned, rows, "mse")) == 0.0
-    assert float(alignment_loss(shuffled, rows, "mse")) > 1
-    subset = ModelOutput(None, _bridge(x), _bridge(x[[3, 5]]))  # only rows 3 and 5 have a partner
-    assert float(alignment_loss(subset, torch.tensor([3, 5]), "mse")) == 0.0
+    aligned = ModelOutput(None, _bridge(x), [_bridge(x)])
+    shuffled = ModelOutput(None, _bridge(x), [_bridge(x[rng.permutation(16)])])
+    assert float(alignment_loss(aligned, [rows], "infonce", 0.05)) < 0.01
+    assert float(alignment_loss(shuffled, [rows], "infonce", 0.05)) > 5
+    assert float(alignment_loss(aligned, [rows], "mse")) == 0.0
+    assert float(alignment_loss(shuffled, [rows], "mse")) > 1
+    subset = ModelOutput(None, _bridge(x), [_bridge(x[[3, 5]])])  # only rows 3 and 5 have a partner
+    assert float(alignment_loss(subset, [torch.tensor([3, 5])], "mse")) == 0.0
+    assert float(alignment_loss(ModelOutput(None, _bridge(x)), [])) == 0.0  # no partner: no term
 
 
 def test_alignment_raises_retrieval_on_a_tiny_corpus(tmp_path):
@@ -122,14 +123,14 @@ def first_batch_loss(toy_corpus, folder):
     @torch.no_grad()
     def loss(**options):
         return translation_loss(trainer.model(batch.src, batch.lengths, "x", batch.tgt_in, "y", **options),
-                                batch.tgt_out, keep=options.get("keep"))
+                                batch.tgt_out, real=options.get("real"))
 
     return batch, loss
 
 
 def test_real_token_logits_give_the_same_loss(toy_corpus, tmp_path):
     batch, loss = first_batch_loss(toy_corpus, tmp_path / "a")
-    full, kept = loss(), loss(keep=real_tokens(batch.tgt_out))
+    full, kept = loss(), loss(real=real_tokens(batch.tgt_out))
     assert full.tokens == kept.tokens
     torch.testing.assert_close(full.nll, kept.nll, rtol=1e-5, atol=1e-4)
 
@@ -236,13 +237,13 @@ def test_per_head_alignment_scores_every_head():
 
     def out(a, b):
         mask = torch.ones(16, 1, dtype=torch.bool)
-        return ModelOutput(None, BridgeOutput(a, torch.zeros(16, 2, 1), mask), BridgeOutput(b, torch.zeros(16, 2, 1),
-                                                                                             mask))
+        return ModelOutput(None, BridgeOutput(a, torch.zeros(16, 2, 1), mask),
+                           [BridgeOutput(b, torch.zeros(16, 2, 1), mask)])
 
-    aligned = float(alignment_loss(out(x, x), rows, per_head=True))
-    half = float(alignment_loss(out(x, shuffled), rows, per_head=True))
+    aligned = float(alignment_loss(out(x, x), [rows], per_head=True))
+    half = float(alignment_loss(out(x, shuffled), [rows], per_head=True))
     assert aligned < 0.01 and half > 2.0
-    per_head_1 = float(alignment_loss(out(x[:, 1:], shuffled[:, 1:]), rows, per_head=True))
+    per_head_1 = float(alignment_loss(out(x[:, 1:], shuffled[:, 1:]), [rows], per_head=True))
     torch.testing.assert_close(half, (aligned + per_head_1) / 2, rtol=1e-4, atol=1e-4)  # the mean over heads
 
 
@@ -275,9 +276,8 @@ def test_one_partner_is_nt_xent_and_several_are_supervised_contrastive():
     x, y, w = (rng.normal(size=(12, 16)) for _ in range(3))
     source, first, second = _views(x, y, w)
     rows = torch.arange(12)
-    one = alignment_loss(ModelOutput(None, source, first), rows)
+    one = alignment_loss(ModelOutput(None, source, [first]), [rows])
     torch.testing.assert_close(one, nt_xent(torch.as_tensor(x).float(), torch.as_tensor(y).float(), 0.05))
-    torch.testing.assert_close(alignment_loss(ModelOutput(None, source, [first]), [rows]), one)
     # three languages that agree exactly: every vector finds its two positives
     same = _views(x, x, x)
     assert float(alignment_loss(ModelOutput(None, same[0], same[1:]), [rows, rows])) < 0.8  # log(2): two equal

@@ -48,9 +48,9 @@ def test_a_step_resegments_the_encoder_inputs_only(toy_corpus, tmp_path, monkeyp
     seen = {}
     forward = trainer.model.forward
 
-    def spy(src, lengths, src_lang, tgt_in, tgt_lang, keep=None, partner=None):
-        seen.update(src=src, lengths=lengths, tgt_in=tgt_in, partner=partner)
-        return forward(src, lengths, src_lang, tgt_in, tgt_lang, keep=keep, partner=partner)
+    def spy(src, lengths, src_lang, tgt_in, tgt_lang, real=None, partners=()):
+        seen.update(src=src, lengths=lengths, tgt_in=tgt_in, partners=partners)
+        return forward(src, lengths, src_lang, tgt_in, tgt_lang, real=real, partners=partners)
 
     monkeypatch.setattr(trainer, "ddp", spy)
     step = 1  # x->y: source and partner are different languages
@@ -64,7 +64,7 @@ def test_a_step_resegments_the_encoder_inputs_only(toy_corpus, tmp_path, monkeyp
     sp = trainer.data.tokenizers[d.src].sp
     assert [sp.decode(s[:-1]) for s in sources] == [sp.decode(s[:-1]) for s in rows_of(plain.src)]
     assert seen["tgt_in"].equal(plain.tgt_in)  # the decoder keeps the deterministic segmentation
-    partner = seen["partner"]
+    [partner] = seen["partners"]  # one partner language: always a list
     assert rows_of(partner.src) != [trainer.data.train.ids[partner.lang][i].tolist() for i in rows]
     assert partner.lengths.tolist() == [len(s) for s in rows_of(partner.src)]
 
