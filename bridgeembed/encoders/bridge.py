@@ -73,33 +73,29 @@ class BridgeEncoder:
             raise TypeError(f"BridgeEncoder(model_name_or_path): expected a shipped model's name or a path, got "
                             f"{type(model_name_or_path).__name__}; use BridgeEncoder.from_model(model, tokenizers, "
                             f"config) to wrap a model in memory")
-        quantize = check_quantize(quantize)
-        if max_seq_length is not None:
-            _check_max_seq_length(max_seq_length)  # before loading: fails fast
-        target = resolve_device("cpu" if quantize and device is None else device)  # before loading: fails fast
-        check_quantized_device(quantize, target)
+        device, quantize, max_seq_length = _settings(device, quantize, max_seq_length)  # before loading: fails fast
         found = resolve(model_name_or_path)
         model, tokenizers, config = load_model(found, with_decoders=False)
-        self._setup(model, tokenizers, config, target, str(model_name_or_path), quantize, max_seq_length)
+        self._setup(model, tokenizers, config, device, str(model_name_or_path), quantize, max_seq_length)
         self._recipe = (str(Path(found).resolve()), None)  # what `worker_factory` loads: (path, reinit seed)
 
-    def _setup(self, model: Any, tokenizers: dict, config: Config, device: str | torch.device | None, source: str,
-               quantize: str | None = None, max_seq_length: int | None = None) -> None:
+    def _setup(self, model: Any, tokenizers: dict, config: Config, device: torch.device | None, source: str,
+               quantize: str | None, max_seq_length: int | None) -> None:
+        """The encoder of `model`, with the settings `_settings` resolved: quantized (a copy), then moved to `device`
+        (None: where it is), as SentenceTransformer.__init__ moves itself once its device is known."""
         self.max_len = (max(DEFAULT_MAX_SEQ_LENGTH, config.tokenizer.max_len) if max_seq_length is None
-                        else _check_max_seq_length(max_seq_length))
-        self.quantize = check_quantize(quantize)
-        if self.quantize:
-            device = resolve_device("cpu" if device is None else device)
-            check_quantized_device(self.quantize, device)
-            model = quantize_model(model, self.quantize)  # a copy: the model given is left as it was
+                        else max_seq_length)
+        self.quantize = quantize
+        if quantize:
+            model = quantize_model(model, quantize)  # a copy: the model given is left as it was
         self.model, self.tokenizers, self.config, self.source = model.eval(), tokenizers, config, source
         self._recipe = None  # a model in memory: no worker process can load it again
         if device is not None:
-            self._move_to(resolve_device(device))
+            self._move_to(device)
 
     def _move_to(self, device: torch.device) -> None:
-        """All weights onto `device`, or (on any failure) all of them back where they were: never half-moved."""
-        check_quantized_device(self.quantize, device)
+        """All weights onto `device` (resolved and checked by `_target`), or (on any failure) all of them back
+        where they were: never half-moved."""
         before = next(self.model.parameters()).device
         try:
             self.model.to(device)
@@ -115,6 +111,7 @@ class BridgeEncoder:
                    max_seq_length: int | None = None) -> "BridgeEncoder":
         """Wrap a model already in memory (e.g. one `load_model` also serves a Translator with); with
         `quantize`, an int8 copy of it (the model given stays float32)."""
+        device, quantize, max_seq_length = _settings(device, quantize, max_seq_length, stay=True)
         encoder = cls.__new__(cls)
         encoder._setup(model, tokenizers, config, device, source, quantize, max_seq_length)
         return encoder
@@ -162,6 +159,9 @@ class BridgeEncoder:
         """The same architecture and tokenizers with fresh random weights (by `seed`): a control for benchmarks.
         The caller's random state is left as it was."""
         from bridgeembed.model import BridgeModel
+
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**63:
+            raise ConfigError(f"seed must be a whole number in [0, 2**63), got {seed!r}")  # 1.9 was seed 1
 
         with torch.random.fork_rng(devices=[]):  # the weights are drawn on the CPU
             torch.manual_seed(seed)
@@ -221,7 +221,7 @@ class BridgeEncoder:
     def to(self, device: str | torch.device) -> "BridgeEncoder":
         """All weights onto `device` (or none of them, with a ConfigError); returns the encoder, as
         `SentenceTransformer.to` does."""
-        self._move_to(resolve_device(device))
+        self._move_to(_target("auto" if device is None else device, self.quantize))
         return self
 
     def eval(self) -> "BridgeEncoder":
@@ -275,7 +275,7 @@ class BridgeEncoder:
                               f"range: encode two or more at once, or encode float32 and quantize with "
                               f"bridgeembed.encoders.codes.quantize_embeddings(vectors, {precision!r}, ranges=...)")
         if device is not None:
-            self._move_to(resolve_device(device))  # checked before anything moves
+            self._move_to(_target(device, self.quantize))  # checked before anything moves
         if show_progress_bar is None:  # as sentence-transformers: by log level; never into a log file
             show_progress_bar = (logger.getEffectiveLevel() <= logging.INFO and len(sentences) > batch_size
                                  and sys.stderr.isatty())
@@ -459,6 +459,28 @@ def _similarity_input(value: Any, name: str, precision: str | None) -> Any:
 
 _COMPARE = ("compare the float vectors (encode without precision=), or sign bits (precision='binary' or 'ubinary' "
             "in both encode and similarity: 1 - Hamming distance / bits)")
+
+
+def _settings(device: str | torch.device | None, quantize: object, max_seq_length: object,
+              stay: bool = False) -> tuple[torch.device | None, str | None, int | None]:
+    """An encoder's settings, each checked and resolved once, before a model loads or moves: (the device to
+    move to, quantize, max_seq_length), checked in that order: quantize (a ConfigError), max_seq_length (a
+    ValueError), the device (`_target`)."""
+    quantize = check_quantize(quantize)
+    if max_seq_length is not None:
+        max_seq_length = _check_max_seq_length(max_seq_length)
+    return _target(device, quantize, stay), quantize, max_seq_length
+
+
+def _target(device: str | torch.device | None, quantize: str | None, stay: bool = False) -> torch.device | None:
+    """The one place an encoder resolves a device: `device`; None is the CPU under `quantize`, else where the
+    weights are with `stay` (None: no move), else cuda if available. Checked against `quantize` (int8 and bf16
+    run on the CPU only) before anything moves."""
+    if device is None and not quantize and stay:
+        return None
+    target = resolve_device("cpu" if quantize and device is None else device)
+    check_quantized_device(quantize, target)
+    return target
 
 
 def _load_again(path: str, seed: int | None, max_seq_length: int) -> BridgeEncoder:
