@@ -67,6 +67,26 @@ def data_root(explicit: str | Path | None = None) -> Path:
     return DEFAULT_ROOT.expanduser()
 
 
+def root_origin(root: str | Path) -> str:
+    """Where a data root came from, for messages: `--data`, `$BRIDGEEMBED_DATA`, or the default."""
+    root = Path(root).expanduser()
+    if os.environ.get(ENV_VAR) and Path(os.environ[ENV_VAR]).expanduser() == root:
+        return f"from ${ENV_VAR}"
+    if DEFAULT_ROOT.expanduser() == root:
+        return f"the default: no --data, ${ENV_VAR} unset"
+    return "from --data"
+
+
+def missing_data(what: str, root: str | Path, looked_for: str, fetch: str | None = None,
+                 instead: str | None = None) -> str:
+    """The one line every command says when its data is missing (issue 41): what, the data root searched and
+    where that came from, what it looked for there, --data, and the `bridgeembed-data` command that fetches
+    it (`fetch`, e.g. "multi30k"), or `instead`, how to get it where no command does."""
+    get = f"or fetch it with `bridgeembed-data {fetch} --data DIR`" if fetch else instead or "or put it there"
+    return (f"{what} not found in the data root {root} ({root_origin(root)}; looked for {looked_for}): "
+            f"give --data DIR, the data root that holds it, {get}")
+
+
 def cache_root(explicit: str | Path | None = None, what: str = "train.cache_dir") -> Path:
     """The cache of prepared corpora: `explicit` if given (`what` names where it came from), else
     `$BRIDGEEMBED_CACHE`, else `~/.cache/bridgeembed/prepared`. One per user by default, so later runs and

@@ -73,3 +73,38 @@ def test_readme_tells_one_install_story_with_a_shallow_clone():
     assert "make test" in after and "pip install" not in after, after
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     assert re.search(r"^demo: install$", makefile, re.M), "make demo must install what the README says it does"
+
+
+@pytest.mark.parametrize("argv, fetch", [
+    (["retrieval"], "bridgeembed-data multi30k --data DIR"),
+    (["neutrality", "--set", "val"], "bridgeembed-data multi30k --data DIR"),
+    (["retrieval", "--set", "pud"], "in DIR/pud: bridgeembed-data does not fetch PUD"),
+    (["xnli"], "bridgeembed-data xnli --data DIR"),
+    (["sentiment"], "bridgeembed-data reviews --data DIR"),
+    (["senteval"], "bridgeembed-data senteval --data DIR"),
+    (["senteval", "--tasks", "MR,CR"], "bridgeembed-data senteval --data DIR")])
+def test_missing_data_is_one_line_naming_the_root_data_and_the_download(argv, fetch, tmp_path, monkeypatch, capsys):
+    """Issue 41: without data, retrieval printed 4 warnings and the paths with no word of --data; SentEval's
+    hint listed 28 paths on one line. Now one line names the data root searched (here the default, as on a
+    fresh install), --data and the bridgeembed-data command that fetches the data."""
+    import logging
+
+    from bridgeembed.cli import bench
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("BRIDGEEMBED_DATA", raising=False)
+    monkeypatch.chdir(tmp_path)
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [])  # bench sets logging up (basicConfig), as in a user's shell
+    monkeypatch.setattr(root, "level", root.level)
+    assert bench.main([*argv, "--model", "bow"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1, err
+    default = tmp_path / ".cache" / "bridgeembed" / "data"
+    assert f"data root {default} (the default: no --data, $BRIDGEEMBED_DATA unset" in err \
+        or f"data root searched: {default} (the default: no --data, $BRIDGEEMBED_DATA unset)" in err, err
+    assert "give --data DIR" in err and fetch in err, err
+    from bridgeembed.cli.fetch import COMMANDS
+
+    named = re.findall(r"`bridgeembed-data (\w+)", err)
+    assert all(name in COMMANDS for name in named), named  # a real subcommand (there is no `download`)

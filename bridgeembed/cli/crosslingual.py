@@ -26,13 +26,18 @@ from bridgeembed.crosslingual.retrieval import RetrievalEvaluator
 from bridgeembed.crosslingual.sources import BITEXT_SETS, NliTemplates, TsvTemplates, XlmtTweets, XnliXtreme, bitext_set
 from bridgeembed.crosslingual.transfer import TransferEvaluator, parse_langs, parse_train_sets
 from bridgeembed.errors import ConfigError, DataError
-from bridgeembed.paths import check_output, data_root, default_out
+from bridgeembed.paths import check_output, data_root, default_out, missing_data
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.crosslingual.sources import Source
 
 logger = logging.getLogger(__name__)
 DEFAULT_SET = "test_2016"  # retrieval's and neutrality's set without --set or --template
+SET_SOURCES = {  # how a named set gets into the data root: (bridgeembed-data command, or else what to do)
+    "test_2016": ("multi30k", None), "val": ("multi30k", None),
+    "pud": (None, "or put PUD's line-aligned test.{lang}.gz files (en, de, fr, cs) in DIR/pud: bridgeembed-data "
+                  "does not fetch PUD"),
+}
 
 
 def parse_floats(value: str, what: str) -> tuple:
@@ -81,8 +86,13 @@ def _check_common(args: argparse.Namespace, task: str) -> Path:
     return _out(args, task)
 
 
-def _transfer(args: argparse.Namespace, task: str, source: Source) -> int:
+def _transfer(args: argparse.Namespace, task: str, source: Source, fetched: tuple | None = None) -> int:
+    """`fetched`: (what, bridgeembed-data command) of a source below the data root: when its folder is not
+    there at all, one line says so, with --data and the command (some files missing: those are skipped)."""
     _check_common(args, task)
+    if fetched and not Path(source.folder).is_dir():
+        raise DataError(missing_data(f"{task}: {fetched[0]}", data_root(args.data), f"{source.location}/",
+                                     fetched[1]))
     heads, mean_row = bench_heads(args.heads)
     encoder, classifier = encoder_and_classifier(args.model, args.device)
     config = ClassifierConfig(parse_floats(args.c_grid, "--c-grid"), args.heldout, args.seed)
@@ -115,6 +125,7 @@ class Xnli:
             source = NliTemplates(args.train_template, args.test_template)
         else:
             source = XnliXtreme.under(data_root(args.data), train_split=args.train_split, test_split=args.test_split)
+            return _transfer(args, "xnli", source, fetched=("XNLI", "xnli"))
         return _transfer(args, "xnli", source)
 
 
@@ -143,6 +154,7 @@ class Sentiment:
             source = XlmtTweets(Path(args.dir), args.train_split, args.test_split)
         else:
             source = XlmtTweets.under(data_root(args.data), train_split=args.train_split, test_split=args.test_split)
+            return _transfer(args, "sentiment", source, fetched=("the xlm-t tweet sentiment sets", "reviews"))
         return _transfer(args, "sentiment", source)
 
 
@@ -150,15 +162,21 @@ def read_parallel(args: argparse.Namespace) -> tuple:
     """--langs/--template/--limit -> ({lang: lines}, {lang: path}, {lang: why skipped})."""
     if args.template and args.set:
         raise ConfigError("give --set (a named set) or --template (your own files), not both")
-    template = args.template or bitext_set(data_root(args.data), args.set or DEFAULT_SET)
-    paths, skipped = find_bitext(template, parse_langs(args.langs))
-    for lang, reason in skipped.items():
-        logger.warning("skipping %s: %s", lang, reason)
+    name, langs = args.set or DEFAULT_SET, parse_langs(args.langs)
+    template = args.template or bitext_set(data_root(args.data), name)
+    paths, skipped = find_bitext(template, langs)
+    if len(paths) < 2 and not args.template and len(langs) >= 2:  # a named set not there: one line, with the way
+        found = f"; found only {', '.join(paths)}" if paths else ""
+        fetch, instead = SET_SOURCES[name]
+        raise DataError(missing_data(f"{args.command}: the {name} set", data_root(args.data),
+                                     f"{BITEXT_SETS[name]} for {', '.join(skipped)}{found}", fetch, instead))
     if len(paths) < 2:  # say what was found too: `--langs en` alone had an empty reason
         found = [f"found only {', '.join(paths)}"] if paths else []
         raise DataError(f"{args.command} needs files in two languages: "
                         + "; ".join([*skipped.values(), *found]) + ("; give two or more with --langs, e.g. en,de"
-                                                                     if len(parse_langs(args.langs)) < 2 else ""))
+                                                                     if len(langs) < 2 else ""))
+    if skipped:  # one line for the languages left out
+        logger.warning("skipping %s: %s", ", ".join(skipped), "; ".join(skipped.values()))
     lines = read_bitext(paths)
     if args.limit:
         lines = {lang: rows[: args.limit] for lang, rows in lines.items()}

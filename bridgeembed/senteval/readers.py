@@ -30,13 +30,30 @@ PROBING_HINT = ("build tasks from raw text in the language you score with `bridg
 
 
 class MissingData(DataError):
-    """Files a task needs are not there: `what` they are, their `paths`, and a `hint` how to get them."""
+    """Files a task needs are not there: `what` they are, their `paths`, and a `hint` how to get them. The
+    message names at most three paths (issue 41: `--tasks all` without data listed 28 on one line) and, by
+    default, the data root searched, --data and the download command."""
+
+    SHOWN = 3
 
     def __init__(self, paths: Iterable[str | Path], what: str = "SentEval data", hint: Optional[str] = None) -> None:
         self.paths, self.what = [str(p) for p in paths], what
-        self.hint = hint or (f"download it with `{DOWNLOAD}` and pass the same --data DIR (or set "
-                             f"$BRIDGEEMBED_DATA=DIR); DIR is the data root holding senteval/")
-        super().__init__(f"{what} not found: {', '.join(self.paths)}; {self.hint}")
+        self.hint = hint or _download_hint(self.paths[0] if self.paths else None)
+        shown = self.paths if len(self.paths) <= self.SHOWN else [*self.paths[: self.SHOWN - 1],
+                                                                  f"and {len(self.paths) - self.SHOWN + 1} more"]
+        super().__init__(f"{what} not found: {', '.join(shown)}; {self.hint}")
+
+
+def _download_hint(path: str | None) -> str:
+    """How to get SentEval's data, naming the data root searched: the folder above `senteval/` in `path`."""
+    from bridgeembed.paths import root_origin
+
+    parts = Path(path).parts if path else ()
+    if "senteval" not in parts:
+        return f"give --data DIR, the data root that holds senteval/, or fetch it with `{DOWNLOAD}`"
+    root = Path(*parts[: len(parts) - 1 - parts[::-1].index("senteval")]) if parts.index("senteval") else Path(".")
+    return (f"the data root searched: {root} ({root_origin(root)}); give --data DIR, the data root that holds "
+            f"senteval/, or fetch it with `{DOWNLOAD}`")
 
 
 class TaskSkipped(Exception):

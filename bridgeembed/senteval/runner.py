@@ -67,6 +67,8 @@ def preflight(selected: list[tuple[str, bool]], dirs: Dirs) -> dict[str, str]:
     explicit = [name for name, named in selected if named and name in missing]
     if explicit or (missing and len(missing) == len(selected)):
         names = explicit or missing
+        if not dirs.downstream.exists() and not dirs.probing.exists():  # no SentEval data at all: one folder
+            raise MissingData([dirs.downstream.parent], what="SentEval's data (downstream/ and probing/)")
         first = TASKS[names[0]].missing(dirs)
         raise MissingData([TASKS[n].path(dirs) for n in names], what=first.what, hint=first.hint)
     return {name: str(TASKS[name].missing(dirs)) for name in missing}

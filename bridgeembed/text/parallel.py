@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from bridgeembed.errors import DataError
-from bridgeembed.paths import data_root
+from bridgeembed.paths import data_root, missing_data
 from bridgeembed.text.streaming import not_utf8, strip_line_end
 from bridgeembed.text.tokenization import BOS, EOS, PAD
 
@@ -31,9 +31,11 @@ def corpus_dir(path: str, root: str | Path | None = None) -> Path:
     for candidate in candidates:
         if candidate.is_dir():
             return candidate
-    tried = " or ".join(str(c) for c in candidates)
-    raise DataError(f"corpus folder {path!r} not found (looked for {tried}); set --data or $BRIDGEEMBED_DATA, "
-                    f"or get Multi30k with `bridgeembed-data multi30k`")
+    if Path(path).is_absolute():
+        raise DataError(f"corpus folder {path} not found")
+    raise DataError(missing_data(f"corpus folder {path!r}", data_root(root), f"{path}/, then {path}/ in the "
+                                 "working directory", instead="or, for Multi30k, fetch it with "
+                                 "`bridgeembed-data multi30k --data DIR`"))
 
 
 def corpus_file(folder: Path, split: str, lang: str) -> Path:
