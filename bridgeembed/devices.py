@@ -101,7 +101,8 @@ def bf16_lstm_runs(device: torch.device) -> bool:
 
 
 def available_cores() -> int:
-    """The CPU cores this process may run on (its affinity mask, e.g. under taskset or a container quota)."""
+    """The CPU cores this process may run on (its affinity mask: taskset, cgroups, a container quota and batch
+    schedulers set it): the default threads (`default_threads`) and corpus preparation's worker processes."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # not Linux

@@ -35,12 +35,13 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from bridgeembed.devices import available_cores
 from bridgeembed.errors import DataError
 from bridgeembed.text.cache import Entry, digest, file_identity
 from bridgeembed.text.packed import PackedCorpus
 from bridgeembed.text.streaming import count_lines, iter_lines
 from bridgeembed.text.tokenization import LanguageTokenizer
-from bridgeembed.text.workers import Workers, available_cores, chunks, encode, pretokenize, train_tokenizer
+from bridgeembed.text.workers import Workers, chunks, encode, pretokenize, train_tokenizer
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,6 @@ chunk in this process).
 from __future__ import annotations
 
 import multiprocessing
-import os
 import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -21,14 +20,6 @@ import numpy as np
 import sentencepiece as spm
 
 from bridgeembed.text.tokenization import EOS, LanguageTokenizer, Pretokenizer
-
-
-def available_cores() -> int:
-    """The cores this process may run on (its affinity mask: taskset, cgroups and batch schedulers set it)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # macOS, Windows
-        return max(1, os.cpu_count() or 1)
 
 
 def _quiet() -> None:
