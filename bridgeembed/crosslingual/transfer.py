@@ -150,8 +150,9 @@ class TransferEvaluator(Evaluator):
         for train_set in tqdm(self.train_sets, desc=f"{self.name}: training sets",
                               disable=self.show_progress is False or None):
             _train_row(results, sets, train_set, tests, self.classifier, self.config)
-        cut = {f"{role} {lang}": s.truncated for (role, lang), s in sets.vectors.items()
-               if isinstance(s, EmbeddedSet) and s.truncated is not None}
+        cut = {f"{role} {lang}": s.truncated for (role, lang), s in sorted(sets.vectors.items(),
+                                                                            key=lambda item: item[0][0] != "train")
+               if isinstance(s, EmbeddedSet) and s.truncated is not None}  # training sets first
         for result in results:
             result.truncated, result.protocol["max_len"] = dict(cut), None if cache is None else cache.max_len
         _report_convergence(results, self.config)
