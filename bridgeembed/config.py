@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -288,11 +289,27 @@ def _section(kind: type, values: dict, where: str) -> object:
         raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; "
                           f"valid keys: {', '.join(sorted(names))}")
     section = kind(**copy.deepcopy(values))
-    for f in dataclasses.fields(kind):  # ints are fine where floats are expected (lr: 1)
-        value = getattr(section, f.name)
-        if f.type == "float" and isinstance(value, int) and not isinstance(value, bool):
-            setattr(section, f.name, float(value))
+    for f in dataclasses.fields(kind):
+        if f.type == "float":
+            setattr(section, f.name, number(getattr(section, f.name)))
     return section
+
+
+def number(value: object) -> object:
+    """The one reading of a float field, from a YAML file, an override or a dict alike: an int (lr: 1), or any
+    spelling Python's float() takes. YAML 1.1 reads `1e-3` and `1.0e9` (no dot, or no sign in the exponent) as
+    strings, so `train.lr=1e-3` was "expected float, got '1e-3'". Anything else is returned as it is, for the
+    type check to name; nan and inf then meet each field's rule (a positive number must be finite)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, str)):
+        try:
+            return float(value)
+        except OverflowError:  # an int past float's range: infinite, as YAML reads 1e999
+            return math.inf if value > 0 else -math.inf
+        except ValueError:
+            return value
+    return value
 
 
 def apply_overrides(raw: dict, overrides: Sequence[str]) -> dict:

@@ -130,3 +130,33 @@ def test_a_yaml_alias_bomb_is_refused_before_it_expands(tmp_path):
     big.write_text("# " + "x" * (1 << 20) + "\n")
     with pytest.raises(ConfigError, match=r"big.yaml is 1,048,5\d\d bytes: a config is at most 1,048,576"):
         Config.from_yaml(big)
+
+
+def test_every_float_spelling_reads_alike_in_the_file_and_in_overrides(tmp_path):
+    """Issue 40: YAML 1.1 reads 1e-3 and 1.0e9 (no dot, or no sign in the exponent) as strings, so `weight: 1.0e9`
+    was "expected float, got '1.0e9'" and `train.lr=1e-3` (config.py's own example) "expected float, got '1e-3'".
+    One reading for both: whatever Python's float() takes; nan and inf meet each field's rule."""
+    path = _write(tmp_path, "train:\n  lr: 1e-3\n  clip_norm: 1_0.5\ndata:\n  weight: 2E+1\n  corpora:\n"
+                            "    - {path: p, languages: [en], weight: 1.0e9}\n")
+    config = Config.from_yaml(path)
+    assert config.train.lr == 0.001 and config.train.clip_norm == 10.5 and config.data.weight == 20.0
+    from bridgeembed.config import corpus_configs
+
+    assert corpus_configs(config.data)[0].weight == 1e9
+    for value, expected in (("1e-3", 1e-3), ("5E-4", 5e-4), (".5e-2", 0.005), ("1.", 1.0), ("-0e0", None)):
+        if expected is None:
+            with pytest.raises(ConfigError, match=r"train.lr must be a positive number, got -0.0"):
+                Config.from_yaml(_write(tmp_path, "{}"), [f"train.lr={value}"])
+            continue
+        assert Config.from_yaml(_write(tmp_path, "{}"), [f"train.lr={value}"]).train.lr == expected
+    for value in ("nan", "inf", "-inf", "infinity", "1e999"):
+        with pytest.raises(ConfigError, match=r"train.lr must be a positive number, got (nan|inf|-inf)$"):
+            Config.from_yaml(_write(tmp_path, "{}"), [f"train.lr={value}"])
+    with pytest.raises(ConfigError, match=r"data.corpora\[0\]: weight must be a positive number, got nan"):
+        Config.from_yaml(_write(tmp_path, "data:\n  corpora: [{path: p, languages: [en], weight: nan}]\n"))
+    with pytest.raises(ConfigError, match=r"train.lr: expected float, got 'fast'"):
+        Config.from_yaml(_write(tmp_path, "{}"), ["train.lr=fast"])
+    with pytest.raises(ConfigError, match=r"train.max_steps: expected int, got '1e5'"):  # ints stay ints
+        Config.from_yaml(_write(tmp_path, "{}"), ["train.max_steps=1e5"])
+    huge = Config.from_dict({"train": {"clip_norm": 10**400}})  # past float's range: inf, not an OverflowError
+    assert huge.train.clip_norm == float("inf")
