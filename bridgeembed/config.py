@@ -108,6 +108,8 @@ class CorpusConfig:
 
 def corpus_configs(data: DataConfig, source: str = "config") -> list:
     """data.corpora as CorpusConfig objects, each checked (a ConfigError naming the entry and key)."""
+    from bridgeembed.translation.directions import training_directions
+
     out = []
     for i, raw in enumerate(data.corpora):
         where = f"{source}: data.corpora[{i}]"
@@ -121,6 +123,10 @@ def corpus_configs(data: DataConfig, source: str = "config") -> list:
                               f"({', '.join(data.languages)}); every language needs its encoder and decoder")
         if corpus.valid and corpus.dev_lines:
             raise ConfigError(f"{where}: give valid (a dev split) or dev_lines (held out of train), not both")
+        try:  # its directions, blaming its own keys
+            training_directions(corpus.as_data(), f"data.corpora[{i}]", corpus.label)
+        except ConfigError as err:
+            raise ConfigError(f"{source}: {err}") from None
         out.append(corpus)
     labels = [Path(data.path).name] + [c.label for c in out]
     twice = sorted({x for x in labels if labels.count(x) > 1})
@@ -242,7 +248,9 @@ class Config:
         if not isinstance(raw, dict):
             raise ConfigError(f"{path}: expected a mapping with sections {', '.join(SECTIONS)}, "
                               f"got a YAML {type(raw).__name__}")
-        return cls.from_dict(apply_overrides(raw, overrides), source=str(path))
+        config = cls.from_dict(apply_overrides(raw, overrides), source=str(path))
+        check_run(config, str(path))  # a YAML file is what a run starts from
+        return config
 
 
 MAX_CONFIG_BYTES = 1 << 20
@@ -357,6 +365,25 @@ def validate(config: Config, source: str = "config") -> None:
         if getattr(t, name) > 0 and len(d.languages) < 2:
             raise ConfigError(f"{source}: train.{name} > 0 aligns translations, which needs at least two "
                               f"data.languages; got {d.languages!r} (set train.{name}=0)")
+
+
+def check_run(config: Config, source: str = "config") -> None:
+    """What a run refuses to start with, beyond `validate` (which a saved model's config meets too, so these
+    settings, harmless to a model that exists, are checked only where training starts): steps that would train
+    nothing but the attention penalty."""
+    t = config.train
+    for i, corpus in enumerate(corpus_configs(config.data, source)):
+        if corpus.use != "alignment":
+            continue
+        where = f"{source}: data.corpora[{i}] ({corpus.label})"
+        if len(corpus.languages) < 2:
+            raise ConfigError(f"{where}: use: alignment trains only the alignment loss, which pairs a sentence with "
+                              f"its counterpart in another language of the corpus, but its languages are "
+                              f"[{', '.join(corpus.languages)}]: give two or more, or use: both")
+        if not (t.align_weight > 0 or t.align_per_head > 0):
+            raise ConfigError(f"{where}: use: alignment trains only the alignment loss, but train.align_weight and "
+                              f"train.align_per_head are 0: its steps would train nothing but the attention penalty "
+                              f"(logged as nll 0.000); set train.align_weight above 0, or give the corpus use: both")
 
 
 # train keys that change what the loss is: a resumed run must keep them (train.init_from starts anew with others)

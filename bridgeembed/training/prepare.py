@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from bridgeembed.checkpoint import build_from_payload, load_checkpoint
-from bridgeembed.config import ALIGNMENT_KEYS, DataConfig, corpus_configs
+from bridgeembed.config import ALIGNMENT_KEYS, DataConfig, check_run, corpus_configs
 from bridgeembed.devices import resolve_device, set_threads
 from bridgeembed.errors import ConfigError
 from bridgeembed.model import BridgeModel
@@ -25,10 +25,10 @@ from bridgeembed.paths import FolderLock
 from bridgeembed.pretrained import resolve
 from bridgeembed.text.parallel import corpus_dir, encode_split, read_split
 from bridgeembed.training import distributed
-from bridgeembed.training.corpora import corpus_files, load_corpus
-from bridgeembed.training.data import TrainingData, prepare_training_data
+from bridgeembed.training.corpora import check_dev_not_trained, check_pairs, corpus_files, load_corpus
+from bridgeembed.training.data import TrainingData, prepare_training_data, training_files
 from bridgeembed.training.validation import check_validation_data
-from bridgeembed.translation.directions import evaluation_directions
+from bridgeembed.translation.directions import evaluation_directions, training_directions
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.config import Config, ModelConfig, TrainConfig
@@ -48,6 +48,7 @@ def prepare(config: Config, data_root: str | Path | None = None, world: World | 
             show_progress: bool | None = None) -> Prepared:
     """Tokenizers, data and model of `config`; a relative data.path is looked up under `data_root`."""
     check_encoder_config(config.model)  # before any data is read
+    check_run(config)
     t, world = config.train, world or distributed.from_environment()
     device = start_process(t, world)
     last = Path(t.out_dir) / "last.pt"
@@ -57,14 +58,23 @@ def prepare(config: Config, data_root: str | Path | None = None, world: World | 
     if resume:
         check_resumable(resume, config, last)
     folder = corpus_dir(config.data.path, data_root)
+    check_dev_not_trained(config.data, folder, data_root)
     raw_valid = read_split(folder, config.data.valid, config.data.languages)
     check_validation_data(raw_valid, evaluation_directions(config.data), folder, config.data.valid)
     init = None if resume or not t.init_from else load_init(t.init_from, config)
+    learned = (init["config"].get("data") or {}).get("tokenizer_text") if init else None  # init_from's own
+    if init and config.data.tokenizer_text == "all" and learned != "all":
+        logger.warning("data.tokenizer_text=all is not applied: the tokenizers are those of train.init_from %s (its "
+                       "weights are trained on their ids), learned from its own training text; to learn them from "
+                       "every corpus's text, make the starting point with `bridgeembed-recipe retokenize`, or start "
+                       "without train.init_from", t.init_from)
     start = resume or init  # its tokenizers are reused: the ids must mean what they meant to its weights
     known = build_from_payload(start, str(last if resume else t.init_from))[1] if start else None
     # the training split from the cache of prepared corpora (tokenised once, memory-mapped; text/prepare.py)
     more = more_tokenizer_text(config, data_root) if known is None and config.data.tokenizer_text == "all" else None
     tokenizers, train = prepare_training_data(config, folder, known, world, show_progress, vocab_text=more)
+    check_pairs(train, training_directions(config.data), training_files(config, folder),
+                f"the main corpus (data.path {config.data.path})")
     extra = extra_corpora(config, data_root, tokenizers, world, show_progress)
     data = TrainingData(tokenizers, train, encode_split(raw_valid, tokenizers, config.tokenizer.max_len), raw_valid,
                         config.data, config.tokenizer, extra)
@@ -80,9 +90,11 @@ def extra_corpora(config: Config, data_root: str | Path | None, tokenizers: dict
     its dev set (checked before step 1, as the main corpus's)."""
     found = [(corpus, *corpus_files(corpus, data_root)) for corpus in corpus_configs(config.data)]
     out = []
-    for corpus, folder, files in found:
+    for i, (corpus, folder, files) in enumerate(found):
         _, train = prepare_training_data(config, folder, tokenizers, world, show_progress, files=files)
         out.append(load_corpus(corpus, folder, files, train, tokenizers, config.tokenizer.max_len))
+        check_pairs(train, training_directions(corpus.as_data(), f"data.corpora[{i}]", corpus.label), files,
+                    f"data.corpora[{i}] ({corpus.label})", out[-1].train_rows)
     return out
 
 

@@ -54,30 +54,48 @@ LAYOUTS = {"many-to-many": _many_to_many, "many-to-one": _many_to_one,
            "one-to-many": _one_to_many, "bilingual": _bilingual}
 
 
-def training_directions(data_cfg: DataConfig) -> list:
-    """The directions named by the config, plus monolingual copies, minus the zero-shot ones."""
+def training_directions(data_cfg: DataConfig, keys: str = "data", corpus: str = "") -> list:
+    """The directions named by the config, plus monolingual copies, minus the zero-shot ones.
+
+    `keys`: where the config holds these settings, named in errors (data, or data.corpora[i] with `corpus`, the
+    entry's name: a corpus's own keys are blamed for its mistakes, not the main corpus's)."""
     langs = list(data_cfg.languages)
     spec = data_cfg.directions
+    where = f"{keys} ({corpus}): " if corpus else ""
     if isinstance(spec, str):
         if spec not in LAYOUTS:
-            raise ConfigError(f"data.directions: {spec!r} unknown; expected {', '.join(LAYOUTS)} "
+            raise ConfigError(f"{where}{keys}.directions: {spec!r} unknown; expected {', '.join(LAYOUTS)} "
                               "or a list like [en-de, de-en]")
         if spec != "many-to-many" and data_cfg.pivot not in langs:
-            raise ConfigError(f"data.pivot {data_cfg.pivot!r} is not among data.languages ({', '.join(langs)})")
+            raise ConfigError(f"{where}{keys}.pivot {data_cfg.pivot!r} is not among {keys}.languages "
+                              f"({', '.join(langs)})")
+        if spec == "bilingual" and len(langs) != 2:
+            raise ConfigError(f"{where}{keys}.directions: bilingual needs exactly two languages, got "
+                              f"{', '.join(langs)}")
         directions = LAYOUTS[spec](langs, data_cfg.pivot)
     else:
-        directions = [Direction.parse(d) for d in spec]
+        directions = [_parsed(d, where, f"{keys}.directions") for d in spec]
     if data_cfg.monolingual:
         directions += [Direction(lang, lang) for lang in langs]
-    held_out = {Direction.parse(d) for d in data_cfg.zero_shot}
+    held_out = {_parsed(d, where, f"{keys}.zero_shot") for d in data_cfg.zero_shot}
     for d in list(held_out) + directions:
         for lang in d:
             if lang not in langs:
-                raise ConfigError(f"direction {d}: language {lang!r} is not among data.languages ({', '.join(langs)})")
+                raise ConfigError(f"{where}direction {d}: language {lang!r} is not among {keys}.languages "
+                                  f"({', '.join(langs)})")
     directions = [d for d in dict.fromkeys(directions) if d not in held_out]
     if not directions:
-        raise ConfigError("no training directions left: check data.directions and data.zero_shot")
+        check = (f"{keys}.directions and {keys}.zero_shot" if keys == "data" else
+                 f"{keys}.directions, {keys}.languages and {keys}.monolingual")
+        raise ConfigError(f"{where}no training directions left: check {check}")
     return directions
+
+
+def _parsed(text: str, where: str, key: str) -> Direction:
+    try:
+        return Direction.parse(text)
+    except ConfigError as err:
+        raise ConfigError(f"{where}{key}: {err}") from None
 
 
 def evaluation_directions(data_cfg: DataConfig) -> list:
