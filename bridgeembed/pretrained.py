@@ -48,6 +48,19 @@ def list_pretrained() -> list:
     return sorted(names)
 
 
+def _run_end(run: Path) -> dict | None:
+    """The "end" record of a run's log.jsonl when it is the last one (the run is over, not running or killed)."""
+    import json
+
+    try:
+        with open(run / RUN_SIGNS[1], "rb") as handle:
+            handle.seek(max(0, handle.seek(0, os.SEEK_END) - 4096))
+            last = json.loads(handle.read().splitlines()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return last if isinstance(last, dict) and last.get("event") == "end" else None
+
+
 def resolve(name_or_path: str | Path) -> Path:
     """A shipped model's name, a model folder, a checkpoint file, a training run's folder (its best.pt), or a
     folder with model.pt -> what to load."""
@@ -63,6 +76,12 @@ def resolve(name_or_path: str | Path) -> Path:
     if path.is_dir() and _model_in(path):
         return _model_in(path)
     if path.is_dir() and any((path / sign).is_file() for sign in RUN_SIGNS):
+        end = _run_end(path)
+        if end is not None:
+            raise CheckpointError(f"{str(name_or_path)!r} is a training run that ended at step {end.get('step')} "
+                                  f"({end.get('reason')}) without a validation, so it has no {RUN_FILE} (that is "
+                                  f"written at a validation, every train.valid_every steps): give "
+                                  f"{path / RUN_SIGNS[0]} for its weights, or train it on past a validation")
         raise CheckpointError(f"{str(name_or_path)!r} is a training run without {RUN_FILE} yet (it is written at the "
                               f"first validation): give {path / RUN_SIGNS[0]} for the latest weights, or wait")
     shipped = ", ".join(list_pretrained()) or "none found"

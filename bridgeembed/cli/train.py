@@ -42,8 +42,12 @@ def run(args: argparse.Namespace) -> int:
     state = trainer.train()
     distributed.shutdown()  # every rank got here: train() stops all ranks together
     say = logging.getLogger("bridgeembed").info if trainer.world.main else (lambda *_: None)  # once, not per rank
-    say("stopped at step %d; best mean dev BLEU %.2f at step %d; checkpoints in %s",
-        state.step, state.best_bleu, state.best_step, config.train.out_dir)
+    if state.best_step:
+        say("stopped at step %d; best mean dev BLEU %.2f at step %d; checkpoints in %s",
+            state.step, state.best_bleu, state.best_step, config.train.out_dir)
+    else:  # stopped before its first validation (an interrupt): there is no best.pt
+        say("stopped at step %d, before its first validation (train.valid_every %d): no best.pt yet; the weights are "
+            "in %s", state.step, config.train.valid_every, Path(config.train.out_dir) / "last.pt")
     if trainer.stopped_by:  # saved, but not finished: 130 (SIGINT), 143 (SIGTERM) or 129 (SIGHUP: the terminal closed)
         say("interrupted by %s; last.pt is saved; run the same command to resume",
             signal.Signals(trainer.stopped_by).name)

@@ -396,7 +396,8 @@ class Trainer:
                     bar.set_postfix(shown(record, self.cfg.train))
                     if plain:
                         logger.info("%s", progress_line(record, self.cfg.train, self.max_steps))
-                if step % self.cfg.train.valid_every == 0:
+                # also at the last step of a run not validated yet (valid_every > max_steps): it ends with a best.pt
+                if step % self.cfg.train.valid_every == 0 or (step == self.max_steps and not self.state.best_step):
                     if self.validate_and_save(log):
                         reason = "early_stopping"
                         break
