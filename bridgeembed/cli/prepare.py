@@ -21,6 +21,7 @@ from bridgeembed.text.parallel import corpus_dir
 from bridgeembed.training.data import prepare_training_data, reused_tokenizers
 
 logger = logging.getLogger(__name__)
+INTERMIXED = True  # overrides may follow options (`tiny.yaml --quiet data.path=x`), as bridgeembed-train takes them
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

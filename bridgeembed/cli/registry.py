@@ -38,8 +38,7 @@ def guarded(run: Callable[[argparse.Namespace], int | None], args: argparse.Name
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+        return interrupted()
 
 
 def _silence_stdout() -> None:
@@ -86,8 +85,16 @@ def start(args: argparse.Namespace) -> None:
 def run_main(parse_args: Callable[[Sequence[str] | None], argparse.Namespace],
              run: Callable[[argparse.Namespace], int | None], argv: Sequence[str] | None = None) -> int:
     """What a single-command tool's `main` does: parse, set up logging (`-v`, `--quiet`), run `guarded`."""
-    args = parse_args(argv)
+    try:  # a Ctrl-C while the parser imports what it lists (bridgeembed-mine: FAISS, sklearn) is one line too
+        args = parse_args(argv)
+    except KeyboardInterrupt:
+        return interrupted()
     return guarded(lambda a: start(a) or run(a), args)
+
+
+def interrupted() -> int:
+    print("interrupted", file=sys.stderr)
+    return 130
 
 
 def setup_logging(verbose: bool = False, quiet: bool = False) -> None:
@@ -117,9 +124,14 @@ def dispatch(prog: str, description: str, commands: dict, argv: Sequence[str] | 
         print(f"error: unknown command {name!r}; expected one of: {', '.join(commands)}", file=sys.stderr)
         return 2
     target, help_ = commands[name]
-    command = load(target)
-    parser = argparse.ArgumentParser(prog=f"{prog} {name}", description=help_)
-    command.add_arguments(parser)
-    add_common(parser, device=device)
-    args = parser.parse_args(rest)
+    try:
+        command = load(target)
+        parser = argparse.ArgumentParser(prog=f"{prog} {name}", description=help_)
+        command.add_arguments(parser)
+        add_common(parser, device=device)
+        # a command with positional overrides (`prepare CONFIG [section.key=value ...]`) takes them after options too
+        intermixed = getattr(command, "INTERMIXED", False)
+        args = parser.parse_intermixed_args(rest) if intermixed else parser.parse_args(rest)
+    except KeyboardInterrupt:
+        return interrupted()
     return guarded(lambda a: start(a) or command.run(a), args)
