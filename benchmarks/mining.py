@@ -44,14 +44,6 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kB
 
 
-def set_threads(threads: int) -> None:
-    """torch's threads by the library's checked setter (at most the machine's CPUs), then faiss's."""
-    from bridgeembed.devices import set_threads as torch_threads
-    from bridgeembed.mining.index import set_threads as faiss_threads
-
-    faiss_threads(torch_threads(threads))
-
-
 # --- bucc ----------------------------------------------------------------------------------------------------
 def best_f1(scores: np.ndarray, hit: np.ndarray, total: int) -> dict:
     """Precision, recall and F1 of the pairs scoring at least t (pairs best first, `hit` marks the right ones),
@@ -381,8 +373,12 @@ def main(argv=None) -> int:
     for sub in commands.choices.values():
         sub.add_argument("--threads", type=int, default=1)
         sub.add_argument("--out", help="also write the results as JSON here")
+    from bridgeembed.devices import set_threads
+    from bridgeembed.mining.index import faiss_module
+
     args = parser.parse_args(argv)
-    set_threads(args.threads)
+    faiss_module()  # FAISS imported quietly, then its threads and torch's by the library's one setter
+    set_threads(args.threads, libraries=("torch", "faiss"))
     started = time.perf_counter()
     commands = {"bucc": bucc, "encode": encode, "search": search, "mine": mine_scale, "corpus": corpus, "score": score}
     results = commands[args.command](args)

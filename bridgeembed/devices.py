@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -139,11 +140,19 @@ def thread_count(threads: int | None = None, option: str = "--threads") -> int:
     return threads
 
 
-def set_threads(threads: int | None = None, option: str = "--threads") -> int:
-    """Set torch's CPU threads to `thread_count(threads, option)` and return it. torch.set_num_threads(100000)
-    crashes the process (segmentation fault); here it is a ConfigError."""
-    import torch
-
+def set_threads(threads: int | None = None, option: str = "--threads", libraries: Sequence[str] = ("torch",)) -> int:
+    """The one place a process sets its CPU threads, once: `thread_count(threads, option)` threads for each of
+    `libraries` ("torch", "faiss": FAISS's OpenMP threads, for mining), returned. A command sets them as it starts
+    (`cli.registry.start`, or where it knows what it runs: bridgeembed-mine, bridgeembed-train), a training process
+    to train.threads, a pool's worker to its share. torch.set_num_threads(100000) crashes the process (segmentation
+    fault); here it is a ConfigError naming `option`."""
     threads = thread_count(threads, option)
-    torch.set_num_threads(threads)
+    if "torch" in libraries:
+        import torch
+
+        torch.set_num_threads(threads)
+    if "faiss" in libraries:
+        import faiss
+
+        faiss.omp_set_num_threads(threads)
     return threads

@@ -19,13 +19,6 @@ def positive_int(value: object, option: str) -> int:
     return value
 
 
-def set_threads(threads: int | None) -> int:
-    """--threads N: torch's CPU threads; None: the cores other work leaves idle (`devices.default_threads`)."""
-    from bridgeembed.devices import set_threads as set_torch_threads
-
-    return set_torch_threads(threads, "--threads")
-
-
 def pool_device(processes: int, threads: int | None, device: str | None) -> str | None:
     """--processes N: a positive number, at most the machine's CPUs, and at most --threads (the threads are
     shared among the processes). The workers encode on CPU cores, so with N > 1 the model loads on the CPU

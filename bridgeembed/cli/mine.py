@@ -42,8 +42,6 @@ from bridgeembed.cli.registry import add_common, run_main
 from bridgeembed.encoders.options import SHARD_PRECISIONS, EncodeOptions
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError, UnknownLanguageError
-from bridgeembed.mining.index import KINDS as INDEXES
-from bridgeembed.mining.mine import MODES, RETRIEVALS, SCORINGS
 from bridgeembed.paths import atomic_file, check_not_input
 
 logger = logging.getLogger("bridgeembed.mine")
@@ -51,6 +49,11 @@ logger = logging.getLogger("bridgeembed.mine")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    # imported here, where run_main turns a Ctrl-C into one line: the mining modules bring FAISS's and
+    # scikit-learn's imports, seconds at the start of every command (a Ctrl-C then was a traceback)
+    from bridgeembed.mining.index import KINDS as INDEXES
+    from bridgeembed.mining.mine import MODES, RETRIEVALS, SCORINGS
+
     parser = argparse.ArgumentParser(prog="bridgeembed-mine", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add = parser.add_argument
@@ -97,7 +100,19 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add("--nlist", type=int, default=None, help="ivf: cells (default 4 sqrt(N))")
     add("--ef-search", type=int, default=128, help="hnsw: candidates kept while searching (default 128)")
     add_common(parser)
-    return parser.parse_args(argv)
+    return parser.parse_args(_negative_values(sys.argv[1:] if argv is None else argv, ("--threshold",)))
+
+
+def _negative_values(argv: Sequence[str], options: tuple) -> list:
+    """`--threshold -inf` (or -1e3) as `--threshold=-inf`: argparse takes a value that starts with '-' and is
+    not a plain negative number for an option, and said "expected one argument"."""
+    out = []
+    for token in argv:
+        if out and out[-1] in options and token.startswith("-") and not token.startswith("--") and len(token) > 1:
+            out[-1] = f"{out[-1]}={token}"
+        else:
+            out.append(token)
+    return out
 
 
 def check_options(args: argparse.Namespace) -> tuple:
@@ -200,7 +215,8 @@ def run(args: argparse.Namespace) -> int:
                            "(median %d sentences), so scores run higher than across a whole corpus and a threshold "
                            "chosen elsewhere does not carry over; choose one on documents you know, or use "
                            "--scoring absolute", args.scoring, int(np.median(sizes)))
-    print(f"wrote {out}: {len(pairs)} pairs ({args.mode}, {args.scoring}, k = {args.k}, {kept}) from {counted}",
+    used = "" if pairs.k is None else f", k = {pairs.k}" if pairs.k == args.k else f", k = {pairs.k} of {args.k} asked"
+    print(f"wrote {out}: {len(pairs)} pairs ({args.mode}, {args.scoring}{used}, {kept}) from {counted}",
           file=sys.stderr)
     return 0
 

@@ -68,28 +68,31 @@ def add_common(parser: argparse.ArgumentParser, device: bool = True) -> argparse
     return parser
 
 
-def start(args: argparse.Namespace) -> None:
+def start(args: argparse.Namespace, own_threads: bool = False) -> None:
     """What every command does after parsing: logging by -v/--quiet; torch's CPU threads, set here once for
-    every command: --threads when given, else, where a model runs (--device), the cores other work leaves
-    idle (`devices.default_threads`). Commands read the number back from torch, never set it again; a command
-    whose parser sets `threads_at_run` (bridgeembed-mine: shard folders alone need no torch) sets them itself."""
+    every command (`devices.set_threads`): --threads when given, else, where a model runs (--device), the cores
+    other work leaves idle (`devices.default_threads`). Commands read the number back from torch, never set it
+    again; a command with `own_threads` sets them itself, once, where it knows what runs (bridgeembed-mine: torch
+    only where a model loads, and FAISS; bridgeembed-train: train.threads in each training process)."""
     setup_logging(getattr(args, "verbose", False), getattr(args, "quiet", False))
-    if getattr(args, "threads_at_run", False):  # the command sets them itself (mining shards needs no torch)
+    if own_threads:
         return
     if getattr(args, "threads", None) is not None or hasattr(args, "device"):
-        from bridgeembed.cli.checks import set_threads
+        from bridgeembed.devices import set_threads
 
         set_threads(getattr(args, "threads", None))
 
 
 def run_main(parse_args: Callable[[Sequence[str] | None], argparse.Namespace],
-             run: Callable[[argparse.Namespace], int | None], argv: Sequence[str] | None = None) -> int:
-    """What a single-command tool's `main` does: parse, set up logging (`-v`, `--quiet`), run `guarded`."""
+             run: Callable[[argparse.Namespace], int | None], argv: Sequence[str] | None = None,
+             own_threads: bool = False) -> int:
+    """What a single-command tool's `main` does: parse, set up logging (`-v`, `--quiet`), run `guarded`;
+    `own_threads`: the command sets its CPU threads itself (`start`)."""
     try:  # a Ctrl-C while the parser imports what it lists (bridgeembed-mine: FAISS, sklearn) is one line too
         args = parse_args(argv)
     except KeyboardInterrupt:
         return interrupted()
-    return guarded(lambda a: start(a) or run(a), args)
+    return guarded(lambda a: start(a, own_threads) or run(a), args)
 
 
 def interrupted() -> int:

@@ -30,13 +30,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def run(args: argparse.Namespace) -> int:
     from bridgeembed.config import Config
+    from bridgeembed.devices import set_threads, thread_count
     from bridgeembed.training import distributed
     from bridgeembed.training.trainer import Trainer
 
     overrides = list(args.overrides)  # --threads and --device are train.threads and train.device
-    overrides += [f"train.threads={args.threads}"] if args.threads is not None else []
+    overrides += [f"train.threads={thread_count(args.threads)}"] if args.threads is not None else []
     overrides += [f"train.device={args.device}"] if args.device else []
     config = Config.from_yaml(args.config, overrides)
+    if not config.train.threads:  # else each training process sets train.threads as it starts (training.prepare)
+        set_threads()  # the cores other work leaves idle, as every command's default
     check_out_dir(Path(args.config), config.train.out_dir)
     trainer = Trainer.from_config(config, data_root=args.data, show_progress=False if args.quiet else None)
     state = trainer.train()
@@ -70,7 +73,7 @@ def check_out_dir(config_file: Path, out_dir: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_main(parse_args, run, argv)
+    return run_main(parse_args, run, argv, own_threads=True)  # train.threads, in each training process
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bridgeembed.devices import set_threads
 from bridgeembed.errors import BridgeembedError
 from bridgeembed.paths import save_array_atomic
 
@@ -125,7 +126,7 @@ def start_worker(factory: Any, check: SameWeights, threads: int, taken: Any) -> 
     try:
         _worker["encoder"] = factory()
         if "torch" in sys.modules:  # an encoder without torch does not import it
-            sys.modules["torch"].set_num_threads(threads)
+            set_threads(threads)
         check(_worker["encoder"])
     except Exception as err:
         _worker["failed"] = err

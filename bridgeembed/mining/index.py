@@ -94,11 +94,6 @@ def faiss_module() -> Any:
     return faiss
 
 
-def set_threads(threads: int) -> None:
-    """FAISS's OpenMP threads (torch's are set apart)."""
-    faiss_module().omp_set_num_threads(threads)
-
-
 def build_index(vectors: Vectors, config: IndexConfig, queries: int | None = None, codec: str = "Flat") -> Any:
     """A FAISS index over `vectors` (unit rows, added block by block) of the kind `config` resolves to; an ivf
     index stores its rows as `codec` says (Flat: float32; SQ8: a byte a dimension, for int8 vectors)."""

@@ -52,6 +52,7 @@ class MinedPairs:
     score: np.ndarray
     src: np.ndarray
     tgt: np.ndarray
+    k: int | None = None  # the neighbours the margin used (bounded_k of the k asked for); None: absolute scores
 
     def __len__(self) -> int:
         return len(self.score)
@@ -61,12 +62,19 @@ class MinedPairs:
         return zip(self.score.tolist(), self.src.tolist(), self.tgt.tolist())
 
     @classmethod
-    def of(cls, score: np.ndarray, src: np.ndarray, tgt: np.ndarray, threshold: float | None = None) -> MinedPairs:
+    def of(cls, score: np.ndarray, src: np.ndarray, tgt: np.ndarray, threshold: float | None = None,
+           k: int | None = None) -> MinedPairs:
         """Finite scores at or above `threshold`, sorted best first (ties: by source row)."""
-        keep = np.isfinite(score) if threshold is None else np.isfinite(score) & (score >= threshold)
+        keep = np.isfinite(score) if threshold is None else np.isfinite(score) & at_least(score, threshold)
         score, src, tgt = score[keep], src[keep], tgt[keep]
         order = np.lexsort((src, -score))
-        return cls(score[order].astype(np.float32), src[order].astype(np.int64), tgt[order].astype(np.int64))
+        return cls(score[order].astype(np.float32), src[order].astype(np.int64), tgt[order].astype(np.int64), k)
+
+
+def at_least(score: np.ndarray, threshold: float) -> np.ndarray:
+    """score >= threshold, compared in float64: a Python float is cast to the scores' float32 first, and one past
+    its range (1e308) overflowed with numpy's RuntimeWarning."""
+    return score >= np.float64(threshold)
 
 
 def default_threshold(scoring: str, mode: str) -> float | None:
@@ -75,9 +83,10 @@ def default_threshold(scoring: str, mode: str) -> float | None:
     return DEFAULT_RATIO_THRESHOLD if scoring == "ratio" and mode == "mine" else None
 
 
-def check_threshold(threshold: float | None, scoring: str, what: str = "threshold") -> float | None:
-    """A threshold a `scoring` score can reach, or a ConfigError naming `what` and the range."""
-    if threshold is None:
+def check_threshold(threshold: float | str | None, scoring: str, what: str = "threshold") -> float | None:
+    """A threshold a `scoring` score can reach, or a ConfigError naming `what` and the range; None or "all" keep
+    every candidate (None), as bridgeembed-mine --threshold all does."""
+    if threshold is None or isinstance(threshold, str) and threshold.strip().lower() == "all":
         return None
     low, high = RANGES[scoring]
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating, np.integer)) \
@@ -122,9 +131,12 @@ def mine(src_vecs: VectorsLike, tgt_vecs: VectorsLike, k: int = K, scoring: str 
         raise DataError(f"nothing to mine: src_vecs has {len(src)} rows and tgt_vecs {len(tgt)}")
     if (src_docs is None) != (tgt_docs is None):
         raise ConfigError("src_docs and tgt_docs go together: give a document id per row on both sides")
-    if scoring != "absolute" and bounded_k(k, len(src), len(tgt)) < k:
-        logger.warning("k = %d neighbours is too many for %d x %d sentences: the margin uses k = %d (fewer than "
-                       "either side holds)", k, len(src), len(tgt), bounded_k(k, len(src), len(tgt)))
+    used = None if scoring == "absolute" else bounded_k(k, len(src), len(tgt))
+    if used is not None and used < k:
+        logger.warning("k = %d neighbours is too many for %d x %d sentences: the margin uses k = %d (at most half "
+                       "the smaller side: a neighbourhood of most of a side averages about every cosine, and the "
+                       "ratio over it explodes); scores grow with k, so a threshold chosen at another k does not "
+                       "carry over", k, len(src), len(tgt), used)
     if mode == "mine":
         if src_docs is not None:
             raise ConfigError("src_docs/tgt_docs are for mode='align' (mining within each document pair)")
@@ -132,17 +144,20 @@ def mine(src_vecs: VectorsLike, tgt_vecs: VectorsLike, k: int = K, scoring: str 
     elif src_docs is None:
         score, s, t = _align_lines(src, tgt, k, scoring, config)
     else:
-        score, s, t = _align_documents(src, tgt, _doc_ids(src_docs, len(src), "src_docs"),
-                                       _doc_ids(tgt_docs, len(tgt), "tgt_docs"), k, scoring, retrieval, threshold)
-    return MinedPairs.of(score, src.ids[s], tgt.ids[t], threshold)
+        score, s, t, within = _align_documents(src, tgt, _doc_ids(src_docs, len(src), "src_docs"),
+                                               _doc_ids(tgt_docs, len(tgt), "tgt_docs"), k, scoring, retrieval,
+                                               threshold)
+        used = None if used is None else within  # each pair of documents bounds k by its own sizes
+    return MinedPairs.of(score, src.ids[s], tgt.ids[t], threshold, used)
 
 
 # --- the pieces --------------------------------------------------------------------------------------------
 def bounded_k(k: int, rows: int, other: int) -> int:
-    """The k neighbours a margin can use in a pool of `rows` x `other`: fewer than either side holds. A
-    neighbourhood that is a whole side averages every cosine, about 0, and the ratio over it explodes (k = 4
-    on 3 x 3 sentences gave scores of 1e11)."""
-    return max(1, min(int(k), rows - 1, other - 1))
+    """The k neighbours a margin can use in a pool of `rows` x `other`: at most half the smaller side. A
+    neighbourhood of (nearly) a whole side averages about every cosine, near 0 for centred vectors, and the ratio
+    over it explodes: k = 4 on 3 x 3 sentences gave scores of 1e11, and k = 299 on 300 x 300 (fewer than either
+    side holds) 8.6e11, where half the side gives about 9 and k = 4 about 1.8."""
+    return max(1, min(int(k), min(rows, other) // 2))
 
 
 def neighbourhood_mean(neighbours: Neighbours) -> np.ndarray:
@@ -191,7 +206,7 @@ def _max_selection(score: np.ndarray, src: np.ndarray, tgt: np.ndarray,
     Cutting at the threshold first gives the same pairs: what follows a pair is never better."""
     keep = np.isfinite(score) & (src >= 0) & (tgt >= 0)
     if threshold is not None:
-        keep &= score >= threshold
+        keep &= at_least(score, threshold)
     score, src, tgt = score[keep], src[keep], tgt[keep]
     order = np.lexsort((src, -score))
     used_s, used_t, kept = set(), set(), []
@@ -240,15 +255,17 @@ def _groups(docs: np.ndarray) -> dict:
 
 
 def _align_documents(src: Vectors, tgt: Vectors, src_docs: np.ndarray, tgt_docs: np.ndarray, k: int, scoring: str,
-                     retrieval: str, threshold: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mining within each document pair (same id on both sides), exact neighbours within the pair."""
+                     retrieval: str, threshold: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Mining within each document pair (same id on both sides), exact neighbours within the pair; the 4th
+    element is the largest k a pair's margin used."""
     src_groups, tgt_groups = _groups(src_docs), _groups(tgt_docs)
-    parts = []
+    parts, used = [], 1
     for doc in sorted(src_groups.keys() & tgt_groups.keys()):
         rows_s, rows_t = src_groups[doc], tgt_groups[doc]
+        used = max(used, bounded_k(k, len(rows_s), len(rows_t)))
         score, s, t = _mine_pool(src.take(rows_s), tgt.take(rows_t), k, scoring, retrieval, IndexConfig("flat"),
                                  threshold)
         parts.append((score, rows_s[s], rows_t[t]))
     if not parts:
         raise DataError("align mode with documents: no document id is on both sides")
-    return tuple(np.concatenate(column) for column in zip(*parts))
+    return (*(np.concatenate(column) for column in zip(*parts)), used)

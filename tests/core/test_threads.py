@@ -1,5 +1,7 @@
 """The default thread count: the cores other work leaves idle (devices.default_threads)."""
 
+import os
+
 import pytest
 import torch
 
@@ -24,3 +26,17 @@ def test_set_threads_sets_torch_and_refuses_nonsense():
                 set_threads(bad)
     finally:
         torch.set_num_threads(before)
+
+
+def test_set_threads_sets_faiss_where_asked():
+    """bridgeembed-mine sets FAISS's OpenMP threads with torch's, or alone where shard folders need no torch."""
+    faiss = pytest.importorskip("faiss")
+    before, faiss_before = torch.get_num_threads(), faiss.omp_get_max_threads()
+    try:
+        assert set_threads(1, libraries=("faiss",)) == 1 and faiss.omp_get_max_threads() == 1
+        if (os.cpu_count() or 1) > 1:
+            assert set_threads(2, libraries=("torch", "faiss")) == 2 == torch.get_num_threads()
+            assert faiss.omp_get_max_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+        faiss.omp_set_num_threads(faiss_before)

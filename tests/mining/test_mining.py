@@ -242,12 +242,46 @@ def test_k_is_bounded_by_both_sides(caplog):
     """Issue 31: k >= a side's size made the neighbourhood a whole side and ratios of 1e11."""
     rng = np.random.default_rng(1)
     src, tgt = rng.random((3, 16)).astype(np.float32), rng.random((40, 16)).astype(np.float32)
-    bounded = mine(src, tgt, k=2)
-    for k in (3, 4, 100):
+    bounded = mine(src, tgt, k=1)
+    for k in (2, 3, 4, 100):
         got = mine(src, tgt, k=k)
         np.testing.assert_array_equal(got.score, bounded.score)
-        assert (got.score < 2).all()
-    assert "k = 100 neighbours is too many for 3 x 40 sentences: the margin uses k = 2" in caplog.text
+        assert (got.score < 2).all() and got.k == 1
+    assert "k = 100 neighbours is too many for 3 x 40 sentences: the margin uses k = 1" in caplog.text
     unit = lambda x: x / np.linalg.norm(x, axis=1, keepdims=True)  # noqa: E731
     assert mine(src, src, k=100, mode="align").score.tolist() == pytest.approx([1.0] * 3, abs=0.2)
     assert np.isfinite(mine(unit(src), unit(tgt[:1]), k=4).score).all()
+
+
+def test_a_k_past_half_the_smaller_side_is_clamped_there_and_reported(caplog):
+    """Issue 40: --k 1000 on 300 x 300 sentences became k = 299 ("fewer than either side holds"): a neighbourhood
+    of all but one sentence averages about every cosine, near 0 for centred vectors, and scores reached 9.5e11
+    (a third of the pairs kept), while the summary said k = 1000. Half the smaller side keeps them ratios."""
+    rng = np.random.default_rng(1)
+    src = rng.standard_normal((300, 32)).astype(np.float32)  # centred, as the shipped model's vectors are
+    tgt = src + 0.5 * rng.standard_normal((300, 32)).astype(np.float32)  # each source's translation
+    asked = mine(src, tgt, k=1000)
+    assert asked.k == 150 and mine(src, tgt, k=4).k == 4 and mine(src, tgt, k=4, scoring="absolute").k is None
+    assert "k = 1000 neighbours is too many for 300 x 300 sentences: the margin uses k = 150" in caplog.text
+    np.testing.assert_array_equal(asked.score, mine(src, tgt, k=150).score)
+    assert len(asked) == 300 and asked.score.max() < 20  # k = 4 gives up to 1.9
+    assert (asked.src == asked.tgt).mean() > 0.95
+
+
+def test_a_threshold_past_float32_or_given_as_all():
+    """Issue 40: threshold=1e308 printed numpy's "overflow encountered in cast" with a source line (the float32
+    scores were compared with it cast to float32); mine(threshold="all") said "'all' is out of range", though
+    the command line takes all."""
+    import warnings
+
+    rng = np.random.default_rng(2)
+    src, tgt = rng.standard_normal((20, 8)).astype(np.float32), rng.standard_normal((30, 8)).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(mine(src, tgt, threshold=1e308)) == 0
+        assert len(mine(src, tgt, threshold=1e308, retrieval="fwd")) == 0
+    every = mine(src, tgt, threshold="all")
+    np.testing.assert_array_equal(every.score, mine(src, tgt).score)
+    assert len(mine(src, tgt, threshold=" ALL ")) == len(every) > 0
+    with pytest.raises(ConfigError, match="threshold 'most' is out of range"):
+        mine(src, tgt, threshold="most")

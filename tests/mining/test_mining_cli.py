@@ -49,7 +49,9 @@ def test_mining_finds_the_translations_among_distractors(files, tmp_path, capsys
     assert run_mine("--src", de, "--src-lang", "de", "--tgt", en, "--tgt-lang", "en", "--out", out,
                     "--threshold", "all") == 0
     # 13 lines, one of them blank: blank lines are never sentences
-    assert f"wrote {out}: 6 pairs (mine, ratio, k = 4, no threshold) from 6 x 12 sentences" in capsys.readouterr().err
+    # k = 4 on a side of 6 is 3 (at most half the smaller side), and the summary says so (issue 40)
+    assert f"wrote {out}: 6 pairs (mine, ratio, k = 3 of 4 asked, no threshold) from 6 x 12 sentences" in \
+        capsys.readouterr().err
     rows = read_tsv(out)
     assert [s for s, _, _ in rows] == sorted((s for s, _, _ in rows), reverse=True)
     assert {(src, tgt) for _, src, tgt in rows} == set(zip(DE, EN))  # every source once, never the blank line
@@ -201,6 +203,53 @@ def test_sigterm_during_mining_leaves_no_temporary_shard_folder(tmp_path):
     assert list(temp.iterdir()) == []
 
 
+def test_sigint_at_any_moment_is_one_line(tmp_path):
+    """Issue 40: a Ctrl-C in the first seconds of bridgeembed-mine (while it imported FAISS and scikit-learn at
+    module level, before run_main's guard) printed a KeyboardInterrupt traceback. Started as its console script
+    starts it; the exit status is 130, or death by SIGINT (130 to a shell) before the command is imported."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed")
+    big = write(tmp_path / "big.txt", [f"{DE[i % len(DE)]} {i}" for i in range(20000)])
+    script = "import sys; from bridgeembed.cli.mine import main; sys.exit(main())"
+    argv = ["--src", big, "--src-lang", "de", "--tgt", big, "--tgt-lang", "de", "--out", tmp_path / "p.tsv",
+            "--quiet"]
+    for delay in (0.3, 1.0, 2.0, 3.5):
+        proc = subprocess.Popen([sys.executable, "-c", script, *map(str, argv)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode in (130, -signal.SIGINT) and err.decode().splitlines()[-1:] == ["interrupted"], \
+            (delay, proc.returncode, err.decode()[-2000:])
+        assert b"Traceback" not in err, err.decode()[-2000:]
+    assert not (tmp_path / "p.tsv").exists()
+
+
+def test_a_ctrl_c_while_a_command_is_imported_or_parsed_is_one_line(monkeypatch, capsys):
+    """The two moments before the command's own guard: importing it (the hook of bridgeembed.cli, for every
+    console script) and building its parser (bridgeembed-mine's imports FAISS and scikit-learn); and the command
+    module itself imports none of those, so the first moment is short."""
+    import argparse
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", "import bridgeembed.cli.mine, sys\n"
+                           "print(sorted(m for m in ('sklearn', 'scipy', 'faiss', 'torch') if m in sys.modules))\n"
+                           "raise KeyboardInterrupt"], capture_output=True, text=True, timeout=120)
+    assert done.stdout == "[]\n" and done.stderr == "interrupted\n", done.stderr
+    assert done.returncode in (130, -2, 0xC000013A)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_known_args", interrupted)
+    assert mine.main(["--src", "a", "--tgt", "b", "--out", "c"]) == 130
+    assert capsys.readouterr().err == "interrupted\n"
+
+
 def test_mining_keeps_pairs_at_the_default_threshold_unless_told_all(files, tmp_path, capsys):
     """Issue 29: without --threshold, mining with the ratio margin keeps pairs at the threshold chosen on dev data
     (it kept every candidate: precision 7% on held-out captions); --threshold all keeps every candidate."""
@@ -218,4 +267,4 @@ def test_mining_keeps_pairs_at_the_default_threshold_unless_told_all(files, tmp_
     assert f"scores >= {DEFAULT_RATIO_THRESHOLD:g}, the default; --threshold all keeps every candidate" in err
     assert run_mine("--src", de, "--src-lang", "de", "--tgt", en, "--tgt-lang", "en", "--out", default,
                     "--scoring", "absolute") == 0
-    assert "(mine, absolute, k = 4, no threshold)" in capsys.readouterr().err  # no default for cosines
+    assert "(mine, absolute, no threshold)" in capsys.readouterr().err  # no default for cosines, and no k
