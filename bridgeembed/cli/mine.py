@@ -34,7 +34,6 @@ from bridgeembed.cli.checks import (
     output_file,
     pool_device,
     positive_int,
-    set_threads,
     shard_dir,
 )
 from bridgeembed.cli.options import add_options
@@ -76,7 +75,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "document of --src is mined against the n-th of --tgt")
     add_options(parser, "--model", "--heads", "--batch-size", "--device", "--threads")
     # shard folders alone: the model that made them, loaded only if named; torch (and its threads) only then
-    parser.set_defaults(model=None, threads_at_run=True)
+    parser.set_defaults(model=None)
     add("--shards", metavar="DIR", help="encode text files into DIR/NAME.LANG/ (resumable, reused by the next "
         "mining) instead of a temporary folder")
     add("--shard-size", type=int, default=100_000, help="sentences per shard (default 100000)")
@@ -187,18 +186,14 @@ def _check_input(path: str, lang: str | None, option: str, folder_only: bool = F
 
 def run(args: argparse.Namespace) -> int:
     from bridgeembed.devices import thread_count
-    from bridgeembed.mining.index import set_threads as faiss_threads
     from bridgeembed.mining.mine import default_threshold, mine
 
     out, config, heads, device, threshold = check_options(args)
-    # --threads, or the idle cores; torch's too where a model encodes text files or is named (shards alone: none)
-    text = not (Path(args.src).is_dir() and Path(args.tgt).is_dir())
-    threads = set_threads(args.threads) if text or args.model else thread_count(args.threads)
+    threads = thread_count(args.threads)  # --threads, or the idle cores: set once, by open_sides
     options = encode_options(args, heads, device, threads, normalize=True)
     with ExitStack() as stack:
         stack.enter_context(_signals_unwind())  # the temporary shard folders go with SIGTERM and SIGHUP too
-        src, tgt = open_sides(args, options, stack)
-        faiss_threads(threads)  # FAISS's OpenMP threads as torch's
+        src, tgt = open_sides(args, options, threads, stack)
         src_vecs, tgt_vecs, docs = views(args, src, tgt, rescorers(args, src, tgt))
         pairs = mine(src_vecs, tgt_vecs, k=args.k, scoring=args.scoring, mode=args.mode, threshold=threshold,
                      retrieval=args.retrieval, index=config, **docs)
@@ -240,9 +235,11 @@ def _signals_unwind() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def open_sides(args: argparse.Namespace, options: EncodeOptions, stack: ExitStack) -> tuple:
+def open_sides(args: argparse.Namespace, options: EncodeOptions, threads: int, stack: ExitStack) -> tuple:
     """(source Shards, target Shards): shard folders opened, text files encoded (into --shards or a temporary
-    folder); the model loads only when a text file needs it or --model names it."""
+    folder); the model loads only when a text file needs it or --model names it. The process's `threads` are set
+    here, once: FAISS's, and torch's where a model loads (shard folders alone need no torch)."""
+    from bridgeembed.devices import set_threads
     from bridgeembed.mining.index import faiss_module
     from bridgeembed.mining.shards import ShardError, Shards, fingerprint, write_shards
 
@@ -251,6 +248,7 @@ def open_sides(args: argparse.Namespace, options: EncodeOptions, stack: ExitStac
     if args.model is not None or any(not Path(path).is_dir() for path, _ in sides.values()):
         encoder, options = load_checked_encoder(options, [lang for path, lang in sides.values() if lang])
     faiss_module()  # "need FAISS" after every argument (languages too) is checked, before anything is encoded
+    set_threads(threads, libraries=("faiss",) if encoder is None else ("torch", "faiss"))
     opened, folders = {}, {}
     for name, (path, lang) in sides.items():
         if Path(path).is_dir():
@@ -390,7 +388,7 @@ def sentences(shards: object, rows: np.ndarray) -> dict:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_main(parse_args, run, argv)
+    return run_main(parse_args, run, argv, own_threads=True)  # torch's only where a model loads (open_sides)
 
 
 if __name__ == "__main__":
