@@ -67,6 +67,9 @@ def encode_parallel(cache: EncodingCache, lines: Dict[str, List[str]], skipped: 
     return vectors
 
 
+MIN_POOL = 2  # sentences a language: fewer leave each sentence one candidate, its translation
+
+
 class RetrievalEvaluator(Evaluator):
     """`lines`: {lang: line-aligned sentences}; every ordered pair of distinct languages is scored,
     once per view of `heads` and per scoring of `scoring` (one `RetrievalResult` each, views outer)."""
@@ -81,6 +84,11 @@ class RetrievalEvaluator(Evaluator):
         self.lines, self.files, self.heads = lines, {k: str(v) for k, v in (files or {}).items()}, HeadSpec.parse(heads)
         self.batch_size, self.model, self.skipped = batch_size, model, dict(skipped or {})
         self.show_progress, self.scorings, self.mean_row = show_progress, parse_scoring(scoring), mean_row
+        pool = min((len(rows) for rows in lines.values()), default=MIN_POOL)
+        if pool < MIN_POOL:  # a pool of one scored 100% whatever the encoder
+            raise DataError(f"retrieval needs at least {MIN_POOL} sentences a language to choose among, got {pool}: "
+                            f"a sentence's only candidate is always its translation, so any encoder scores 100%; "
+                            f"give more lines (a larger --limit)")
 
     def evaluate(self, encoder: SentenceEncoder) -> List[RetrievalResult]:
         langs = list(self.lines)
