@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from bridgeembed.errors import BridgeembedError, ConfigError
+
 if TYPE_CHECKING:  # for annotations only
     import torch
 
@@ -57,9 +59,40 @@ def load_encoder(spec: str, device: str | torch.device | None = None) -> Sentenc
 
 
 def untrained_seed(rest: str) -> tuple[str, int]:
-    """`NAME_OR_PATH[@SEED]` -> (NAME_OR_PATH, SEED); a path that holds '@' itself keeps it unless a number follows
-    the last one."""
-    source, at, seed = rest.rpartition("@")
-    if at and seed.isdigit():
-        return source, int(seed)
-    return rest, 0
+    """`NAME_OR_PATH[@SEED]` -> (NAME_OR_PATH, SEED). The model is the longest part before an '@' that names one
+    (a path may hold '@' itself), and what follows it is the seed: digits for a whole number in [0, 2**63), else
+    a ConfigError naming the seed (`@-1`, `@abc`, `@`, `@1@2` said "no model 'multi30k-m2m@-1'", and
+    `@99999999999999999999999` was torch's ValueError). Where nothing before an '@' names a model, a number after
+    the last one is still the seed, so the loader names the missing model."""
+    if "@" not in rest or _names_a_model(rest):
+        return rest, 0
+    cuts = [i for i, char in enumerate(rest) if char == "@"]
+    for i in reversed(cuts):
+        if _names_a_model(rest[:i]):
+            return rest[:i], _seed(rest[i + 1:], rest[:i])
+    source, _, seed = rest.rpartition("@")
+    return (source, _seed(seed, source)) if seed.isascii() and seed.isdigit() else (rest, 0)
+
+
+def _seed(text: str, source: str) -> int:
+    if not (text.isascii() and text.isdigit()) or int(text) >= 2**63:
+        raise ConfigError(f"{UNTRAINED}{source}@{text}: the seed {text!r} after '@' must be a whole number in "
+                          f"[0, 2**63) (digits only), e.g. {UNTRAINED}{source}@1")
+    return int(text)
+
+
+def _names_a_model(spec: str) -> bool:
+    """Whether `spec` is a shipped model's name or an existing path (loadable or not: the load says why)."""
+    from pathlib import Path
+
+    from bridgeembed.pretrained import resolve
+
+    if not spec:
+        return False
+    try:
+        resolve(spec)
+        return True
+    except BridgeembedError:
+        return Path(spec).expanduser().exists()
+    except (OSError, ValueError):
+        return False
