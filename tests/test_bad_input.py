@@ -90,6 +90,7 @@ def scratch(tmp_path_factory) -> Path:
     for name in ("rt-polarity.pos", "rt-polarity.neg"):  # the first 3 of 5331 lines
         (mr / name).write_text("a fine film .\nboring .\nwell acted .\n", encoding="latin-1")
     (folder / "bitext.en").write_text("A dog runs.\n", encoding="utf-8")  # one language of a bitext template
+    (folder / "bitext.de").write_text("Ein Hund rennt.\n", encoding="utf-8")  # its other: a pool of one
     snli = folder / "snli-dev-only" / "senteval" / "downstream" / "SNLI"  # no train split: SNLI is skipped
     snli.mkdir(parents=True)
     for name in ("s1.dev", "s2.dev", "labels.dev", "s1.test", "s2.test", "labels.test"):
