@@ -119,7 +119,7 @@ def bucc_table(results: dict) -> str:
 # --- encode --------------------------------------------------------------------------------------------------
 def encode(args) -> dict:
     from bridgeembed.encoders.bridge import BridgeEncoder
-    from bridgeembed.mining.shards import encode_to_shards
+    from bridgeembed.mining import encode_options, encode_to_shards
     from bridgeembed.text.parallel import corpus_dir
 
     files = [Path(f) for f in args.files] if args.files else \
@@ -128,8 +128,8 @@ def encode(args) -> dict:
     total, start = 0, time.perf_counter()
     for path in files:
         lang = path.name.split(".")[-2] if path.suffix == ".gz" else path.suffix[1:]
-        shards = encode_to_shards(encoder, path, lang, Path(args.shards) / path.name, model=args.model,
-                                  shard_size=args.shard_size, half=args.half, normalize=True)
+        options = encode_options(model=args.model, precision="float16" if args.half else None, normalize=True)
+        shards = encode_to_shards(encoder, path, lang, Path(args.shards) / path.name, options, args.shard_size)
         total += len(shards)
     seconds = time.perf_counter() - start
     return {"sentences": total, "seconds": seconds, "sentences_per_s": total / seconds, "shard_size": args.shard_size,

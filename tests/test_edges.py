@@ -92,7 +92,7 @@ PUBLIC_CALLS = {
     "bridgeembed.encoders.bridge": {"BridgeEncoder.encode"},
     "bridgeembed.encoders.baselines": {"HashBowEncoder.encode", "MiniLMEncoder.encode", "UseMultilingualEncoder.encode"},
     "bridgeembed.encoders.pool": {"encode_multi_process"},
-    "bridgeembed.mining.shards": {"encode_to_shards"},
+    "bridgeembed.encoders.options": {"encode_options"},  # encode_to_shards takes what it makes
     "bridgeembed.evaluation.encoding": {"EncodingCache.__init__"},  # the evaluators' `heads=`
     "bridgeembed.evaluation.mteb": {"BridgeMTEBEncoder.__init__"},
     "bridgeembed.senteval.adapters": {"default_params"},

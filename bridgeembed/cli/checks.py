@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from bridgeembed.cli.options import OPTIONS
-from bridgeembed.encoders.options import EncodeOptions, check_timeout, shard_precision
+from bridgeembed.encoders.options import EncodeOptions, check_timeout, encode_options, shard_precision
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError
 from bridgeembed.paths import check_output
@@ -47,16 +47,17 @@ def job_timeout(value: float | None) -> float | None:
         raise BridgeembedError(f"--job-timeout {value:g}: expected a positive number of seconds") from None
 
 
-def encode_options(args: argparse.Namespace, heads: HeadSpec, device: str | None, threads: int,
-                   normalize: bool) -> EncodeOptions:
-    """The resolved options of encoding a file into shards, from a command's checked options: `heads` parsed,
-    `device` from `pool_device`, and the `threads` that `set_threads` gave shared among the processes (at least
-    one each; `pool_device` checked the counts)."""
+def shard_options(args: argparse.Namespace, heads: HeadSpec, device: str | None, threads: int,
+                  normalize: bool) -> EncodeOptions:
+    """The EncodeOptions of a command that encodes text files into shards (bridgeembed-encode --shards,
+    bridgeembed-mine), by `encode_options` from its checked options: `heads` parsed, `device` from `pool_device`,
+    --precision or --half, and the command's `threads` (--threads, or the idle cores) shared among the processes
+    (at least one each; `pool_device` checked the counts)."""
     precision = shard_precision(args.precision, args.half, "--precision", "--half")
-    return EncodeOptions(heads=heads, batch_size=args.batch_size, normalize=normalize, precision=precision,
-                         processes=args.processes, threads=max(1, threads // args.processes),
-                         job_timeout=args.job_timeout, show_progress=False if args.quiet else None,
-                         model=args.model or OPTIONS["--model"]["default"], device=device)
+    return encode_options(heads=heads, batch_size=args.batch_size, normalize=normalize, precision=precision,
+                          processes=args.processes, threads=max(1, threads // args.processes),
+                          job_timeout=args.job_timeout, show_progress=False if args.quiet else None,
+                          model=args.model or OPTIONS["--model"]["default"], device=device)
 
 
 def output_file(path: str | Path, option: str, suffix: str = "") -> Path | None:

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from bridgeembed.cli.checks import (
-    encode_options,
     job_timeout,
     model_input,
     output_file,
@@ -23,12 +22,12 @@ from bridgeembed.cli.checks import (
     positive_int,
     read_sentences,
     shard_dir,
+    shard_options,
     stdout_open,
 )
 from bridgeembed.cli.options import add_options
 from bridgeembed.cli.registry import add_common, run_main
 from bridgeembed.encoders.codes import PRECISIONS
-from bridgeembed.encoders.options import EncodeOptions
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError
 from bridgeembed.paths import check_not_input
@@ -85,10 +84,7 @@ def run(args: argparse.Namespace) -> int:
     if not sentences:
         raise BridgeembedError(f"no sentences to encode: {source} is empty; give sentences as arguments, "
                                f"with --in FILE, or one per line on stdin")
-    options = EncodeOptions(heads=heads, batch_size=args.batch_size, normalize=args.normalize, model=args.model,
-                            device=args.device, quantize=args.quantize)
-    encoder = BridgeEncoder(options.model, device=options.device, quantize=options.quantize,
-                            max_seq_length=args.max_seq_length)
+    encoder = BridgeEncoder(args.model, device=args.device, quantize=args.quantize, max_seq_length=args.max_seq_length)
     vectors = encoder.encode(sentences, args.lang, heads=heads.resolve(encoder, what="--heads"),
                              batch_size=args.batch_size, normalize=args.normalize,
                              precision=args.precision or "float32")
@@ -120,7 +116,7 @@ def run_shards(args: argparse.Namespace, heads: HeadSpec) -> int:
     job_timeout(args.job_timeout)
     shard_dir(args.shards)
     check_text_file(args.input)
-    options = encode_options(args, heads, device, torch.get_num_threads(), normalize=args.normalize)  # set by start()
+    options = shard_options(args, heads, device, torch.get_num_threads(), normalize=args.normalize)  # set by start()
     encoder = BridgeEncoder(options.model, device=options.device, max_seq_length=args.max_seq_length)
     options = replace(options, heads=heads.resolve(encoder, what="--heads"))
     shards = write_shards(encoder, args.input, args.lang, args.shards, shard_size, options)

@@ -22,19 +22,20 @@ import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bridgeembed.cli.checks import (
-    encode_options,
     job_timeout,
     model_input,
     output_file,
     pool_device,
     positive_int,
     shard_dir,
+    shard_options,
 )
 from bridgeembed.cli.options import add_options
 from bridgeembed.cli.registry import add_common, run_main
@@ -43,7 +44,33 @@ from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError, UnknownLanguageError
 from bridgeembed.paths import atomic_file, check_not_input
 
+if TYPE_CHECKING:  # for annotations only: the mining modules are imported where they run
+    from bridgeembed.mining.index import IndexConfig
+
 logger = logging.getLogger("bridgeembed.mine")
+
+
+@dataclass(frozen=True)
+class Mining:
+    """bridgeembed-mine's options, checked and resolved before a model loads or a file is read (`check_options`):
+    what `run` and its helpers take; the Namespace stays in `check_options`."""
+
+    sides: dict  # "src" and "tgt": (a text file or a shard folder, its language or None)
+    out: Path
+    mode: str  # mine or align
+    scoring: str
+    threshold: float | None  # None: every candidate
+    k: int
+    retrieval: str
+    documents: bool  # align within each pair of documents (blank lines separate them)
+    index: IndexConfig
+    encode: EncodeOptions  # how text files are encoded (heads resolved against the model once it loads)
+    threads: int  # this process's CPU threads (--threads, or the idle cores), set once by `open_sides`
+    model: str | None  # --model as given: None mines shard folders without loading a model
+    shards: Path | None  # --shards DIR for text files' shards (None: a temporary folder)
+    shard_size: int
+    precision: str | None  # --precision as given: shard folders must hold it (None: any)
+    rescore: dict  # "src" and "tgt": float shard folders to rescore int8 or binary codes with (None: the codes)
 
 
 
@@ -114,9 +141,9 @@ def _negative_values(argv: Sequence[str], options: tuple) -> list:
     return out
 
 
-def check_options(args: argparse.Namespace) -> tuple:
-    """Everything that can be checked before a model loads or a file is read: (out, index config, heads, device,
-    threshold)."""
+def check_options(args: argparse.Namespace) -> Mining:
+    """Everything that can be checked before a model loads or a file is read, resolved into one `Mining`."""
+    from bridgeembed.devices import thread_count
     from bridgeembed.mining.index import IndexConfig
 
     for option in ("k", "batch_size", "shard_size", "nprobe", "ef_search", "threads", "nlist", "processes",
@@ -145,7 +172,13 @@ def check_options(args: argparse.Namespace) -> tuple:
     check_not_input(out, "--out", [*inputs, *model_input(args.model)])
     config = IndexConfig(args.index, nlist=args.nlist, nprobe=args.nprobe, ef_search=args.ef_search,
                          rescore_multiplier=args.rescore_multiplier)
-    return out, config, heads, device, threshold
+    threads = thread_count(args.threads)  # --threads, or the idle cores: set once, by open_sides
+    return Mining(sides={"src": (args.src, args.src_lang), "tgt": (args.tgt, args.tgt_lang)}, out=out,
+                  mode=args.mode, scoring=args.scoring, threshold=threshold, k=args.k, retrieval=args.retrieval,
+                  documents=args.documents, index=config,
+                  encode=shard_options(args, heads, device, threads, normalize=True), threads=threads,
+                  model=args.model, shards=Path(args.shards) if args.shards else None, shard_size=args.shard_size,
+                  precision=args.precision, rescore={"src": args.rescore_src, "tgt": args.rescore_tgt})
 
 
 def threshold_of(given: str | None, scoring: str, mode: str) -> float | None:
@@ -185,33 +218,31 @@ def _check_input(path: str, lang: str | None, option: str, folder_only: bool = F
 
 
 def run(args: argparse.Namespace) -> int:
-    from bridgeembed.devices import thread_count
     from bridgeembed.mining.mine import default_threshold, mine
 
-    out, config, heads, device, threshold = check_options(args)
-    threads = thread_count(args.threads)  # --threads, or the idle cores: set once, by open_sides
-    options = encode_options(args, heads, device, threads, normalize=True)
+    m = check_options(args)
     with ExitStack() as stack:
         stack.enter_context(_signals_unwind())  # the temporary shard folders go with SIGTERM and SIGHUP too
-        src, tgt = open_sides(args, options, threads, stack)
-        src_vecs, tgt_vecs, docs = views(args, src, tgt, rescorers(args, src, tgt))
-        pairs = mine(src_vecs, tgt_vecs, k=args.k, scoring=args.scoring, mode=args.mode, threshold=threshold,
-                     retrieval=args.retrieval, index=config, **docs)
-        write_pairs(out, pairs, src, tgt)
+        src, tgt = open_sides(m, stack)
+        src_vecs, tgt_vecs, docs = views(m, src, tgt, rescorers(m, src, tgt))
+        pairs = mine(src_vecs, tgt_vecs, k=m.k, scoring=m.scoring, mode=m.mode, threshold=m.threshold,
+                     retrieval=m.retrieval, index=m.index, **docs)
+        write_pairs(m.out, pairs, src, tgt)
+    out, threshold = m.out, m.threshold
     kept = f"scores >= {threshold:g}" if threshold is not None else "no threshold"
-    if threshold is not None and threshold == default_threshold(args.scoring, args.mode):
+    if threshold is not None and threshold == default_threshold(m.scoring, m.mode):
         kept += ", the default; --threshold all keeps every candidate"
     counted = f"{int(_non_blank(src).sum())} x {int(_non_blank(tgt).sum())} sentences"  # blank lines never take part
     if docs:
         counted += f" in {int(docs['src_docs'].max()) + 1} pairs of documents"
-        if args.scoring != "absolute":
+        if m.scoring != "absolute":
             sizes = np.bincount(docs["src_docs"][docs["src_docs"] >= 0])
             logger.warning("--documents: the %s margin compares each pair with neighbours inside its own documents "
                            "(median %d sentences), so scores run higher than across a whole corpus and a threshold "
                            "chosen elsewhere does not carry over; choose one on documents you know, or use "
-                           "--scoring absolute", args.scoring, int(np.median(sizes)))
-    used = "" if pairs.k is None else f", k = {pairs.k}" if pairs.k == args.k else f", k = {pairs.k} of {args.k} asked"
-    print(f"wrote {out}: {len(pairs)} pairs ({args.mode}, {args.scoring}{used}, {kept}) from {counted}",
+                           "--scoring absolute", m.scoring, int(np.median(sizes)))
+    used = "" if pairs.k is None else f", k = {pairs.k}" if pairs.k == m.k else f", k = {pairs.k} of {m.k} asked"
+    print(f"wrote {out}: {len(pairs)} pairs ({m.mode}, {m.scoring}{used}, {kept}) from {counted}",
           file=sys.stderr)
     return 0
 
@@ -235,7 +266,7 @@ def _signals_unwind() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def open_sides(args: argparse.Namespace, options: EncodeOptions, threads: int, stack: ExitStack) -> tuple:
+def open_sides(m: Mining, stack: ExitStack) -> tuple:
     """(source Shards, target Shards): shard folders opened, text files encoded (into --shards or a temporary
     folder); the model loads only when a text file needs it or --model names it. The process's `threads` are set
     here, once: FAISS's, and torch's where a model loads (shard folders alone need no torch)."""
@@ -243,21 +274,20 @@ def open_sides(args: argparse.Namespace, options: EncodeOptions, threads: int, s
     from bridgeembed.mining.index import faiss_module
     from bridgeembed.mining.shards import ShardError, Shards, fingerprint, write_shards
 
-    sides = {"src": (args.src, args.src_lang), "tgt": (args.tgt, args.tgt_lang)}
-    encoder = None
-    if args.model is not None or any(not Path(path).is_dir() for path, _ in sides.values()):
-        encoder, options = load_checked_encoder(options, [lang for path, lang in sides.values() if lang])
+    encoder, options = None, m.encode
+    if m.model is not None or any(not Path(path).is_dir() for path, _ in m.sides.values()):
+        encoder, options = load_checked_encoder(options, [lang for path, lang in m.sides.values() if lang])
     faiss_module()  # "need FAISS" after every argument (languages too) is checked, before anything is encoded
-    set_threads(threads, libraries=("faiss",) if encoder is None else ("torch", "faiss"))
+    set_threads(m.threads, libraries=("faiss",) if encoder is None else ("torch", "faiss"))
     opened, folders = {}, {}
-    for name, (path, lang) in sides.items():
+    for name, (path, lang) in m.sides.items():
         if Path(path).is_dir():
             shards = Shards(path)
             if lang and lang != shards.lang:
                 raise ShardError(f"--{name} {path} holds {shards.lang!r} sentences, not --{name}-lang {lang!r}")
-            if args.precision and args.precision != shards.precision:
-                raise ShardError(f"--{name} {path} holds {shards.precision} vectors, not --precision {args.precision}; "
-                                 f"encode it again with --precision {args.precision}, or leave --precision out")
+            if m.precision and m.precision != shards.precision:
+                raise ShardError(f"--{name} {path} holds {shards.precision} vectors, not --precision {m.precision}; "
+                                 f"encode it again with --precision {m.precision}, or leave --precision out")
             if shards.manifest["heads"] != options.heads.encoder_heads:
                 raise ShardError(f"--{name} {path} holds vectors of heads {shards.manifest['heads']!r}, not --heads "
                                  f"{options.heads}; give --heads {shards.manifest['heads']} or encode it again")
@@ -265,28 +295,27 @@ def open_sides(args: argparse.Namespace, options: EncodeOptions, threads: int, s
                 raise ShardError(f"--{name} {path} was encoded with model {shards.manifest['model']!r}, not "
                                  f"--model {options.model}; encode it again with this model")
         else:
-            root = Path(args.shards) if args.shards else Path(stack.enter_context(tempfile.TemporaryDirectory(
-                prefix="bridgeembed-mine-")))
+            root = m.shards or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bridgeembed-mine-")))
             folder = shard_folder(root, Path(path), lang, folders)
             folders[folder] = Path(path).resolve()
-            shards = write_shards(encoder, Path(path), lang, folder, args.shard_size, options)
+            shards = write_shards(encoder, Path(path), lang, folder, m.shard_size, options)
         opened[name] = shards
     opened["src"].check_same_space(opened["tgt"])
     return opened["src"], opened["tgt"]
 
 
-def rescorers(args: argparse.Namespace, src: object, tgt: object) -> tuple:
+def rescorers(m: Mining, src: object, tgt: object) -> tuple:
     """(--rescore-src, --rescore-tgt) opened and checked against the sides' shards, or (None, None)."""
     from bridgeembed.mining.shards import ShardError, Shards
 
-    if args.rescore_src is None:
+    if m.rescore["src"] is None:
         return None, None
     out = []
     for name, side in (("src", src), ("tgt", tgt)):
         if side.precision not in ("int8", "binary", "ubinary"):
             raise ShardError(f"--rescore-{name} goes with int8 or binary shards, but --{name} {side.folder} holds "
                              f"{side.precision} vectors, which are rescored already")
-        floats = Shards(getattr(args, f"rescore_{name}"))
+        floats = Shards(m.rescore[name])
         side.check_rescore(floats)
         out.append(floats)
     return tuple(out)
@@ -323,19 +352,19 @@ def load_checked_encoder(options: EncodeOptions, langs: list) -> tuple:
     return encoder, replace(options, heads=options.heads.resolve(encoder, what="--heads"))
 
 
-def views(args: argparse.Namespace, src: object, tgt: object, rescore: tuple = (None, None)) -> tuple:
+def views(m: Mining, src: object, tgt: object, rescore: tuple = (None, None)) -> tuple:
     """The rows that take part (blank lines never do) and, with --documents, each row's document; `rescore`:
     the float shards of each side, if given."""
     from bridgeembed.mining.vectors import Vectors
 
     src_ok, tgt_ok = _non_blank(src), _non_blank(tgt)
     subsets, docs = (np.flatnonzero(src_ok), np.flatnonzero(tgt_ok)), {}
-    if args.mode == "align" and not args.documents:
+    if m.mode == "align" and not m.documents:
         if len(src) != len(tgt):
             raise BridgeembedError(f"--mode align pairs line i with line i, but {src.text} has {len(src)} lines and "
                                    f"{tgt.text} {len(tgt)}; give line-aligned files, or --documents")
         subsets = (np.flatnonzero(src_ok & tgt_ok),) * 2
-    elif args.documents:
+    elif m.documents:
         src_docs, tgt_docs = _documents(src_ok), _documents(tgt_ok)
         if src_docs.max() != tgt_docs.max():
             raise BridgeembedError(f"--documents: {src.text} has {src_docs.max() + 1} documents and {tgt.text} "

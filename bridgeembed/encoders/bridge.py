@@ -174,7 +174,7 @@ class BridgeEncoder:
 
     def worker_factory(self) -> Callable[[], "BridgeEncoder"]:
         """A picklable zero-argument callable that loads this encoder again, on the CPU, in another process:
-        what each worker of `encode_to_shards(..., processes=N)` builds its encoder with. Only an encoder
+        what each worker of a pool (`encode_options(processes=N)`) builds its encoder with. Only an encoder
         loaded from a name or path (or `reinitialized` from one) can be loaded again; one made with
         `from_model` is a ConfigError. The workers check that the weights they load are this encoder's."""
         if self.quantize:

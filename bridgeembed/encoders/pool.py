@@ -1,5 +1,5 @@
 """Encoding in a pool of worker processes (`concurrent.futures.ProcessPoolExecutor`, spawned): the shards of
-`encode_to_shards(..., processes=N)`, and `encode_multi_process` for a list of sentences (as in
+`encode_to_shards(..., encode_options(processes=N))`, and `encode_multi_process` for a list of sentences (as in
 sentence-transformers). A worker builds the encoder once and runs one job at a time (`workers.py`); the
 parent hands out one job a worker. An error in a worker reaches the parent as itself; a worker that dies
 ends the run with a `WorkerDied` naming it and its job, one past `job_timeout` with a `WorkerHung`. A script
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bridgeembed.encoders.options import EncodeOptions, check_processes, check_timeout, threads_each
+from bridgeembed.encoders.options import EncodeOptions, check_processes, encode_options
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.encoders.workers import (
     SameWeights,
@@ -172,8 +172,10 @@ def encode_multi_process(encoder: SentenceEncoder, sentences: Sequence[str], lan
     `chunk_size` sentences (default: N / (10 processes), at most 5000) go to the workers as they free up.
 
     The workers start and load the model on every call (seconds): worth it for many sentences only. For a
-    file larger than memory, `encode_to_shards(..., processes=N)` writes the vectors to disk instead.
-    `job_timeout`: seconds a worker may hold one chunk before it is taken for hung (WorkerHung)."""
+    file larger than memory, `encode_to_shards(..., encode_options(processes=N))` writes the vectors to disk instead.
+    `job_timeout`: seconds a worker may hold one chunk before it is taken for hung (WorkerHung).
+    `threads_per_process` (sentence-transformers' name): `encode_options`'s `threads`, torch threads of each
+    worker (default: the idle cores shared among them)."""
     processes = check_processes(processes)
     spec = HeadSpec.parse(heads).one_vector(needs="encode_multi_process gives").resolve(encoder)
     sentences = list(sentences)
@@ -181,10 +183,9 @@ def encode_multi_process(encoder: SentenceEncoder, sentences: Sequence[str], lan
         chunk_size = max(1, min(5000, -(-len(sentences) // (10 * processes))))
     chunk_size = check_processes(chunk_size, "chunk_size")
     starts = range(0, len(sentences), chunk_size)
-    processes = min(processes, len(starts))
-    options = EncodeOptions(heads=spec, batch_size=batch_size, normalize=bool(normalize), processes=max(1, processes),
-                            threads=threads_each(processes, threads_per_process) if processes > 1 else None,
-                            job_timeout=check_timeout(job_timeout))
+    options = encode_options(heads=spec, batch_size=batch_size, normalize=normalize,
+                             processes=max(1, min(processes, len(starts))), threads=threads_per_process,
+                             job_timeout=job_timeout)
     if options.processes == 1:
         return encode_lines(encoder, sentences, lang, options)
     jobs = ((i, sentences[start:start + chunk_size], None) for i, start in enumerate(starts))

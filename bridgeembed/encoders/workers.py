@@ -88,7 +88,7 @@ class SameWeights:
 # --- one job, here or in a worker ----------------------------------------------------------------------------
 def encode_lines(encoder: SentenceEncoder, lines: Sequence[str], lang: str, options: EncodeOptions) -> np.ndarray:
     """(N, d) vectors of `lines` as a shard stores them: float32 from the encoder, unit length with
-    `options.normalize`, then `options.dtype` (`codes.shard_codes`): float32, float16, int8 scaled row by row
+    `options.normalize`, then `options.precision` (`codes.shard_codes`): float32, float16, int8 scaled row by row
     (its largest |component| becomes 127), not calibrated on a batch as `encode(precision="int8")` is, so the
     shards of one collection, whichever batch, shard or worker encoded a line, and the queries stay
     comparable; binary (int8) or ubinary (uint8), the sign bits packed as `encode(precision=)` packs them."""
@@ -98,7 +98,7 @@ def encode_lines(encoder: SentenceEncoder, lines: Sequence[str], lang: str, opti
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     from bridgeembed.encoders.codes import shard_codes
 
-    return shard_codes(vectors, options.dtype)
+    return shard_codes(vectors, options.precision)
 
 
 def run_job(encoder: SentenceEncoder, lines: Sequence[str], path: Any, lang: str, options: EncodeOptions) -> tuple:

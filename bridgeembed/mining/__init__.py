@@ -1,9 +1,9 @@
 """Bitext mining and semantic search at scale (issue 17): what LASER and sentence-transformers users come for.
 
-    from bridgeembed.mining import mine, semantic_search, encode_to_shards, Shards
+    from bridgeembed.mining import mine, semantic_search, encode_to_shards, encode_options, Shards
     pairs = mine(de_vectors, en_vectors, k=4, scoring="ratio")      # MinedPairs: score, src, tgt, best first
     hits = semantic_search(queries, corpus, top_k=5)                 # [[{"corpus_id": 3, "score": 0.81}, ...], ...]
-    shards = encode_to_shards(encoder, "news.de.txt", "de", "shards/", processes=4)  # resumable, on 4 processes
+    shards = encode_to_shards(encoder, "news.de.txt", "de", "shards/", encode_options(processes=4))  # resumable
 
 Modules: `vectors` (arrays or shard folders read a block at a time as unit rows), `index` (FAISS:
 flat, ivf, hnsw), `mine` (margin-based mining, Artetxe & Schwenk 2019), `search` (semantic search),
@@ -12,6 +12,7 @@ flat, ivf, hnsw), `mine` (margin-based mining, Artetxe & Schwenk 2019), `search`
 (`pip install faiss-cpu`) is imported only when an index is built.
 """
 
+from bridgeembed.encoders.options import EncodeOptions, encode_options
 from bridgeembed.encoders.pool import encode_multi_process
 from bridgeembed.mining.index import IndexConfig
 from bridgeembed.mining.mine import MinedPairs, mine
@@ -19,5 +20,5 @@ from bridgeembed.mining.search import semantic_search
 from bridgeembed.mining.shards import Shards, encode_to_shards
 from bridgeembed.mining.vectors import Vectors
 
-__all__ = ["IndexConfig", "MinedPairs", "Shards", "Vectors", "encode_multi_process", "encode_to_shards", "mine",
-           "semantic_search"]
+__all__ = ["EncodeOptions", "IndexConfig", "MinedPairs", "Shards", "Vectors", "encode_multi_process", "encode_options",
+           "encode_to_shards", "mine", "semantic_search"]

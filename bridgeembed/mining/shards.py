@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from tqdm.auto import tqdm
 
-from bridgeembed.encoders.options import EncodeOptions, check_processes, check_timeout, shard_precision, threads_each
+from bridgeembed.encoders.options import EncodeOptions, encode_options
 from bridgeembed.encoders.pool import WorkerDied, encode_jobs
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.encoders.workers import fingerprint
@@ -49,7 +49,7 @@ from bridgeembed.paths import FolderLock, remove_stale_temporaries, write_text_a
 from bridgeembed.text.streaming import iter_lines
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.encoders.protocol import Heads, SentenceEncoder
+    from bridgeembed.encoders.protocol import SentenceEncoder
 
 logger = logging.getLogger(__name__)
 
@@ -101,42 +101,38 @@ def probe_dim(encoder: SentenceEncoder, lang: str, heads: HeadSpec) -> int:
 
 
 # --- writing -----------------------------------------------------------------------------------------------
-def encode_to_shards(encoder: SentenceEncoder, path: str | Path, lang: str, folder: str | Path, model: str = "",
-                     shard_size: int = SHARD_SIZE, heads: Heads = "mean", half: bool = False,
-                     normalize: bool = False, batch_size: int = 64, processes: int = 1,
-                     threads_per_process: int | None = None, show_progress: bool | None = None,
-                     job_timeout: float | None = None, precision: str | None = None) -> Shards:
-    """Encode the lines of `path` (UTF-8, gzipped or not) into `folder`, resuming what is already there.
+def encode_to_shards(encoder: SentenceEncoder, path: str | Path, lang: str, folder: str | Path,
+                     options: EncodeOptions | None = None, shard_size: int = SHARD_SIZE) -> Shards:
+    """Encode the lines of `path` (UTF-8, gzipped or not) into `folder`, resuming what is already there, as
+    `options` says (`encode_options(...)`; None: its defaults: the mean, float32, one process).
 
-    `model` is the name recorded in the manifest (the encoder's weights are fingerprinted either way);
-    `precision` float32 (default), float16 (or `half`), int8, binary or ubinary (`codes.shard_codes`): d, d or
-    d/8 bytes a row; binary and ubinary as `encode(..., precision=)` packs them, int8 scaled per row rather than
-    calibrated, so shards and queries quantized apart stay comparable (uint8 is refused for that reason). A
-    folder that holds shards of another input, model or setting (precision included) is refused.
+    `options.model` is the name recorded in the manifest (default: the encoder's source; the weights are
+    fingerprinted either way); `options.heads` the mean or one head; `options.precision` float32 (default),
+    float16, int8, binary or ubinary (`codes.shard_codes`): d, d or d/8 bytes a row; binary and ubinary as
+    `encode(..., precision=)` packs them, int8 scaled per row rather than calibrated, so shards and queries
+    quantized apart stay comparable (uint8 is refused for that reason). A folder that holds shards of another
+    input, model or setting (precision included) is refused.
 
-    `processes` > 1: the missing shards are encoded by that many worker processes (`bridgeembed.encoders.pool`),
-    each with `threads_per_process` torch threads (default: the idle cores shared among them, at least
-    one each), each writing its shards as one process does; the shards are the same, bit for bit, as one
-    process with as many threads writes. Workers run on the CPU and build the encoder again (a
-    `BridgeEncoder` loads its source; another encoder is pickled), so an encoder on a GPU, or one wrapped
-    from a model in memory, is refused. `show_progress`: a bar over the sentences to encode (None: on a
-    terminal only; the command lines' --quiet gives False). `job_timeout` (pools): seconds a worker may hold
-    one shard before it is taken for hung and the pool stopped (WorkerHung); default: no limit."""
+    `options.processes` > 1: the missing shards are encoded by that many worker processes
+    (`bridgeembed.encoders.pool`), each with `options.threads` torch threads, each writing its shards as one
+    process does; the shards are the same, bit for bit, as one process with as many threads writes. Workers run
+    on the CPU and build the encoder again (a `BridgeEncoder` loads its source; another encoder is pickled), so
+    an encoder on a GPU, or one wrapped from a model in memory, is refused. `options.show_progress`: a bar over
+    the sentences to encode (None: on a terminal only; the command lines' --quiet gives False).
+    `options.job_timeout` (pools): seconds a worker may hold one shard before it is taken for hung and the pool
+    stopped (WorkerHung); default: no limit."""
     if not isinstance(shard_size, int) or shard_size < 1:
         raise BridgeembedError(f"shard_size must be a positive integer, got {shard_size!r}")
-    processes = check_processes(processes)
-    options = EncodeOptions(heads=HeadSpec.parse(heads).one_vector(needs="shards hold").resolve(encoder),
-                            batch_size=batch_size, normalize=bool(normalize),
-                            precision=shard_precision(precision, half), processes=processes,
-                            threads=threads_each(processes, threads_per_process) if processes > 1 else None,
-                            job_timeout=check_timeout(job_timeout), show_progress=show_progress,
-                            model=str(model or getattr(encoder, "source", "")))
+    options = encode_options() if options is None else options
+    options = replace(options, heads=options.heads.one_vector(needs="shards hold").resolve(encoder),
+                      model=options.model or str(getattr(encoder, "source", "")))
     return write_shards(encoder, path, lang, folder, shard_size, options)
 
 
 def write_shards(encoder: SentenceEncoder, path: str | Path, lang: str, folder: str | Path, shard_size: int,
                  options: EncodeOptions) -> Shards:
-    """`encode_to_shards` with the options resolved by the caller (a command line, `encode_to_shards`)."""
+    """`encode_to_shards` with the heads resolved against `encoder` by the caller (a command line,
+    `encode_to_shards`)."""
     folder = Path(folder)
     dim = probe_dim(encoder, lang, options.heads)
     if folder.exists() and not folder.is_dir():
@@ -153,7 +149,8 @@ def _write_locked(encoder: SentenceEncoder, path: str | Path, lang: str, folder:
     """`write_shards` while this process holds the folder's lock."""
     manifest = {"format": FORMAT, "version": VERSION, "model": options.model, "fingerprint": fingerprint(encoder),
                 "dim": dim, "heads": options.heads.encoder_heads, "normalized": options.normalize,
-                "dtype": STORED[options.dtype], "precision": options.dtype, "lang": lang, "shard_size": shard_size,
+                "dtype": STORED[options.precision], "precision": options.precision, "lang": lang,
+                "shard_size": shard_size,
                 "max_seq_length": getattr(encoder, "max_len", None), "input": scan_input(path)}
     # a folder written before encoders kept 256 tokens (2026-11-27) was cut at the model's training length
     trained = getattr(getattr(getattr(encoder, "config", None), "tokenizer", None), "max_len", None)

@@ -185,14 +185,15 @@ def test_mining_benchmark_bucc_fills_up_with_spliced_captions(tmp_path, real_dat
 def test_mining_benchmark_mines_shard_folders_and_compares_with_exact(tmp_path):
     pytest.importorskip("faiss", reason="faiss-cpu is not installed")
     from bridgeembed.encoders.baselines import HashBowEncoder
-    from bridgeembed.mining.shards import encode_to_shards
+    from bridgeembed.mining import encode_options, encode_to_shards
 
     words = ["dog", "cat", "man", "woman", "runs", "sits", "red", "blue", "park", "beach", "ball", "car"]
     rng = __import__("random").Random(0)
     for side in ("src", "tgt"):
         path = tmp_path / f"{side}.txt"
         path.write_text("".join(" ".join(rng.choices(words, k=6)) + "\n" for _ in range(3000)), encoding="utf-8")
-        encode_to_shards(HashBowEncoder(dim=32), path, "en", tmp_path / side, shard_size=1000, normalize=True)
+        encode_to_shards(HashBowEncoder(dim=32), path, "en", tmp_path / side,
+                         encode_options(normalize=True), shard_size=1000)
     run_here("mining.py", "mine", "--src-shards", str(tmp_path / "src"), "--tgt-shards", str(tmp_path / "tgt"),
              "--size", "2500", "--compare-exact", "--out", str(tmp_path / "m.json"))
     mined = json.loads((tmp_path / "m.json").read_text())

@@ -118,9 +118,9 @@ def test_shards_of_another_model_or_dimension_are_refused(files, tmp_path, capsy
                     "--model", "untrained:multi30k-m2m", "--out", tmp_path / "p.tsv") == 0
     untrained = untrained / "en.txt.en"
     from bridgeembed.encoders.baselines import HashBowEncoder
-    from bridgeembed.mining.shards import encode_to_shards
+    from bridgeembed.mining import encode_options, encode_to_shards
 
-    encode_to_shards(HashBowEncoder(), en, "en", bow, model="bow")
+    encode_to_shards(HashBowEncoder(), en, "en", bow, encode_options(model="bow"))
     capsys.readouterr()
     assert run_mine("--src", ours, "--tgt", bow, "--out", tmp_path / "p.tsv") == 2
     err = capsys.readouterr().err.strip()

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from bridgeembed.encoders.baselines import HashBowEncoder
+from bridgeembed.encoders.options import encode_options
 from bridgeembed.encoders.pool import WorkerDied, WorkerHung
 from bridgeembed.encoders.workers import SameWeights, fingerprint, what_crosses, worker_factory
 from bridgeembed.errors import BridgeembedError, DataError, UnknownLanguageError
@@ -40,9 +41,10 @@ def shard_bytes(folder):
 
 
 def test_a_pool_writes_the_bytes_one_process_writes_and_resumes(text, tmp_path):
-    one = encode_to_shards(Slow(), text, "en", tmp_path / "one", shard_size=4, half=True, normalize=True)
-    pool = encode_to_shards(Slow(), text, "en", tmp_path / "pool", shard_size=4, half=True, normalize=True,
-                            processes=2, threads_per_process=1)
+    one = encode_to_shards(Slow(), text, "en", tmp_path / "one",
+                           encode_options(precision="float16", normalize=True), shard_size=4)
+    pool = encode_to_shards(Slow(), text, "en", tmp_path / "pool",
+                            encode_options(precision="float16", normalize=True, processes=2, threads=1), shard_size=4)
     assert len(shard_bytes(pool.folder)) == 7 and shard_bytes(pool.folder) == shard_bytes(one.folder)
     assert (pool.folder / "manifest.json").read_text() == (one.folder / "manifest.json").read_text().replace(
         str(one.folder), str(pool.folder))
@@ -51,15 +53,16 @@ def test_a_pool_writes_the_bytes_one_process_writes_and_resumes(text, tmp_path):
     (pool.folder / shard_name(5)).write_bytes((pool.folder / shard_name(5)).read_bytes()[:100])
     kept = {p.name: p.stat().st_mtime_ns for p in pool.folder.glob("shard-*.npy")}
     kept.pop(shard_name(5))
-    encode_to_shards(Slow(), text, "en", pool.folder, shard_size=4, half=True, normalize=True, processes=3)
+    encode_to_shards(Slow(), text, "en", pool.folder,
+                     encode_options(precision="float16", normalize=True, processes=3), shard_size=4)
     assert {name: (pool.folder / name).stat().st_mtime_ns for name in kept} == kept
     assert shard_bytes(pool.folder) == shard_bytes(one.folder)
 
 
 def test_a_bar_over_the_sentences_when_asked(text, tmp_path, capsys):
-    encode_to_shards(Slow(), text, "en", tmp_path / "quiet", shard_size=10, show_progress=False)
+    encode_to_shards(Slow(), text, "en", tmp_path / "quiet", encode_options(show_progress=False), shard_size=10)
     assert "shards:" not in capsys.readouterr().err
-    encode_to_shards(Slow(), text, "en", tmp_path / "shown", shard_size=10, show_progress=True)
+    encode_to_shards(Slow(), text, "en", tmp_path / "shown", encode_options(show_progress=True), shard_size=10)
     assert "shown: shards: 100%" in capsys.readouterr().err
 
 
@@ -89,7 +92,7 @@ def test_a_killed_worker_is_one_error_and_the_next_run_finishes(text, tmp_path):
     killer.start()
     try:
         with pytest.raises(WorkerDied) as caught:
-            encode_to_shards(Slow(pids=pids, delay=1.0), text, "en", folder, shard_size=5, processes=2)
+            encode_to_shards(Slow(pids=pids, delay=1.0), text, "en", folder, encode_options(processes=2), shard_size=5)
     finally:
         killer.join()
     assert re.fullmatch(rf"a worker process \(pid {killed[0]}\) died \(killed by SIGKILL, perhaps for lack of memory\) "
@@ -99,7 +102,7 @@ def test_a_killed_worker_is_one_error_and_the_next_run_finishes(text, tmp_path):
     with pytest.raises(ShardError, match="is incomplete"):
         Shards(folder)
     before = {p.name: p.stat().st_mtime_ns for p in folder.glob("shard-*.npy")}
-    shards = encode_to_shards(Slow(), text, "en", folder, shard_size=5, processes=2)
+    shards = encode_to_shards(Slow(), text, "en", folder, encode_options(processes=2), shard_size=5)
     assert {name: (folder / name).stat().st_mtime_ns for name in before} == before
     np.testing.assert_array_equal(shards.read(0, 25), expected(text))
 
@@ -123,7 +126,7 @@ def test_a_pool_that_breaks_between_two_jobs_is_one_worker_died_too(text, tmp_pa
 
     monkeypatch.setattr(pool_module, "ProcessPoolExecutor", BreaksAtTheThirdSubmit)
     with pytest.raises(WorkerDied, match=r"^a worker process \(pid .*\) died \(.*\) while encoding "):
-        encode_to_shards(Slow(), text, "en", tmp_path / "shards", shard_size=5, processes=2)
+        encode_to_shards(Slow(), text, "en", tmp_path / "shards", encode_options(processes=2), shard_size=5)
 
 
 def test_the_dead_worker_is_named_from_exit_codes_read_after_the_pools_own_cleanup():
@@ -155,28 +158,28 @@ def test_a_hung_worker_is_stopped_after_job_timeout_and_the_next_run_finishes(te
     folder = tmp_path / "shards"
     started = time.monotonic()
     with pytest.raises(WorkerHung) as caught:  # a worker sleeps 60 s in each shard: taken for hung after 2 s
-        encode_to_shards(Slow(delay=60.0), text, "en", folder, shard_size=5, processes=2, job_timeout=2)
+        encode_to_shards(Slow(delay=60.0), text, "en", folder, encode_options(processes=2, job_timeout=2), shard_size=5)
     assert time.monotonic() - started < 40  # not the 60 s a shard takes
     assert re.fullmatch(rf"a worker process \(pid \d+\) gave no answer in 2 s \(job_timeout\) while encoding "
                         rf"{re.escape(str(folder))}/shard-0000\d\.npy: taken for hung and stopped; the shards "
                         rf"written are complete: run the same encoding again to encode the missing ones",
                         str(caught.value))
     assert isinstance(caught.value, WorkerDied) and not list(folder.glob(".*.tmp"))
-    shards = encode_to_shards(Slow(), text, "en", folder, shard_size=5, processes=2, job_timeout=30)
+    shards = encode_to_shards(Slow(), text, "en", folder, encode_options(processes=2, job_timeout=30), shard_size=5)
     np.testing.assert_array_equal(shards.read(0, 25), expected(text))
     with pytest.raises(BridgeembedError, match="job_timeout must be a positive number of seconds or None, got 0"):
-        encode_to_shards(Slow(), text, "en", tmp_path / "other", job_timeout=0)
+        encode_to_shards(Slow(), text, "en", tmp_path / "other", encode_options(job_timeout=0))
     with pytest.raises(BridgeembedError, match="job_timeout must be a positive number of seconds or None, got inf"):
-        encode_to_shards(Slow(), text, "en", tmp_path / "other", job_timeout=float("inf"))
+        encode_to_shards(Slow(), text, "en", tmp_path / "other", encode_options(job_timeout=float("inf")))
 
 
 KILLED_PARENT = """
 import sys
 sys.path.insert(0, {repo!r})
-from bridgeembed.mining.shards import encode_to_shards
+from bridgeembed.mining import encode_options, encode_to_shards
 from tests.helpers.pool_encoders import Slow
 
-encode_to_shards(Slow(pids={pids!r}, delay=0.3), {text!r}, "en", {folder!r}, shard_size=2, processes=2)
+encode_to_shards(Slow(pids={pids!r}, delay=0.3), {text!r}, "en", {folder!r}, encode_options(processes=2), shard_size=2)
 """
 
 
@@ -221,12 +224,12 @@ def test_an_error_in_a_worker_is_the_same_one_line_error(tmp_path, capsys):
     path = tmp_path / "in.txt"
     path.write_text("".join(f"line {i}\n" if i != 13 else "poison\n" for i in range(20)), encoding="utf-8")
     with pytest.raises(DataError) as caught:
-        encode_to_shards(Poisoned(), path, "en", tmp_path / "shards", shard_size=3, processes=2)
+        encode_to_shards(Poisoned(), path, "en", tmp_path / "shards", encode_options(processes=2), shard_size=3)
     assert type(caught.value) is DataError
     assert str(caught.value) == "cannot encode 'poison': a word this encoder refuses"
     assert not list((tmp_path / "shards").glob(".*.tmp")) and not (tmp_path / "shards" / shard_name(4)).exists()
-    assert guarded(lambda _: encode_to_shards(Poisoned(), path, "en", tmp_path / "shards", shard_size=3,
-                                              processes=2), None) == 2
+    assert guarded(lambda _: encode_to_shards(Poisoned(), path, "en", tmp_path / "shards",
+                                              encode_options(processes=2), shard_size=3), None) == 2
     assert one_line_error(capsys) == "error: cannot encode 'poison': a word this encoder refuses"
 
 
@@ -256,14 +259,14 @@ class Unpicklable(HashBowEncoder):
 def test_what_a_pool_refuses(text, tmp_path):
     for bad in (0, -1, "2", 1.5, True):
         with pytest.raises(BridgeembedError, match=re.escape(f"processes must be a positive integer, got {bad!r}")):
-            encode_to_shards(Slow(), text, "en", tmp_path / "a", processes=bad)
+            encode_to_shards(Slow(), text, "en", tmp_path / "a", encode_options(processes=bad))
     with pytest.raises(BridgeembedError, match=r"processes=2: a pool of processes encodes on CPU cores, but the "
                                                r"encoder is on cuda:0; on a GPU, encode in one process"):
         worker_factory(OnGpu())
     with pytest.raises(BridgeembedError, match=r"processes=2: a worker process cannot build this Unpicklable again: "
                                                r"it cannot be pickled \(.*lock.*\); give it a worker_factory\(\) "
                                                r"method, or encode in one process \(processes=1\)"):
-        encode_to_shards(Unpicklable(), text, "en", tmp_path / "b", shard_size=5, processes=2)
+        encode_to_shards(Unpicklable(), text, "en", tmp_path / "b", encode_options(processes=2), shard_size=5)
     with pytest.raises(BridgeembedError, match=r"the encoder a worker process built again has other weights than "
                                                r"the one given \(fingerprint \w+, not 0123\)"):
         SameWeights("0123")(HashBowEncoder())
@@ -275,7 +278,7 @@ def test_heads_giving_several_vectors_are_refused_before_any_work(text, tmp_path
     shown = "each" if heads == "each" else "0,1"
     with pytest.raises(BridgeembedError, match=re.escape(f"heads {shown}: shards hold one vector per sentence; "
                                                          "use heads mean or one head index")):
-        encode_to_shards(Slow(), text, "en", tmp_path / "a", heads=heads)
+        encode_to_shards(Slow(), text, "en", tmp_path / "a", encode_options(heads=heads))
     assert not (tmp_path / "a").exists()
     with pytest.raises(BridgeembedError, match=re.escape(f"heads {shown}: encode_multi_process gives one vector "
                                                          "per sentence")):
@@ -323,7 +326,7 @@ def test_encode_and_mine_with_processes_write_what_one_process_writes(tmp_path, 
     de, en = numbered(tmp_path / "de.txt", DE, 30), numbered(tmp_path / "en.txt", EN, 12)
     torch.set_num_threads(1)  # as each of the 2 workers of --threads 2: the same vectors, bit for bit
     one = encode_to_shards(BridgeEncoder("multi30k-m2m", device="cpu"), de, "de", tmp_path / "one",
-                           model="multi30k-m2m", shard_size=8)
+                           encode_options(model="multi30k-m2m"), shard_size=8)
     assert encode.main(["--lang", "de", "--in", str(de), "--shards", str(tmp_path / "pool"), "--shard-size", "8",
                         "--processes", "2", "--threads", "2", "--quiet"]) == 0
     assert f"wrote {tmp_path / 'pool'}: 30 sentences, 4 shards of float32 vectors (512,)" in capsys.readouterr().err

@@ -10,6 +10,7 @@ import pytest
 
 from bridgeembed.encoders.baselines import HashBowEncoder
 from bridgeembed.encoders.codes import quantize_embeddings, scale_rows_int8, shard_codes
+from bridgeembed.encoders.options import encode_options
 from bridgeembed.errors import BridgeembedError, DataError
 from bridgeembed.mining.manifest import MANIFEST, ShardError
 from bridgeembed.mining.shards import Shards, encode_to_shards
@@ -46,8 +47,9 @@ def shard_sides(tmp_path, precisions=("float32", "int8", "binary")):
         text = tmp_path / f"{side}.txt"
         text.write_text("".join(f"row {i}\n" for i in range(len(table))), encoding="utf-8")
         for precision in precisions:
-            out.setdefault(precision, []).append(encode_to_shards(
-                Table(table), text, "xx", tmp_path / f"{side}.{precision}", shard_size=200, precision=precision))
+            shards = encode_to_shards(Table(table), text, "xx", tmp_path / f"{side}.{precision}",
+                                      encode_options(precision=precision), shard_size=200)
+            out.setdefault(precision, []).append(shards)
     return out, gold
 
 
@@ -66,8 +68,8 @@ def test_int8_and_binary_shards_hold_what_encode_gives(text, tmp_path):
     lines = text.read_text().splitlines()
     vectors = HashBowEncoder(dim=20).encode(lines)
     for precision, width, dtype in (("int8", 20, np.int8), ("binary", 3, np.int8), ("ubinary", 3, np.uint8)):
-        shards = encode_to_shards(HashBowEncoder(dim=20), text, "en", tmp_path / precision, shard_size=10,
-                                  precision=precision)
+        shards = encode_to_shards(HashBowEncoder(dim=20), text, "en", tmp_path / precision,
+                                  encode_options(precision=precision), shard_size=10)
         assert (shards.precision, shards.dim, shards.width, shards.shape) == (precision, 20, width, (25, 20))
         np.testing.assert_array_equal(shards.read(0, 25), shard_codes(vectors, precision))
         if precision != "int8":  # the sign bits packed as encode(precision=) packs them
@@ -78,8 +80,8 @@ def test_int8_and_binary_shards_hold_what_encode_gives(text, tmp_path):
         assert (manifest["precision"], manifest["dtype"]) == (precision, np.dtype(dtype).name)
     # int8 is scaled per row (not calibrated as encode's): shards cut otherwise, in other batches, hold the same rows
     np.testing.assert_array_equal(Shards(tmp_path / "int8").read(0, 25), scale_rows_int8(vectors))
-    other = encode_to_shards(HashBowEncoder(dim=20), text, "en", tmp_path / "int8-7", shard_size=7, precision="int8",
-                             batch_size=3)
+    other = encode_to_shards(HashBowEncoder(dim=20), text, "en", tmp_path / "int8-7",
+                             encode_options(precision="int8", batch_size=3), shard_size=7)
     np.testing.assert_array_equal(other.read(0, 25), Shards(tmp_path / "int8").read(0, 25))
 
 
@@ -87,24 +89,22 @@ def test_a_resume_in_another_precision_is_refused(text, tmp_path):
     folder = tmp_path / "shards"
     encode_to_shards(HashBowEncoder(dim=16), text, "en", folder, shard_size=10)
     with pytest.raises(ShardError, match="these shards were made with precision 'float32', not 'int8'"):
-        encode_to_shards(HashBowEncoder(dim=16), text, "en", folder, shard_size=10, precision="int8")
+        encode_to_shards(HashBowEncoder(dim=16), text, "en", folder, encode_options(precision="int8"), shard_size=10)
     with pytest.raises(ShardError, match="made with precision 'float32', not 'float16'"):
-        encode_to_shards(HashBowEncoder(dim=16), text, "en", folder, shard_size=10, half=True)
+        encode_to_shards(HashBowEncoder(dim=16), text, "en", folder, encode_options(precision="float16"), shard_size=10)
     manifest = json.loads((folder / MANIFEST).read_text())
     del manifest["precision"]  # a folder written before precisions were recorded: its dtype says float32
     (folder / MANIFEST).write_text(json.dumps(manifest))
     assert encode_to_shards(HashBowEncoder(dim=16), text, "en", folder, shard_size=10).precision == "float32"
     with pytest.raises(ShardError, match="precision 'float32', not 'binary'"):
-        encode_to_shards(HashBowEncoder(dim=16), text, "en", folder, shard_size=10, precision="binary")
-    with pytest.raises(BridgeembedError, match="half=True stores float16, but precision int8 was asked for"):
-        encode_to_shards(HashBowEncoder(dim=16), text, "en", tmp_path / "x", half=True, precision="int8")
+        encode_to_shards(HashBowEncoder(dim=16), text, "en", folder, encode_options(precision="binary"), shard_size=10)
     with pytest.raises(BridgeembedError, match="precision must be one of float32, float16, int8, binary, ubinary, "
                                                "got 'int4'"):
-        encode_to_shards(HashBowEncoder(dim=16), text, "en", tmp_path / "x", precision="int4")
+        encode_options(precision="int4")  # refused where the options are made, before any encoding
     with pytest.raises(BridgeembedError, match="precision uint8 is not stored in shards: its buckets are calibrated "
                                                "on the vectors quantized together, so shards encoded apart would not "
                                                "compare"):
-        encode_to_shards(HashBowEncoder(dim=16), text, "en", tmp_path / "x", precision="uint8")
+        encode_options(precision="uint8")
     manifest["precision"], manifest["dtype"] = "ubinary", "int8"
     (folder / MANIFEST).write_text(json.dumps(manifest))
     with pytest.raises(ShardError, match="damaged or edited: precision 'ubinary' does not go with dtype 'int8'"):
@@ -116,7 +116,7 @@ def test_a_folder_of_binary_shards_from_before_issue_41_is_read_as_ubinary(text,
     manifest said precision "binary", dtype "uint8": such a folder loads as ubinary, reads the same bytes, mines,
     resumes as ubinary (its manifest then names it so), and a resume as binary (int8 bits now) is refused."""
     old = tmp_path / "old.bin"
-    encode_to_shards(HashBowEncoder(dim=16), text, "en", old, shard_size=10, precision="ubinary")
+    encode_to_shards(HashBowEncoder(dim=16), text, "en", old, encode_options(precision="ubinary"), shard_size=10)
     manifest = json.loads((old / MANIFEST).read_text())
     manifest["precision"] = "binary"  # as written before: dtype uint8
     (old / MANIFEST).write_text(json.dumps(manifest))
@@ -125,10 +125,10 @@ def test_a_folder_of_binary_shards_from_before_issue_41_is_read_as_ubinary(text,
     vectors = HashBowEncoder(dim=16).encode(text.read_text().splitlines())
     np.testing.assert_array_equal(shards.read(0, 25), quantize_embeddings(vectors, "ubinary"))
     with pytest.raises(ShardError, match="these shards were made with precision 'ubinary', not 'binary'"):
-        encode_to_shards(HashBowEncoder(dim=16), text, "en", old, shard_size=10, precision="binary")
+        encode_to_shards(HashBowEncoder(dim=16), text, "en", old, encode_options(precision="binary"), shard_size=10)
     (old / "shard-00001.npy").unlink()  # an unfinished folder of before: resumed in what it holds
-    assert encode_to_shards(HashBowEncoder(dim=16), text, "en", old, shard_size=10,
-                            precision="ubinary").precision == "ubinary"
+    assert encode_to_shards(HashBowEncoder(dim=16), text, "en", old,
+                            encode_options(precision="ubinary"), shard_size=10).precision == "ubinary"
     assert json.loads((old / MANIFEST).read_text())["precision"] == "ubinary"
     np.testing.assert_array_equal(Shards(old).read(0, 25), quantize_embeddings(vectors, "ubinary"))
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from bridgeembed.encoders.baselines import HashBowEncoder
+from bridgeembed.encoders.options import encode_options
 from bridgeembed.errors import DataError
 from bridgeembed.mining.shards import MANIFEST, ShardError, Shards, encode_to_shards, shard_name
 from tests.helpers import REPO
@@ -43,7 +44,7 @@ def text(tmp_path):
 
 def test_shards_hold_what_encode_gives(text, tmp_path):
     encoder = Counting()
-    shards = encode_to_shards(encoder, text, "en", tmp_path / "shards", model="bow", shard_size=10)
+    shards = encode_to_shards(encoder, text, "en", tmp_path / "shards", encode_options(model="bow"), shard_size=10)
     expected = HashBowEncoder(dim=16).encode(text.read_text().splitlines())
     assert len(shards) == 25 and shards.dim == 16 and shards.lang == "en"
     assert sorted(p.name for p in (tmp_path / "shards").glob("shard-*")) == [shard_name(i) for i in range(3)]
@@ -133,7 +134,8 @@ def test_float16_shards_and_mining_from_shards(text, tmp_path):
     from bridgeembed.mining import Vectors, mine
 
     lines = text.read_text().splitlines()
-    half = encode_to_shards(Counting(), text, "en", tmp_path / "half", shard_size=10, half=True, normalize=True)
+    half = encode_to_shards(Counting(), text, "en", tmp_path / "half",
+                            encode_options(precision="float16", normalize=True), shard_size=10)
     assert half.read(0, 25).dtype == np.float16
     full = encode_to_shards(Counting(), text, "en", tmp_path / "full", shard_size=7)
     vectors = HashBowEncoder(dim=16).encode(lines)
@@ -167,11 +169,12 @@ def test_a_second_encoding_into_a_folder_in_use_is_refused(text, tmp_path):
     held = FolderLock(folder, "shard folder")  # another encoding, running
     with pytest.raises(ConfigError, match=r"shard folder .*/shards is in use by process \d+: two encodings into "
                                           r"one folder would mix their shards; wait for it to end"):
-        encode_to_shards(Counting(), text, "en", folder, model="bow", shard_size=10)
+        encode_to_shards(Counting(), text, "en", folder, encode_options(model="bow"), shard_size=10)
     assert not (folder / MANIFEST).exists()
     held.release()
-    assert len(encode_to_shards(Counting(), text, "en", folder, model="bow", shard_size=10)) == 25
-    assert len(encode_to_shards(Counting(), text, "en", folder, model="bow", shard_size=10)) == 25  # released
+    assert len(encode_to_shards(Counting(), text, "en", folder, encode_options(model="bow"), shard_size=10)) == 25
+    assert len(encode_to_shards(Counting(), text, "en", folder,
+                                encode_options(model="bow"), shard_size=10)) == 25  # released
 
 
 def test_a_shard_copied_over_another_is_found_by_its_checksum(text, tmp_path):
@@ -180,14 +183,14 @@ def test_a_shard_copied_over_another_is_found_by_its_checksum(text, tmp_path):
     import shutil
 
     folder = tmp_path / "shards"
-    encode_to_shards(Counting(), text, "en", folder, model="bow", shard_size=10)
+    encode_to_shards(Counting(), text, "en", folder, encode_options(model="bow"), shard_size=10)
     assert set(json.loads((folder / MANIFEST).read_text())["shards"]) == {shard_name(i) for i in range(2)} | \
         {shard_name(2)}
     shutil.copy(folder / shard_name(0), folder / shard_name(1))
     with pytest.raises(ShardError, match=r"is incomplete: 1 of 3 shards missing or damaged \(shard-00001.npy\)"):
         Shards(folder)
     again = Counting()
-    shards = encode_to_shards(again, text, "en", folder, model="bow", shard_size=10)
+    shards = encode_to_shards(again, text, "en", folder, encode_options(model="bow"), shard_size=10)
     assert again.sentences == 1 + 10  # the probe, and shard 1 only
     np.testing.assert_array_equal(shards.read(0, 25), HashBowEncoder(dim=16).encode(text.read_text().splitlines()))
 
