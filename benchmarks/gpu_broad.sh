@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # One short GPU lease for issue 29 (beyond captions), planned ahead: the shipped model fine-tuned on captions,
-# Europarl and GNOME help at several L2-SP anchor strengths at once (configs/broad/gpu.yaml; with the keep
+# Europarl and GNOME help at several L2-SP anchor strengths at once (benchmarks/gpu_broad.yaml; with the keep
 # term, train.keep_weight=KEEP, default 30 as stage 12a; KEEP=0 for none), one model from
 # scratch beside them (SCRATCH, default configs/paper.yaml: GPU speed and its dev BLEU curve; or
-# configs/broad/scratch.yaml, the broad model of the shipped size), then every run scored by
+# configs/general-m2m.yaml, the next model's recipe), then every run scored by
 # benchmarks/domains.py against the shipped model. Fits a 15-minute lease: TRAIN_MINUTES of training
 # and about two minutes around it. Everything lands in RESULTS (default results/gpu-broad); the checkpoints in
 # RESULTS/runs, and the one with the best mean dev score of the runs that keep val's worst pair is exported in
@@ -43,7 +43,7 @@ log "start: $(hostname), device $DEVICE, $MINUTES min of training, anchors $ANCH
 { nvidia-smi || true; $PY -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda,
 'gpu', torch.cuda.get_device_name() if torch.cuda.is_available() else '-')"; } > "$R/machine.txt" 2>&1
 
-# the held-out lines that dev_lines keeps out of training (configs/broad/gpu.yaml): the dev sets to choose by
+# the held-out lines that dev_lines keeps out of training (benchmarks/gpu_broad.yaml): the dev sets to choose by
 for lang in en de; do zcat "$DATA/europarl-comtrans/train.$lang.gz" | tail -n 1000 > "$R/dev/europarl.$lang"; done
 for lang in en de fr cs; do zcat "$DATA/gnome-help/train.$lang.gz" | tail -n 300 > "$R/dev/gnome.$lang"; done
 
@@ -61,7 +61,7 @@ train() {  # NAME CONFIG [overrides]
 }
 pids=()
 for a in $ANCHORS; do
-    train "anchor-$a" configs/broad/gpu.yaml "train.anchor_weight=$a" "train.keep_weight=$KEEP" "${SMALL[@]}" &
+    train "anchor-$a" benchmarks/gpu_broad.yaml "train.anchor_weight=$a" "train.keep_weight=$KEEP" "${SMALL[@]}" &
     pids+=($!)
 done
 SCRATCH=${SCRATCH:-configs/paper.yaml}

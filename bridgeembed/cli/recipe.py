@@ -2,7 +2,7 @@
 
     bridgeembed-recipe interpolate multi30k-m2m runs/stage10d/best.pt --alpha 0.3 0.5 0.7 --out runs/soup
     bridgeembed-recipe with-decoders broad-m2m multi30k-m2m --out runs/stage12b-init.pt
-    bridgeembed-recipe retokenize runs/stage12b/best.pt configs/broad/stage13.yaml --out runs/stage13-init.pt
+    bridgeembed-recipe retokenize runs/stage12b/best.pt pretrained/broad-m2m/stage13.yaml --out runs/stage13-init.pt
 
 Each writes a checkpoint to start a training run from (`train.init_from`) or to export (`bridgeembed-export`).
 Models are shipped names, model folders or checkpoint files. An output that is one of the inputs is refused.
