@@ -30,33 +30,6 @@ def test_train_throughput_times_every_variant(tmp_path):
     assert "| shipped | cpu | fast |" in text
 
 
-def test_ablation_table_reads_every_result_kind(tmp_path):
-    root = tmp_path / "ablation"
-    for name, shift in (("noalign", 0.0), ("align", 0.1), ("untrained", -0.1)):
-        folder = root / name
-        (folder / "bleu").mkdir(parents=True)
-        directions = {f"{a}-{b}": {"bleu": 20 + 10 * shift} for a in ("en", "de") for b in ("en", "de")}
-        (folder / "bleu" / "bleu.json").write_text(json.dumps({"directions": directions}))
-        (folder / "neutrality").mkdir()
-        summary = {k: 0.5 + shift for k in ("pair_accuracy_mean", "pair_accuracy_min", "mixed_pool", "same_language",
-                                              "cos_translation", "cos_random_within", "cos_random_across",
-                                              "langid_accuracy")}
-        grid = {"en": {"en": None, "de": 0.5 + shift}, "de": {"en": 0.5 + shift, "de": None}}
-        (folder / "neutrality" / "neutrality.json").write_text(json.dumps(
-            {"summary": {"raw": summary, "centred": summary}, "raw": {"pair_accuracy": grid}}))
-        (folder / "senteval").mkdir()
-        tasks = {"MR": {"primary": "acc", "views": {"mean": {"metrics": {"acc": 60 + 100 * shift}}}}}
-        (folder / "senteval" / "results.json").write_text(json.dumps({"tasks": tasks}))
-        (folder / "xnli").mkdir()
-        (folder / "xnli" / "xnli.json").write_text(json.dumps(
-            {"accuracy": {"en": {"en": 0.45 + shift, "de": 0.40, "fr": 0.38}}}))
-    text = run("ablation_table.py", str(root))
-    assert "| **mean of 2** | **20.00** | **21.00** | **19.00** | **38.6** |" in text
-    assert "| mixed-pool retrieval (%) | 50.0 | 50.0 | 60.0 | 60.0 | 40.0 | 40.0 |" in text
-    assert "noalign 1 of 1, align 1 of 1" in text
-    assert "| align | 55.0 | 40.0 | 38.0 | 16.0 |" in text
-
-
 def run_here(script: str, *args) -> str:
     """As `run`, with this checkout's bridgeembed first on the path (the package may be installed from another)."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
