@@ -11,7 +11,8 @@ an empty cache, then starts again with max_steps=40, which resumes from last.pt.
     python benchmarks/data_pipeline.py --data ../shared/data --sizes 29000 --code /tmp/before --label before
 
 --code runs another checkout (the code before the pipeline, say) on the same corpora. Figures go to
---out (JSON, one record per size, appended) and stdout (a Markdown table).
+--out (JSON, one record per size, appended) and stdout (a Markdown table). `--set KEY=VALUE` adds overrides of
+the config (the test makes the model tiny and runs a few hundred lines).
 """
 
 from __future__ import annotations
@@ -121,7 +122,8 @@ def measure(args: argparse.Namespace, lines: int) -> dict:
     corpus = build_corpus(Path(args.data) / "multi30k", work / f"corpus-{lines}", lines) if lines != MULTI30K \
         else Path(args.data) / "multi30k"
     run, cache = work / f"run-{args.label}-{lines}", work / f"cache-{args.label}-{lines}"
-    overrides = [f"data.path={corpus.resolve()}", f"train.out_dir={run}", "train.threads=1", "train.valid_every=100000"]
+    overrides = [f"data.path={corpus.resolve()}", f"train.out_dir={run}", "train.threads=1", "train.valid_every=100000",
+                 *args.set]
     if not args.no_cache_key:
         overrides.append(f"train.cache_dir={cache}")
     load = os.getloadavg()[0]
@@ -153,7 +155,7 @@ def table(records: list) -> str:
     return "\n".join(rows)
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", required=True, help="data root with multi30k/")
     parser.add_argument("--sizes", default="29000,290000", help="lines per language, comma-separated")
@@ -164,7 +166,9 @@ def main() -> None:
     parser.add_argument("--resume-only", action="store_true",
                         help="keep an earlier call's runs and caches and measure one more resume (20 steps)")
     parser.add_argument("--out", default="results/data_pipeline.json")
-    args = parser.parse_args()
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="another override of the config (repeat; the test's tiny model)")
+    args = parser.parse_args(argv)
     records = [measure(args, int(size)) for size in args.sizes.split(",")]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

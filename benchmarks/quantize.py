@@ -1,8 +1,9 @@
 """Quantized inference and quantized embeddings (issue 33), every figure in one run of one process.
 
 1. speed: sentences/s of the bridge in float32, in int8 (`quantize="int8"`), in bf16 (`quantize="bf16"`, only
-   where this CPU runs an LSTM in bf16: `devices.bf16_lstm_runs`) and of USE-m, on the first --sentences lines
-   of Multi30k val.en, alternating passes after a warm-up, the best of --repeats; at each of --threads.
+   where this CPU runs an LSTM in bf16: `devices.bf16_lstm_runs`) and of --reference (USE-m), on the first
+   --sentences lines of Multi30k val.en, alternating passes after a warm-up, the best of --repeats; at each of
+   --threads.
 2. retrieval: test_2016_flickr, en/de/fr/cs, the mean accuracy over the 12 ordered pairs (cosine, the nearest
    target is the translation), float32 against each quantized setting; and the largest change in a vector
    (1 - cosine between its float32 and quantized encodings).
@@ -69,7 +70,7 @@ def speed(args, encoders: dict) -> list:
                 rates[name] = max(rates[name], best_rate(call, sentences, 1))
         for name, rate in rates.items():
             rows.append({"encoder": name, "threads": threads, "sentences_per_s": rate,
-                         "relative_to_use_m": rate / rates["use-m"] if "use-m" in rates else None})
+                         "relative_to_reference": rate / rates[args.reference] if args.reference in rates else None})
     return rows
 
 
@@ -155,6 +156,8 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--translate", type=int, default=200, help="test_2016 sentences per direction")
     parser.add_argument("--corpus", type=int, default=100_000, help="sentences of the search corpus")
+    parser.add_argument("--reference", default="use-m",
+                        help="the --model spec the speeds are compared with (default: use-m; bow needs no extra)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["speed", "retrieval", "translation", "search"])
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args(argv)
@@ -162,8 +165,8 @@ def main(argv=None) -> int:
     encoders = {"fp32": BridgeEncoder(args.model, device="cpu"),
                 **{name: BridgeEncoder(args.model, quantize=name) for name in runnable(torch.device("cpu"))}}
     results = {"torch": torch.__version__, "bf16_lstm_runs": bf16_lstm_runs(torch.device("cpu")),
-               "batch_size": args.batch_size}
-    sections = {"speed": lambda: speed(args, {**encoders, "use-m": load_encoder("use-m")}),
+               "batch_size": args.batch_size, "reference": args.reference}
+    sections = {"speed": lambda: speed(args, {**encoders, args.reference: load_encoder(args.reference)}),
                 "retrieval": lambda: retrieval(args, encoders), "translation": lambda: translation(args),
                 "search": lambda: search(args, encoders["fp32"])}
     for name, run in sections.items():
