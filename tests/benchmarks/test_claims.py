@@ -1,5 +1,5 @@
-"""benchmarks/claims/run.py (issue 20): every claim runs end to end on a toy corpus in seconds, and a data root
-without the corpus is refused before any training."""
+"""benchmarks/claims/run.py (issue 20) and the steps it runs (benchmarks/claims/steps.py): every claim runs end to
+end on a toy corpus in seconds, and a data root without the corpus is refused before any training."""
 
 import gzip
 import json
