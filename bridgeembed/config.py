@@ -101,14 +101,14 @@ class CorpusConfig:
         return self.name or Path(self.path).name
 
     def as_data(self) -> "DataConfig":
-        """The DataConfig of this corpus alone (for `translation.directions`)."""
+        """The DataConfig of this corpus alone (for `bridgeembed.directions`)."""
         return DataConfig(path=self.path, languages=list(self.languages), train=self.train, valid=self.valid,
                           test="", directions=self.directions, pivot=self.pivot, monolingual=self.monolingual)
 
 
 def corpus_configs(data: DataConfig, source: str = "config") -> list:
     """data.corpora as CorpusConfig objects, each checked (a ConfigError naming the entry and key)."""
-    from bridgeembed.translation.directions import training_directions
+    from bridgeembed.directions import training_directions
 
     out = []
     for i, raw in enumerate(data.corpora):

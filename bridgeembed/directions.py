@@ -9,12 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import permutations
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple, Protocol
 
 from bridgeembed.errors import ConfigError
 
-if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.config import DataConfig
+
+class DataConfig(Protocol):
+    """What the directions are read from: `config.DataConfig`, or a corpus's own (`CorpusConfig.as_data`). A
+    protocol, not an import, so that config.py can check directions where it reads them (this module is below it)."""
+
+    languages: list
+    directions: object
+    pivot: str
+    monolingual: bool
+    zero_shot: list
 
 
 class Direction(NamedTuple):

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bridgeembed.config import CorpusConfig, corpus_configs
+from bridgeembed.directions import Direction, evaluation_directions, training_directions
 from bridgeembed.errors import ConfigError, DataError
 from bridgeembed.text.parallel import corpus_dir, corpus_file, encode_split, read_split
 from bridgeembed.text.streaming import iter_lines
 from bridgeembed.training.validation import check_validation_data
-from bridgeembed.translation.directions import Direction, evaluation_directions, training_directions
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.config import DataConfig

@@ -18,6 +18,7 @@ import torch
 from bridgeembed.checkpoint import build_from_payload, load_checkpoint
 from bridgeembed.config import ALIGNMENT_KEYS, DataConfig, check_run, corpus_configs
 from bridgeembed.devices import resolve_device, set_threads
+from bridgeembed.directions import evaluation_directions, training_directions
 from bridgeembed.errors import ConfigError
 from bridgeembed.model import BridgeModel
 from bridgeembed.model.encoder import check_encoder_config
@@ -28,7 +29,6 @@ from bridgeembed.training import distributed
 from bridgeembed.training.corpora import check_dev_not_trained, check_pairs, corpus_files, load_corpus
 from bridgeembed.training.data import TrainingData, prepare_training_data, training_files
 from bridgeembed.training.validation import check_validation_data
-from bridgeembed.translation.directions import evaluation_directions, training_directions
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.config import Config, ModelConfig, TrainConfig

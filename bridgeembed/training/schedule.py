@@ -1,4 +1,4 @@
-"""In which order a model trains on its directions (`translation.directions` says which).
+"""In which order a model trains on its directions (`bridgeembed.directions` says which).
 
 Vázquez et al. (2020), Section 3: multilingual models rotate through the language pairs batch by
 batch. `RotatingScheduler` visits the training directions in cycles (a seeded shuffle per cycle), so
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:  # for annotations only
-    from bridgeembed.translation.directions import Direction
+    from bridgeembed.directions import Direction
 
 
 class RotatingScheduler:

@@ -24,6 +24,7 @@ from tqdm.auto import tqdm
 from bridgeembed.checkpoint import make_payload, save_atomic
 from bridgeembed.config import Config, TrainConfig, scaled_lr
 from bridgeembed.devices import pick_precision
+from bridgeembed.directions import evaluation_directions, training_directions
 from bridgeembed.errors import BridgeembedError
 from bridgeembed.model.nmt import ModelOutput, Partner, alignment_loss, translation_loss
 from bridgeembed.paths import FolderLock, remove_stale_temporaries, write_text_atomic
@@ -38,7 +39,6 @@ from bridgeembed.training.prepare import check_resumable, prepare
 from bridgeembed.training.sampling import SubwordDropout
 from bridgeembed.training.schedule import RotatingScheduler
 from bridgeembed.training.validation import validate
-from bridgeembed.translation.directions import evaluation_directions, training_directions
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.model import BridgeModel

@@ -26,10 +26,10 @@ from bridgeembed.translation.matching import pool_hits
 from bridgeembed.translation.translator import Translator
 
 if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.directions import Direction
     from bridgeembed.model import BridgeModel
     from bridgeembed.text.parallel import EncodedSplit
     from bridgeembed.training.data import TrainingData
-    from bridgeembed.translation.directions import Direction
 
 
 @dataclass

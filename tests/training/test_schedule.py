@@ -5,9 +5,9 @@ from collections import Counter
 import pytest
 
 from bridgeembed.config import DataConfig
+from bridgeembed.directions import Direction, evaluation_directions, training_directions
 from bridgeembed.errors import ConfigError
 from bridgeembed.training.schedule import RotatingScheduler
-from bridgeembed.translation.directions import Direction, evaluation_directions, training_directions
 
 
 def names(directions):
