@@ -288,7 +288,7 @@ def test_every_senteval_file_without_a_checksum_needs_a_declared_length(server, 
 
 
 def test_download_and_benchmark_agree_on_the_data_folder(server, tmp_path, monkeypatch):
-    """The hint says `bridgeembed-data senteval --data DIR`, then `--data DIR`: both mean the data root,
+    """The hint says `--data DIR` and `bridgeembed-data senteval --data DIR`: both mean the data root,
     and the senteval folder itself is accepted as well."""
     from bridgeembed.paths import senteval_dir
     from bridgeembed.senteval.readers import MissingData
@@ -296,7 +296,7 @@ def test_download_and_benchmark_agree_on_the_data_folder(server, tmp_path, monke
     senteval_mirror(server)
     monkeypatch.setattr(senteval, "SHA256", {})
     hint = str(MissingData([tmp_path / "x"]))
-    assert "`bridgeembed-data senteval --data DIR`" in hint and "pass the same --data DIR" in hint
+    assert "`bridgeembed-data senteval --data DIR`" in hint and "give --data DIR, the data root" in hint
     root = tmp_path / "root"
     assert data_main(["senteval", "--data", str(root), "--mirror", f"{server.url}/m", "--tasks", "MRPC"]) == 0
     for given in (root, root / "senteval"):
