@@ -29,7 +29,7 @@ def test_batches_equal_make_batch():
         assert torch.equal(getattr(got.batch, name), getattr(want, name)), name
     mask = want.tgt_out != PAD
     assert got.tokens == int(mask.sum())
-    assert torch.equal(got.keep, mask.reshape(-1).nonzero().squeeze(1))  # row-major, as boolean indexing
+    assert torch.equal(got.real, mask.reshape(-1).nonzero().squeeze(1))  # row-major, as boolean indexing
 
 
 def test_padded_rows_and_lengths_of_empty_lines():
