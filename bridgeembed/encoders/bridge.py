@@ -276,6 +276,8 @@ class BridgeEncoder:
                               f"bridgeembed.encoders.codes.quantize_embeddings(vectors, {precision!r}, ranges=...)")
         if device is not None:
             self._move_to(_target(device, self.quantize))  # checked before anything moves
+        if show_progress_bar is not None and not isinstance(show_progress_bar, (bool, np.bool_)):
+            raise TypeError(f"show_progress_bar must be True, False or None, got {show_progress_bar!r}")
         if show_progress_bar is None:  # as sentence-transformers: by log level; never into a log file
             show_progress_bar = (logger.getEffectiveLevel() <= logging.INFO and len(sentences) > batch_size
                                  and sys.stderr.isatty())
@@ -439,6 +441,10 @@ def _similarity_input(value: Any, name: str, precision: str | None) -> Any:
     else:
         v = np.asarray(value)
         dtype = v.dtype.name
+        if v.dtype.kind not in "biuf":
+            raise TypeError(f"similarity: {name} must be vectors (a numpy array or torch tensor of numbers), got "
+                            f"{type(value).__name__} of {v.dtype.name if v.dtype.kind != 'U' else 'str'}; encode "
+                            f"sentences first: similarity(encoder.encode(a, lang), encoder.encode(b, lang))")
     if v.ndim not in (1, 2):
         raise ValueError(f"similarity: {name} must be one vector (d,) or a matrix (N, d), got shape {tuple(v.shape)}")
     if v.shape[-1] == 0:
