@@ -75,6 +75,11 @@ def resolve(name_or_path: str | Path) -> Path:
         return path
     if path.is_dir() and _model_in(path):
         return _model_in(path)
+    for name in (MODEL_FILE, RUN_FILE):
+        if path.is_dir() and (path / name).is_dir():
+            raise CheckpointError(f"{path / name} is a directory, not a checkpoint file: {str(name_or_path)!r} "
+                                  f"would load its {name}; give the checkpoint file itself, or move the folder "
+                                  f"out of the way")
     if path.is_dir() and any((path / sign).is_file() for sign in RUN_SIGNS):
         end = _run_end(path)
         if end is not None:

@@ -136,3 +136,16 @@ def test_broad_m2m_finds_held_out_europarl_translations_the_default_misses(broad
         return float(((en @ de.T).argmax(1) == np.arange(len(en))).mean())
 
     assert found(broad) > found(shipped) + 0.15
+
+
+def test_a_run_whose_best_pt_is_a_directory_says_so(tmp_path):
+    """It said "a training run without best.pt yet … or wait" (issue 40)."""
+    from bridgeembed import BridgeEncoder
+    from bridgeembed.errors import CheckpointError
+
+    run = tmp_path / "run"
+    (run / "best.pt").mkdir(parents=True)
+    (run / "log.jsonl").write_text('{"event": "start"}\n')
+    with pytest.raises(CheckpointError, match=r"run/best.pt is a directory, not a checkpoint file") as err:
+        BridgeEncoder(run)
+    assert "wait" not in str(err.value)
