@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -32,7 +33,11 @@ class Translator:
         """Subword ids + EOS, cut to the model's maximum length (an empty sentence is just EOS)."""
         if lang not in self.tokenizers:
             raise UnknownLanguageError(lang, self.tokenizers, "the model")
-        return with_eos(self.tokenizers[lang].encode_many(sentences), self.max_len)[0]
+        ids, cut = with_eos(self.tokenizers[lang].encode_many(sentences), self.max_len)
+        if cut:  # as encode warns: once a call, with the count
+            warnings.warn(f"{cut} of {len(sentences)} sentences are longer than the model's maximum of "
+                          f"{self.max_len} subword tokens and were truncated", stacklevel=3)
+        return ids
 
     @torch.no_grad()
     def translate(self, sentences: Sequence[str], src: str, tgt: str, beam: int = 5, batch_size: int = 64,
@@ -50,7 +55,9 @@ class Translator:
         self.model.eval()
         sentences = check_sentences(sentences)
         ids = self.source_ids(sentences, src)
-        out = ["" if not s.strip() else None for s in sentences]  # a blank line stays blank, never "translated"
+        # a line empty after normalisation (blank, or only U+200B and the like: its ids are just EOS, as "" encodes)
+        # stays empty, never "translated"
+        out = ["" if len(seq) <= 1 else None for seq in ids]
         order = [i for i in np.argsort([-len(s) for s in ids], kind="stable") if out[i] is None]  # long first
         starts = range(0, len(order), batch_size)
         for start in tqdm(starts, desc=f"{src}-{tgt}", disable=not show_progress, leave=False):

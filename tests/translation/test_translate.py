@@ -128,3 +128,33 @@ def test_a_model_without_decoders_says_so(toy_run):
                                           r"--no-decoders, or translate with a model that has them \(of the shipped "
                                           r"ones, multi30k-m2m\)$"):
         translator.translate(["apple"], "x", "y")
+
+
+def test_a_line_empty_after_normalisation_stays_empty(shipped_model, tmp_path, monkeypatch, capsys):
+    """Issue 40: a line of only U+200B (zero-width space) became "asleep.": its ids are just EOS, as "" (which
+    encode gives the same vector as ""), so it translates to an empty line."""
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO("A dog runs.\n\u200b\n\u200b \u200b\n".encode())))
+    assert main(["--src", "en", "--tgt", "de", "--device", "cpu"]) == 0
+    lines = capsys.readouterr().out.split("\n")
+    assert lines[0].strip() and lines[1:3] == ["", ""], lines
+
+
+def test_input_past_max_len_is_cut_with_one_warning_as_encode_does(shipped_model):
+    """Issue 40: translate cut input beyond the model's 50 pieces without a word; encode warned."""
+    import warnings
+
+    from bridgeembed.checkpoint import load_model
+    from bridgeembed.translation.translator import Translator
+
+    model, tokenizers, config = load_model(shipped_model)
+    translator = Translator(model, tokenizers, config.tokenizer.max_len)
+    long = " ".join(["A dog runs on the green grass."] * 20)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        translator.translate([long, "A dog.", long], "en", "de", beam=1)
+    messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+    assert messages == [f"2 of 3 sentences are longer than the model's maximum of {config.tokenizer.max_len} "
+                        f"subword tokens and were truncated"], messages
