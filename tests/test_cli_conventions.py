@@ -131,3 +131,37 @@ def test_every_option_with_a_default_says_it_in_its_help():
             if "default" not in (action.help or "").lower():
                 missing.append(f"{prog} {action.option_strings[-1]} (default {action.default!r})")
     assert not missing, "options whose help names no default:\n" + "\n".join(missing)
+
+
+def test_a_warning_is_one_plain_line_in_every_command(shipped_model, tmp_path):
+    """Issue 40: a sentence past max_len printed "…/encode.py:81: UserWarning: …" and its source line."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    command = Path(sys.executable).parent / "bridgeembed-encode"
+    long = " ".join(["A dog runs on the green grass."] * 20)
+    done = subprocess.run([str(command), "--lang", "en", "--device", "cpu", "--threads", "1", "--max-seq-length", "50", "--out",
+                           str(tmp_path / "v.npy"), long], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert "warning: 1 of 1 sentences are longer than the model's maximum of 50 subword tokens and were " \
+           "truncated" in lines, lines
+    assert not any("UserWarning" in line or ".py:" in line for line in lines), lines
+
+
+def test_guarded_shows_warnings_plainly_for_tools_with_subcommands_too(capsys):
+    """run_main and dispatch both run a command through `guarded`: its warnings are `warning: …` lines."""
+    import warnings
+
+    from bridgeembed.cli.registry import guarded
+
+    def run(_):
+        warnings.warn("two\nlines", UserWarning, stacklevel=2)
+
+    shown = warnings.showwarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        assert guarded(run, argparse.Namespace()) == 0
+    assert capsys.readouterr().err == "warning: two lines\n"
+    assert warnings.showwarning is shown

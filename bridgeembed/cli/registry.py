@@ -13,6 +13,7 @@ import importlib
 import logging
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 
 from bridgeembed.errors import BridgeembedError
@@ -28,7 +29,27 @@ def guarded(run: Callable[[argparse.Namespace], int | None], args: argparse.Name
     """Run a command; a user error becomes one line on stderr and exit status 2.
 
     A reader that goes away (`| head -1`) ends the command quietly with status 141 (128 + SIGPIPE), what
-    a shell reports for a Unix tool killed by SIGPIPE: no traceback, no message."""
+    a shell reports for a Unix tool killed by SIGPIPE: no traceback, no message. A warning is one plain line,
+    `warning: MESSAGE` (`plain_warning`), not Python's "FILE:LINE: UserWarning" with its source line."""
+    shown = warnings.showwarning
+    warnings.showwarning = plain_warning
+    try:
+        return _guarded(run, args)
+    finally:
+        warnings.showwarning = shown
+
+
+def plain_warning(message: Warning | str, category: type, filename: str, lineno: int, file: object = None,
+                  line: str | None = None) -> None:
+    """`warnings.showwarning` for the commands: `warning: MESSAGE` on one line of stderr."""
+    text = " ".join(str(message).split())
+    try:
+        print(f"warning: {text}", file=file or sys.stderr)
+    except (OSError, ValueError):  # stderr closed or gone: a warning is not worth a traceback
+        pass
+
+
+def _guarded(run: Callable[[argparse.Namespace], int | None], args: argparse.Namespace) -> int:
     try:
         return int(run(args) or 0)
     except BrokenPipeError:
