@@ -28,6 +28,7 @@ import torch
 from bridgeembed import BridgeEncoder
 from bridgeembed.config import Config, corpus_configs
 from bridgeembed.crosslingual.retrieval import accuracy
+from bridgeembed.paths import write_text_atomic
 from bridgeembed.text.parallel import corpus_dir, read_split
 from bridgeembed.training.corpora import corpus_files, dev_split
 
@@ -89,7 +90,7 @@ def main(argv=None) -> int:
               flush=True)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+        write_text_atomic(args.json, json.dumps(rows, indent=1) + "\n")
     return 0
 
 

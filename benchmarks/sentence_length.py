@@ -28,6 +28,7 @@ import torch
 
 from bridgeembed import BridgeEncoder
 from bridgeembed.crosslingual.retrieval import accuracy
+from bridgeembed.paths import write_text_atomic
 from bridgeembed.text.parallel import corpus_dir, read_split
 
 SETS = {"pud": ("pud", "test"), "news2013": ("newstest-4way", "valid"), "test_2016": ("multi30k", "test_2016_flickr")}
@@ -91,7 +92,7 @@ def main(argv=None) -> int:
                       flush=True)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+        write_text_atomic(args.json, json.dumps(results, indent=1) + "\n")
     return 0
 
 

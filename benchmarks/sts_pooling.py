@@ -32,7 +32,7 @@ import torch
 from scipy.stats import pearsonr
 
 from bridgeembed import BridgeEncoder
-from bridgeembed.paths import data_root
+from bridgeembed.paths import data_root, write_text_atomic
 from bridgeembed.senteval import readers
 
 SUBSETS = {  # as bridgeembed.senteval.tasks.TASKS reads them
@@ -149,7 +149,7 @@ def main(argv=None) -> int:
         print(f"| {name} | {a['random_pair_cosine']:.3f} | {100 * a['top_pc_variance']:.1f}% |")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+        write_text_atomic(args.json, json.dumps(results, indent=1) + "\n")
     return 0
 
 
