@@ -35,6 +35,7 @@ from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.encoders.workers import fingerprint
 from bridgeembed.errors import BridgeembedError, DataError
 from bridgeembed.mining.manifest import (  # noqa: F401 (MANIFEST, ShardError, read_manifest: used from here)
+    BITS,
     FORMAT,
     MANIFEST,
     QUANTIZED,
@@ -249,7 +250,7 @@ def shard_checksum(path: Path, block: int = 1 << 24) -> str:
 
 
 def missing_shards(folder: Path, manifest: dict) -> list:
-    """Indices of the shards not yet written, written with the wrong shape, or whose bytes are not those the
+    """Indices of the shards not yet written, written with the wrong shape or dtype, or whose bytes are not those the
     manifest recorded (a shard copied over another, from this folder or another model's): encoded again.
     A shard whose checksum is not recorded yet (a kill between its rename and the manifest's update, or a
     folder of an earlier version) is checked by its shape alone, as every shard was before."""
@@ -259,7 +260,8 @@ def missing_shards(folder: Path, manifest: dict) -> list:
     for index in range(_count(manifest)):
         expected, path = (min(size, rows - index * size), dim), folder / shard_name(index)
         try:
-            ok = np.load(path, mmap_mode="r").shape == expected
+            stored = np.load(path, mmap_mode="r")
+            ok = stored.shape == expected and stored.dtype == np.dtype(manifest["dtype"])
             ok = ok and (path.name not in (recorded or {}) or recorded[path.name] == shard_checksum(path))
         except (OSError, ValueError):
             ok = False
@@ -294,10 +296,23 @@ class Shards:
         self.precision, self.width = precision_of(m), stored_width(m)  # width: columns of a file (bits: dim / 8)
         self.rows, self.shard_size = int(m["input"]["lines"]), int(m["shard_size"])
         todo = missing_shards(self.folder, m)
+        for index in todo[:1]:  # a shard rewritten in another dtype (its checksum recomputed): named as such
+            self._check_dtype(self.folder / shard_name(index))
         if todo:
             shown = ", ".join(shard_name(i) for i in todo[:3]) + (" ..." if len(todo) > 3 else "")
             raise ShardError(f"{self.folder} is incomplete: {len(todo)} of {-(-self.rows // self.shard_size)} "
                              f"shards missing or damaged ({shown}); run the same encoding again to finish it")
+
+    def _check_dtype(self, path: Path) -> None:
+        try:
+            found = np.load(path, mmap_mode="r").dtype
+        except (OSError, ValueError):
+            return  # missing or unreadable: reported as such
+        if found != np.dtype(self.dtype):
+            packed = " (sign bits packed 8 to a byte)" if self.precision in BITS else ""
+            raise ShardError(f"{path} holds {found} values, but this folder's {self.precision} shards are stored "
+                             f"as {self.dtype}{packed}, as its {MANIFEST} says: the shard was rewritten after it "
+                             f"was encoded; encode the file again into a new folder")
 
     def __len__(self) -> int:
         return self.rows

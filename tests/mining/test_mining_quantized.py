@@ -133,6 +133,30 @@ def test_a_folder_of_binary_shards_from_before_issue_41_is_read_as_ubinary(text,
     np.testing.assert_array_equal(Shards(old).read(0, 25), quantize_embeddings(vectors, "ubinary"))
 
 
+def test_a_binary_shard_rewritten_as_float32_is_named_with_the_dtype_expected(text, tmp_path, capsys):
+    """Issue 40: a binary shard saved again as float32, its checksum recomputed in the manifest, passed every check
+    and ended in a ValueError deep in unpack_binary. The shard and the dtype its manifest stores are named."""
+    from bridgeembed.cli import mine
+    from bridgeembed.mining.shards import shard_checksum
+
+    folder = tmp_path / "bits"
+    encode_to_shards(HashBowEncoder(dim=16), text, "en", folder, encode_options(precision="binary"), shard_size=10)
+    shard = folder / "shard-00001.npy"
+    np.save(shard, np.load(shard).astype(np.float32))  # the same shape, another dtype
+    manifest = json.loads((folder / MANIFEST).read_text())
+    manifest["shards"][shard.name] = shard_checksum(shard)
+    (folder / MANIFEST).write_text(json.dumps(manifest))
+    expected = (f"{shard} holds float32 values, but this folder's binary shards are stored as int8 (sign bits "
+                f"packed 8 to a byte), as its manifest.json says: the shard was rewritten after it was encoded; "
+                f"encode the file again into a new folder")
+    with pytest.raises(ShardError) as caught:
+        Shards(folder)
+    assert str(caught.value) == expected
+    assert mine.main(["--src", str(folder), "--tgt", str(folder), "--out", str(tmp_path / "o.tsv")]) == 2
+    assert one_line_error(capsys) == f"error: {expected}"
+    assert not (tmp_path / "o.tsv").exists()
+
+
 def test_int8_mining_finds_the_pairs_float32_finds(tmp_path):
     pytest.importorskip("faiss", reason="faiss-cpu is not installed (pip install 'bridgeembed[mining]')")
     from bridgeembed.mining import IndexConfig, Vectors, mine
