@@ -80,7 +80,8 @@ def scratch(tmp_path_factory) -> Path:
     edits = {"m-no-dim": {"dim": None}, "m-dim-str": {"dim": "512"}, "m-no-input": {"input": None},
              "m-size0": {"shard_size": 0}, "m-size-neg": {"shard_size": -5}, "m-v99": {"version": 99},
              "m-lines-str": {"input": {**manifest["input"], "lines": "1"}},
-             "m-blank": {"input": {**manifest["input"], "blank_lines": [7]}}}
+             "m-blank": {"input": {**manifest["input"], "blank_lines": [7]}},
+             "m-binary": {"precision": "binary", "dtype": "int8"}}  # a folder of sign bits, as a manifest says
     for name, edit in edits.items():  # shard manifests edited by hand (issue 31)
         (folder / name).mkdir()
         edited = {k: v for k, v in {**manifest, **edit}.items() if v is not None}

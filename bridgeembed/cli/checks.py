@@ -60,6 +60,23 @@ def shard_options(args: argparse.Namespace, heads: HeadSpec, device: str | None,
                           model=args.model or OPTIONS["--model"]["default"], device=device)
 
 
+def text_precision(sides: dict, precision: str, default: bool) -> None:
+    """{option: path} of a mining's sides: a text file is encoded in `precision` (--precision; `default`: not
+    given), and a shard folder of int8 or binary codes on the other side is mined only against codes of its own
+    precision. Said before a model loads, in the options' words (it came after the text was encoded, and named
+    the temporary folder the text went to)."""
+    from bridgeembed.mining.manifest import QUANTIZED, precision_of, read_manifest
+
+    folders = {option: precision_of(read_manifest(path)) for option, path in sides.items() if Path(path).is_dir()}
+    for option, path in sides.items():
+        for other, held in folders.items():
+            if not Path(path).is_dir() and held != precision and {held, precision} & set(QUANTIZED):
+                raise BridgeembedError(
+                    f"{other} {sides[other]} holds {held} vectors, and {option} {path} is a text file, which would be "
+                    f"encoded as {precision}{' (the default)' if default else ''}: int8, binary and ubinary codes are "
+                    f"mined only against codes of the same precision; give --precision {held}")
+
+
 def output_file(path: str | Path, option: str, suffix: str = "") -> Path | None:
     """The path a file will be written to (with `suffix` appended if missing, as np.save does), checked now."""
     if not path:

@@ -36,6 +36,7 @@ from bridgeembed.cli.checks import (
     positive_int,
     shard_dir,
     shard_options,
+    text_precision,
 )
 from bridgeembed.cli.options import add_options
 from bridgeembed.cli.registry import add_common, run_main
@@ -170,13 +171,14 @@ def check_options(args: argparse.Namespace) -> Mining:
         if getattr(args, option) is not None:
             inputs += _check_input(getattr(args, option), None, "--" + option.replace("_", "-"), folder_only=True)
     check_not_input(out, "--out", [*inputs, *model_input(args.model)])
+    threads = thread_count(args.threads)  # --threads, or the idle cores: set once, by open_sides
+    encode = shard_options(args, heads, device, threads, normalize=True)
+    text_precision({"--src": args.src, "--tgt": args.tgt}, encode.precision, args.precision is None and not args.half)
     config = IndexConfig(args.index, nlist=args.nlist, nprobe=args.nprobe, ef_search=args.ef_search,
                          rescore_multiplier=args.rescore_multiplier)
-    threads = thread_count(args.threads)  # --threads, or the idle cores: set once, by open_sides
     return Mining(sides={"src": (args.src, args.src_lang), "tgt": (args.tgt, args.tgt_lang)}, out=out,
                   mode=args.mode, scoring=args.scoring, threshold=threshold, k=args.k, retrieval=args.retrieval,
-                  documents=args.documents, index=config,
-                  encode=shard_options(args, heads, device, threads, normalize=True), threads=threads,
+                  documents=args.documents, index=config, encode=encode, threads=threads,
                   model=args.model, shards=Path(args.shards) if args.shards else None, shard_size=args.shard_size,
                   precision=args.precision, rescore={"src": args.rescore_src, "tgt": args.rescore_tgt})
 
