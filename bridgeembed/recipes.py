@@ -134,6 +134,22 @@ def mean_rows(table: torch.Tensor, sources: list) -> torch.Tensor:
     return torch.stack([table[ids].float().mean(dim=0) for ids in sources]).to(table.dtype)
 
 
+def check_languages(payload: dict, config: Config) -> None:
+    """CONFIG's data.languages must be the model's: each language's rows are carried over to its new tokenizer,
+    so a language the model lacks has nothing to start from, and one CONFIG leaves out would keep its weights
+    without a tokenizer (a model that does not load)."""
+    have, want = list(payload["tokenizers"]), list(config.data.languages)
+    added, left = [g for g in want if g not in have], [g for g in have if g not in want]
+    if added:
+        raise ConfigError(f"CONFIG's data.languages ({', '.join(want)}) add {', '.join(added)}, a language the model "
+                          f"does not have (it has {', '.join(have)}): retokenize carries a model's own languages over "
+                          f"to new tokenizers; take {', '.join(added)} out of data.languages, or train a model with it")
+    if left:
+        raise ConfigError(f"CONFIG's data.languages ({', '.join(want)}) leave out {', '.join(left)}, which the model "
+                          f"has (it has {', '.join(have)}): its weights would stay without a tokenizer; give every "
+                          f"language of the model in data.languages")
+
+
 def retokenized(payload: dict, tokenizers: dict, config: Config) -> tuple[dict, dict]:
     """MODEL's payload with `tokenizers` ({lang: LanguageTokenizer}) and its vocabulary rows carried over; and
     {lang: pieces that kept their own row}. MODEL needs decoders and CONFIG's model section."""

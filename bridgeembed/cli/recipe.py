@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from bridgeembed.cli.options import add_options
 from bridgeembed.cli.registry import dispatch
-from bridgeembed.errors import ConfigError
+from bridgeembed.errors import CheckpointError, ConfigError
 from bridgeembed.paths import check_not_input, check_output
 
 COMMANDS = {
@@ -35,6 +36,15 @@ def _models(*specs: tuple) -> list:
     from bridgeembed.pretrained import resolve
 
     return [(name, resolve(spec)) for name, spec in specs]
+
+
+@contextmanager
+def _named(model: str) -> Iterator[None]:
+    """A CheckpointError or ConfigError about MODEL, as one line that names it."""
+    try:
+        yield
+    except (CheckpointError, ConfigError) as err:
+        raise type(err)(f"{model}: {err}") from None
 
 
 def _load(path: Path) -> dict:
@@ -117,18 +127,18 @@ class Retokenize:
     def run(self, args: argparse.Namespace) -> int:
         from bridgeembed.checkpoint import save_atomic
         from bridgeembed.config import Config
-        from bridgeembed.errors import CheckpointError
-        from bridgeembed.recipes import retokenized, run_tokenizers
+        from bridgeembed.recipes import check_languages, retokenized, run_tokenizers
 
         inputs = _models(("MODEL", args.model))
         out = check_output(args.out, "--out")
         check_not_input(out, "--out", [*inputs, ("CONFIG", args.config)])
         config = Config.from_yaml(args.config)
+        model = _load(inputs[0][1])
+        with _named(args.model):
+            check_languages(model, config)  # before any tokenizer is trained
         tokenizers = run_tokenizers(config, args.data)
-        try:
-            payload, kept = retokenized(_load(inputs[0][1]), tokenizers, config)
-        except (CheckpointError, ConfigError) as err:
-            raise type(err)(f"{args.model}: {err}") from None
+        with _named(args.model):
+            payload, kept = retokenized(model, tokenizers, config)
         save_atomic(payload, out)
         sizes = ", ".join(f"{lang} {kept[lang]:,} of {tok.vocab_size:,}" for lang, tok in tokenizers.items())
         print(f"{out}: {args.model} under {Path(args.config).name}'s tokenizers; pieces that kept their row: {sizes}")

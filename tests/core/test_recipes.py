@@ -125,6 +125,39 @@ def test_retokenize_carries_a_model_over_to_tokenizers_from_every_corpus(toy_run
     assert not (tmp_path / "no.pt").exists()
 
 
+@pytest.mark.parametrize("languages, message", [
+    (["x", "y", "z"], "CONFIG's data.languages (x, y, z) add z, a language the model does not have (it has x, y): "
+                      "retokenize carries a model's own languages over to new tokenizers; take z out of "
+                      "data.languages, or train a model with it"),
+    (["x"], "CONFIG's data.languages (x) leave out y, which the model has (it has x, y): its weights would stay "
+            "without a tokenizer; give every language of the model in data.languages"),
+], ids=["adds-a-language", "leaves-one-out"])
+def test_retokenize_refuses_a_config_of_other_languages_before_training_tokenizers(toy_run, toy_corpus, tmp_path,
+                                                                                   capsys, languages, message):
+    """Issue 40: a config that adds a language said the model "lacks the decoder of" it, after training every
+    tokenizer; one that leaves a language out wrote a model that does not load (decoders without a tokenizer)."""
+    import shutil
+
+    import yaml
+
+    from bridgeembed.checkpoint import load_checkpoint
+
+    run_dir, _ = toy_run
+    corpus = tmp_path / "corpus"
+    shutil.copytree(toy_corpus, corpus)
+    for path in list(corpus.glob("*.x*")):  # z: a third language with text of its own
+        shutil.copy(path, corpus / path.name.replace(".x", ".z"))
+    raw = dict(load_checkpoint(run_dir / "last.pt")["config"])
+    raw["data"] = {**raw["data"], "path": str(corpus), "languages": languages}
+    raw["train"] = {**raw["train"], "out_dir": str(tmp_path / "run"), "cache_dir": str(tmp_path / "cache")}
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(raw))
+    last = run_dir / "last.pt"
+    assert recipe.main(["retokenize", str(last), str(config), "--out", str(tmp_path / "init.pt")]) == 2
+    assert one_line_error(capsys) == f"error: {last}: {message}"
+    assert not (tmp_path / "init.pt").exists() and not (tmp_path / "cache").exists()  # no tokenizer was trained
+
+
 @pytest.mark.parametrize("command", ["interpolate", "with-decoders", "retokenize"])
 def test_an_output_that_is_an_input_is_refused_before_any_work(command, toy_run, tmp_path, capsys):
     import shutil
