@@ -32,6 +32,11 @@ WORD = "\u2581"  # sentencepiece's word-start mark
 SPECIAL = EOS + 1  # ids below this are PAD, UNK, BOS, EOS in every tokenizer we train
 
 
+def _vocabulary(tok: dict) -> tuple:
+    """What makes two stored tokenizers one (a checkpoint from before issue 31 records no sha256)."""
+    return tok["spm_model"], tok["lowercase"], tok["moses"]
+
+
 # --- interpolation --------------------------------------------------------------------------------
 def check_same_model(start: dict, tuned: dict) -> None:
     """Refuse two checkpoints that are not one model: other shapes, other tokenizers."""
@@ -40,8 +45,8 @@ def check_same_model(start: dict, tuned: dict) -> None:
             raise CheckpointError(f"the two checkpoints differ in their {section} configuration: "
                                   f"{start['config'][section]} against {tuned['config'][section]}")
 
-    def vocabularies(payload: dict) -> dict:  # a folder's tokenizers carry no sha256 field; a checkpoint's do
-        return {lang: (tok["spm_model"], tok["lowercase"], tok["moses"]) for lang, tok in payload["tokenizers"].items()}
+    def vocabularies(payload: dict) -> dict:
+        return {lang: _vocabulary(tok) for lang, tok in payload["tokenizers"].items()}
 
     if vocabularies(start) != vocabularies(tuned):
         raise CheckpointError("the two checkpoints have different tokenizers: interpolation needs one vocabulary")
@@ -67,9 +72,16 @@ def with_decoders(encoder: dict, decoders: dict) -> dict:
     for section in ("model", "tokenizer"):
         if encoder["config"].get(section) != decoders["config"].get(section):
             raise CheckpointError(f"the two models have different {section} configs")
+    if not decoders["decoder_languages"]:
+        raise CheckpointError("DECODERS has no decoders (an encoder-only model): give a trainer checkpoint or a "
+                              "model exported with its decoders")
     for lang, state in encoder["tokenizers"].items():
-        if decoders["tokenizers"].get(lang) != state:
-            raise CheckpointError(f"the two models have different {lang} tokenizers")
+        theirs = decoders["tokenizers"].get(lang)
+        if theirs is None or _vocabulary(theirs) != _vocabulary(state):
+            raise CheckpointError(f"ENCODER's {lang} tokenizer is not DECODERS' ({_differ(state, theirs)}): "
+                                  f"decoders fit only the tokenizers they were trained with; give as DECODERS a "
+                                  f"model with ENCODER's tokenizers, such as the one ENCODER was fine-tuned from "
+                                  f"(a model retokenized since has others)")
     shapes = {k: v.shape for k, v in decoders["model"].items()}
     odd = [k for k, v in encoder["model"].items() if k in shapes and shapes[k] != v.shape]
     if odd:
@@ -79,6 +91,18 @@ def with_decoders(encoder: dict, decoders: dict) -> dict:
                "model": {**decoders["model"], **encoder["model"]}}
     payload.pop("trainer", None)
     return payload
+
+
+def _differ(ours: dict, theirs: dict | None) -> str:
+    """How two stored tokenizers of one language differ, in a few words."""
+    if theirs is None:
+        return "DECODERS has none"
+    if ours["spm_model"] != theirs["spm_model"]:
+        mine, other = ({sp.id_to_piece(i) for i in range(sp.get_piece_size())} for sp in (
+            LanguageTokenizer.from_state({**tok, "sha256": None}).sp for tok in (ours, theirs)))
+        return f"another vocabulary: {len(mine - other):,} of ENCODER's {len(mine):,} pieces are not DECODERS'"
+    return ", ".join(f"{key} {ours[key]} against {theirs[key]}" for key in ("lowercase", "moses")
+                     if ours[key] != theirs[key])
 
 
 # --- new tokenizers -------------------------------------------------------------------------------

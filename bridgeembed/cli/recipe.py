@@ -1,7 +1,7 @@
 """`bridgeembed-recipe`: the recipes that made the shipped weights from other trained models (bridgeembed/recipes.py).
 
     bridgeembed-recipe interpolate multi30k-m2m runs/stage10d/best.pt --alpha 0.3 0.5 0.7 --out runs/soup
-    bridgeembed-recipe with-decoders broad-m2m multi30k-m2m --out runs/stage12b-init.pt
+    bridgeembed-recipe with-decoders runs/broad-12a multi30k-m2m --out runs/stage12b-init.pt
     bridgeembed-recipe retokenize runs/stage12b/best.pt pretrained/broad-m2m/stage13.yaml --out runs/stage13-init.pt
 
 Each writes a checkpoint to start a training run from (`train.init_from`) or to export (`bridgeembed-export`).
@@ -95,17 +95,14 @@ class WithDecoders:
 
     def run(self, args: argparse.Namespace) -> int:
         from bridgeembed.checkpoint import save_atomic
-        from bridgeembed.errors import CheckpointError
         from bridgeembed.recipes import with_decoders
 
         inputs = _models(("ENCODER", args.encoder), ("DECODERS", args.decoders))
         out = check_output(args.out, "--out")
         check_not_input(out, "--out", inputs)
         encoder, decoders = (_load(path) for _, path in inputs)
-        try:
+        with _named(f"ENCODER {args.encoder}, DECODERS {args.decoders}"):
             payload = with_decoders(encoder, decoders)
-        except CheckpointError as err:
-            raise CheckpointError(f"{args.encoder} and {args.decoders}: {err}") from None
         save_atomic(payload, out)
         added = len(payload["model"]) - len(encoder["model"])
         print(f"{out}: encoders and bridge of {args.encoder}, {added} tensors (decoders of "

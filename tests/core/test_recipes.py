@@ -66,8 +66,27 @@ def test_with_decoders_gives_an_encoder_only_model_the_decoders_of_another(toy_r
     save_atomic(other, tmp_path / "other.pt")
     assert recipe.main(["with-decoders", str(tmp_path / "encoder.pt"), str(tmp_path / "other.pt"),
                         "--out", str(tmp_path / "no.pt")]) == 2
-    assert f"different {lang} tokenizers" in one_line_error(capsys)
+    lowered = other["tokenizers"][lang]["lowercase"]
+    assert f"ENCODER's {lang} tokenizer is not DECODERS' (lowercase {not lowered} against {lowered}): decoders fit " \
+           f"only the tokenizers they were trained with" in one_line_error(capsys)
     assert not (tmp_path / "no.pt").exists()
+
+
+@pytest.mark.parametrize("encoder, decoders, message", [
+    ("broad-m2m", "multi30k-m2m", "ENCODER's en tokenizer is not DECODERS' (another vocabulary: 2,794 of ENCODER's "
+     "6,000 pieces are not DECODERS'): decoders fit only the tokenizers they were trained with; give as DECODERS a "
+     "model with ENCODER's tokenizers, such as the one ENCODER was fine-tuned from (a model retokenized since has "
+     "others)"),
+    ("multi30k-m2m", "broad-m2m", "DECODERS has no decoders (an encoder-only model): give a trainer checkpoint or a "
+     "model exported with its decoders"),
+])
+def test_with_decoders_of_another_vocabulary_or_of_none_says_so(tmp_path, capsys, encoder, decoders, message):
+    """Issue 40: the command's own docstring example (broad-m2m, retokenized at stage 13, and multi30k-m2m's
+    decoders) said only "different en tokenizers"; an encoder-only DECODERS exited 0 with "(decoders of )"."""
+    assert recipe.main(["with-decoders", encoder, decoders, "--out", str(tmp_path / "no.pt")]) == 2
+    assert one_line_error(capsys) == f"error: ENCODER {encoder}, DECODERS {decoders}: {message}"
+    assert not (tmp_path / "no.pt").exists()
+    assert f"with-decoders {encoder} {decoders}" not in recipe.__doc__
 
 
 def test_retokenize_carries_a_model_over_to_tokenizers_from_every_corpus(toy_run, tmp_path, capsys):
