@@ -72,6 +72,23 @@ def table(results: dict, dev: dict) -> str:
     return "\n".join(rows)
 
 
+def results_figures(results: dict, dev: dict) -> dict:
+    """{"MODEL.SET.STAT": %} for a results file of docs/results/ (benchmarks/figures.py): every set's mean and
+    worst, PUD's en-de and de-en, and en-de-fr, the mean of PUD's 6 pairs without Czech."""
+    out = {}
+    for model, found in results.items():
+        for split in SETS + tuple(dev):
+            got = figures(found[split])
+            out.update({f"{label(model)}.{split}.mean": round(got["mean"], 3),
+                        f"{label(model)}.{split}.worst": round(got["worst"], 3)})
+        pud = figures(found["pud"])["pairs"]
+        three = [v for k, v in pud.items() if "cs" not in k]
+        out.update({f"{label(model)}.pud.en-de": round(pud["en-de"], 3),
+                    f"{label(model)}.pud.de-en": round(pud["de-en"], 3),
+                    f"{label(model)}.pud.en-de-fr": round(sum(three) / len(three), 3)})
+    return out
+
+
 def main(argv: list | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("models", nargs="+", help="model names, checkpoints or export folders (also use-m)")
@@ -80,6 +97,9 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--fresh", action="store_true", help="recompute results that are there already")
     parser.add_argument("--dev", action="append", default=[], metavar="NAME=TEMPLATE",
                         help="a dev set of line-aligned files with {lang}, e.g. europarl=dev/europarl.{lang}")
+    parser.add_argument("--results", metavar="FILE",
+                        help="also write the figures, with this command, to a results file, e.g. "
+                             "docs/results/multi30k-m2m-domains.json (benchmarks/figures.py; default: none)")
     args = parser.parse_args(argv)
     dev = dict(item.split("=", 1) for item in args.dev if "=" in item)
     if len(dev) < len(args.dev) or any(name in SETS or "{lang}" not in template for name, template in dev.items()):
@@ -89,6 +109,10 @@ def main(argv: list | None = None) -> int:
     print(table(results, dev))
     print("\nnearest neighbour by cosine of the mean vectors; mean and worst over the 12 ordered pairs of en, de, fr, "
           "cs (models without Czech: their pairs); en/de/fr: the 6 pairs without cs.")
+    if args.results:
+        from results_file import write_results  # benchmarks/ is this script's folder, first on sys.path
+
+        print(f"wrote {write_results(args.results, results_figures(results, dev))}")
     return 0
 
 

@@ -44,6 +44,16 @@ def primary(task: dict) -> float | None:
     return None if value is None else 100 * value if task["primary"] == "pearson" else value
 
 
+def results_figures(scores: dict, beaten: int, compared: int) -> dict:
+    """A results file's figures (benchmarks/figures.py): the tasks beaten and compared, and the model's
+    primary score per task as SentEval reports it (accuracy in %, Pearson r)."""
+    out = {"beats": beaten, "tasks": compared}
+    for name, task in scores.items():
+        if task.get("status") == "ok" and (value := task["views"]["mean"]["metrics"].get(task["primary"])) is not None:
+            out[f"model.{name}"] = round(value, 4)
+    return out
+
+
 def table(model: str, scores: dict, controls: dict) -> tuple[str, int, int]:
     """(Markdown table, tasks the model beats the controls' mean on, tasks compared)."""
     rows = [f"| task | {model} | untrained, mean ± std of {len(controls)} seeds | beats the mean |",
@@ -71,6 +81,9 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
     parser.add_argument("--out", default="results/senteval-controls", help="results folder")
     parser.add_argument("--fresh", action="store_true", help="recompute results that are there already")
+    parser.add_argument("--results", metavar="FILE",
+                        help="also write the figures, with this command, to a results file, e.g. "
+                             "docs/results/multi30k-m2m-senteval.json (benchmarks/figures.py; default: none)")
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     scores = run(args.model, args)
@@ -79,6 +92,10 @@ def main(argv: list | None = None) -> int:
     summary = f"{args.model} beats the mean of {len(seeds)} untrained controls on {beaten} of {compared} tasks"
     (Path(args.out) / f"{model_folder(args.model)}-{args.config}.md").write_text(text + "\n\n" + summary + "\n")
     print(text + "\n\n" + summary)
+    if args.results:
+        from results_file import write_results  # benchmarks/ is this script's folder, first on sys.path
+
+        print(f"wrote {write_results(args.results, results_figures(scores, beaten, compared), seeds=seeds)}")
     return 0
 
 

@@ -1,0 +1,106 @@
+"""The scripts that write docs/results/ (issue 41): each writes its figures with the command, commit, machine and
+date, on tiny inputs: results_file.py, tiny_retrieval.py, install_times.py, domains.py and senteval_controls.py
+with --results."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.benchmarks.test_benchmark_scripts import _senteval_results
+from tests.helpers import REPO
+from tests.helpers.toy import write_toy_corpus
+
+BENCH = REPO / "benchmarks"
+
+
+@pytest.fixture
+def bench_module():
+    """Import a module of benchmarks/ by name (the folder is on sys.path only while the test runs)."""
+    sys.path.insert(0, str(BENCH))
+    yield __import__
+    sys.path.remove(str(BENCH))
+
+
+def run(script: str, *args, **env) -> str:
+    environment = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", **env}
+    done = subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True, text=True, cwd=REPO,
+                          timeout=600, env=environment)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def provenance(path) -> dict:
+    record = json.loads(path.read_text(encoding="utf-8"))
+    assert record["command"].startswith("python benchmarks/") and record["commit"] and record["date"]
+    assert record["machine"]["cpus"] >= 1 and len(record["machine"]["loadavg"]) == 3
+    return record
+
+
+def test_results_file_records_the_command_commit_machine_and_date(bench_module, tmp_path):
+    results_file = bench_module("results_file")
+    path = results_file.write_results(tmp_path / "x" / "r.json", {"a.b": 1.5}, command="python benchmarks/x.py",
+                                      setting="y")
+    record = provenance(path)
+    assert record["figures"] == {"a.b": 1.5} and record["setting"] == "y"
+    assert results_file.read_figures(path) == {"a.b": 1.5}
+    assert results_file.git_commit(tmp_path) == ("unknown", False)  # outside a checkout
+
+
+def test_tiny_retrieval_trains_both_arms_and_writes_their_figures(tmp_path):
+    corpus = write_toy_corpus(tmp_path / "toy", n_train=200, n_valid=20)
+    out = tmp_path / "tiny.json"
+    text = run("tiny_retrieval.py", "--out", str(out), "--set", f"data.path={corpus}", "--set", "data.languages=[x,y]",
+               "--set", "tokenizer.moses=false", "--set", "tokenizer.vocab_size=60", "--set", "train.max_steps=4",
+               "--set", "train.valid_every=2", "--set", "train.valid_sentences=10",
+               BRIDGEEMBED_CACHE=str(tmp_path / "cache"))
+    record = provenance(out)
+    figures = record["figures"]
+    assert set(figures) == {f"align_{w}.{k}" for w in ("1.0", "0") for k in ("retrieval", "bleu", "seconds", "step")}
+    assert figures["align_1.0.step"] == figures["align_0.step"] == 4 and 0 <= figures["align_0.retrieval"] <= 100
+    assert "train.threads=1" in record["overrides"] and "align_weight 0: dev retrieval" in text
+
+
+def test_install_times_reads_pytests_summary_and_the_history_size(bench_module):
+    install_times = bench_module("install_times")
+    log = "....\n==== 890 passed, 11 skipped, 2 warnings in 2760.12s (0:46:00) ====\n"
+    assert install_times.pytest_summary(log) == {"passed": 890, "skipped": 11, "warnings": 2}
+    assert install_times.pytest_summary("=== 1 failed, 3 passed in 1.0s ===") == {"failed": 1, "passed": 3}
+    assert install_times.pytest_summary("make: *** [test] Error 1") == {}
+    assert install_times.history_mib() > 1
+    env = install_times.clean_environment()
+    assert "VIRTUAL_ENV" not in env and str(REPO / ".venv") not in env["PATH"]
+
+
+def test_domains_writes_a_results_file_of_every_set_and_pud_pair(tmp_path):
+    out = tmp_path / "domains"
+    for split, base in (("test_2016", 0.9), ("val", 0.8), ("pud", 0.1), ("europarl", 0.3)):
+        folder = out / "m" / split
+        folder.mkdir(parents=True)
+        langs = ("en", "de") if split == "europarl" else ("en", "de", "fr", "cs")
+        pairs = [{"pair": f"{a}-{b}", "a_to_b": base, "b_to_a": base + 0.02}
+                 for i, a in enumerate(langs) for b in langs[i + 1:]]
+        (folder / "retrieval.json").write_text(json.dumps({"pairs": pairs}))
+    results = tmp_path / "m-domains.json"
+    run("domains.py", "m", "--out", str(out), "--dev", "europarl=x/dev.{lang}", "--results", str(results))
+    figures = provenance(results)["figures"]
+    assert figures["m.test_2016.mean"] == pytest.approx(91.0) and figures["m.test_2016.worst"] == pytest.approx(90.0)
+    assert figures["m.pud.en-de"] == pytest.approx(10.0) and figures["m.pud.de-en"] == pytest.approx(12.0)
+    assert figures["m.pud.en-de-fr"] == pytest.approx(11.0) and figures["m.europarl.mean"] == pytest.approx(31.0)
+
+
+def test_senteval_controls_writes_a_results_file_of_the_tasks_it_beats(tmp_path):
+    from bridgeembed.paths import model_folder
+
+    out = tmp_path / "controls"
+    _senteval_results(out / f"{model_folder('m')}-default", {"MR": ("acc", 70.0), "STS-B": ("pearson", 0.50)})
+    for seed, (mr, sts) in enumerate([(68.0, 0.60), (71.0, 0.62), (69.5, 0.58)]):
+        _senteval_results(out / f"{model_folder(f'untrained:m@{seed}')}-default",
+                          {"MR": ("acc", mr), "STS-B": ("pearson", sts)})
+    results = tmp_path / "m-senteval.json"
+    run("senteval_controls.py", "m", "--out", str(out), "--results", str(results))
+    record = provenance(results)
+    assert record["figures"] == {"beats": 1, "tasks": 2, "model.MR": 70.0, "model.STS-B": 0.5}
+    assert record["seeds"] == [0, 1, 2]
