@@ -4,8 +4,8 @@ The dev sets are the ones the trainer holds out: the main corpus's `data.valid` 
 `data.corpora` its `valid` split or its last `dev_lines` training lines (never trained on). For each set and
 model: the mean over its ordered language pairs of "is a sentence's nearest vector (cosine, mean of the heads)
 its translation", on at most --lines sentences (every ordered pair is in the JSON); then the mean over the
-sets, the number that chooses a checkpoint and compares two starts of a run. PUD is added with --report
-(reporting only: never choose by it).
+sets, the number that chooses a checkpoint and compares two starts of a run. PUD and the captions' test_2016
+are added with --report (reporting only: never choose by them; they are not in the dev mean).
 
     BRIDGEEMBED_DATA=../shared/data python benchmarks/dev_retrieval.py configs/general-m2m.yaml \\
         runs/general-m2m/step1000.pt runs/other/step1000.pt --lines 1000 --json results/dev.json
@@ -31,6 +31,9 @@ from bridgeembed.crosslingual.retrieval import accuracy
 from bridgeembed.paths import write_text_atomic
 from bridgeembed.text.parallel import corpus_dir, read_split
 from bridgeembed.training.corpora import corpus_files, dev_split
+
+
+REPORT_SETS = {"PUD": ("pud", "test"), "test_2016": ("multi30k", "test_2016_flickr")}  # --report: never chosen by
 
 
 def dev_sets(config: Config, data_root: str | None) -> dict:
@@ -60,7 +63,7 @@ def main(argv=None) -> int:
     parser.add_argument("config", help="the run's training config (YAML)")
     parser.add_argument("models", nargs="+", help="checkpoints, model folders or shipped model names")
     parser.add_argument("--lines", type=int, default=1000, help="sentences per set and language (default: 1000)")
-    parser.add_argument("--report", action="store_true", help="add PUD (reporting only)")
+    parser.add_argument("--report", action="store_true", help="add PUD and test_2016 (reporting only)")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: 1)")
     parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
     parser.add_argument("--json", help="write the results here")
@@ -73,7 +76,8 @@ def main(argv=None) -> int:
     else:
         sets = dev_sets(config, args.data)
         if args.report:
-            sets["PUD"] = read_split(corpus_dir("pud", args.data), "test", config.data.languages)
+            for name, (path, split) in REPORT_SETS.items():
+                sets[name] = read_split(corpus_dir(path, args.data), split, config.data.languages)
     rows = []
     print("| model | " + " | ".join(sets) + " | dev mean |")
     print("|---" * (len(sets) + 2) + "|")
@@ -83,7 +87,7 @@ def main(argv=None) -> int:
                                        if lang in encoder.languages})
                  for name, lines in sets.items()}
         found = {name: float(np.mean(list(by_pair.values()))) for name, by_pair in pairs.items()}
-        dev = [v for name, v in found.items() if name != "PUD"]
+        dev = [v for name, v in found.items() if name not in REPORT_SETS]
         row = {"model": model, "sets": found, "dev_mean": float(np.mean(dev)), "pairs": pairs}
         rows.append(row)
         print(f"| {model} | " + " | ".join(f"{v:.1f}" for v in found.values()) + f" | {row['dev_mean']:.2f} |",
