@@ -1,6 +1,6 @@
 """The scripts that write docs/results/ (issue 41): each writes its figures with the command, commit, machine and
-date, on tiny inputs: results_file.py, tiny_retrieval.py, install_times.py, domains.py and senteval_controls.py
-with --results."""
+date, on tiny inputs: results_file.py, tiny_retrieval.py, install_times.py, xnli_results.py, and domains.py and
+senteval_controls.py with --results."""
 
 import json
 import os
@@ -104,3 +104,16 @@ def test_senteval_controls_writes_a_results_file_of_the_tasks_it_beats(tmp_path)
     record = provenance(results)
     assert record["figures"] == {"beats": 1, "tasks": 2, "model.MR": 70.0, "model.STS-B": 0.5}
     assert record["seeds"] == [0, 1, 2]
+
+
+def test_xnli_results_writes_english_de_fr_and_the_zero_shot_drop(tmp_path):
+    folder = tmp_path / "xnli" / "m"  # a result there already is reused
+    folder.mkdir(parents=True)
+    accuracy = {"en": {"en": 0.47, "de": 0.411, "fr": 0.402}}
+    (folder / "xnli.json").write_text(json.dumps({"accuracy": accuracy, "zero_shot_drop": {"overall": 0.0635,
+                                                                                           "en": 0.0635}}))
+    results = tmp_path / "m-xnli.json"
+    text = run("xnli_results.py", "m", "--out", str(tmp_path / "xnli"), "--results", str(results))
+    record = provenance(results)
+    assert record["figures"] == pytest.approx({"en": 47.0, "de": 41.1, "fr": 40.2, "drop": 6.35})
+    assert record["model"] == "m" and "m: en 47.0, de 41.1, fr 40.2, drop 6.3" in text

@@ -1,0 +1,95 @@
+"""Every figure benchmarks/figures.py tracks in the README and the model cards equals its results file in
+docs/results/, and a figure edited by hand is caught (issue 41). Reads committed files only: fast, no data."""
+
+import importlib.util
+import json
+import re
+import sys
+
+import pytest
+
+from tests.helpers import REPO
+
+_spec = importlib.util.spec_from_file_location("figures", REPO / "benchmarks" / "figures.py")
+figures = sys.modules["figures"] = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(figures)
+
+README_LINES = 300
+
+
+def texts() -> dict:
+    return {document: (REPO / document).read_text(encoding="utf-8") for document in figures.FIGURES}
+
+
+def found_figures(document: str, text: str) -> list:
+    found, problems = figures.figures(document, text, figures.FIGURES[document], figures.load_results())
+    assert problems == []
+    return found
+
+
+def test_every_figure_equals_its_results_file():
+    assert figures.check(texts(), figures.load_results()) == []
+
+
+def test_the_readme_and_both_cards_have_figures_tracked():
+    counted = {document: len(found_figures(document, text)) for document, text in texts().items()}
+    assert set(counted) == {"README.md", "pretrained/multi30k-m2m/README.md", "pretrained/broad-m2m/README.md"}
+    assert all(n >= 20 for n in counted.values()), counted
+
+
+@pytest.mark.parametrize("document", list(figures.FIGURES))
+def test_every_figure_edited_by_hand_is_reported(document):
+    """Each tracked figure in turn gets one digit changed in a copy of the document: the check names it."""
+    text = (REPO / document).read_text(encoding="utf-8")
+    values = figures.load_results()
+    for figure in found_figures(document, text):
+        start, end = figure.span
+        digit = re.search(r"\d", figure.found).start()
+        changed = figure.found[:digit] + str((int(figure.found[digit]) + 1) % 10) + figure.found[digit + 1:]
+        problems = figures.check({**texts(), document: text[:start] + changed + text[end:]}, values)
+        assert problems == [f"{document}:{figure.line}: {figure.field} is {figure.expected}, the text says {changed}"]
+
+
+def test_a_changed_results_file_and_a_lost_sentence_are_reported():
+    values = figures.load_results()
+    problems = figures.check(texts(), {**values, "tiny/align_1.0.retrieval": 12.34})
+    shown = format(values["tiny/align_1.0.retrieval"], ".1f")
+    assert len(problems) == 1 and problems[0].endswith(f"tiny/align_1.0.retrieval is 12.3, the text says {shown}")
+    readme = texts()["README.md"]
+    sentence = re.search(r"\| broad-m2m \(stage 13\)[^\n]*", readme).group(0)
+    problems = figures.check({**texts(), "README.md": readme.replace(sentence, "")}, values)
+    assert len(problems) == 1 and problems[0].startswith("README.md: not found: '| broad-m2m (stage 13)")
+    problems = figures.check({**texts(), "README.md": readme + "\n" + sentence}, values)
+    assert len(problems) == 1 and problems[0].startswith("README.md: found 2 times: '| broad-m2m (stage 13)")
+
+
+def test_write_puts_the_results_files_figures_back():
+    text = texts()["README.md"]
+    edited = text.replace("**43.2%**", "**45.8%**", 1)
+    assert edited != text
+    assert figures.rewrite(edited, found_figures("README.md", edited)) == text
+
+
+def test_fields_differences_and_whitespace():
+    regex, fields = figures.pattern("is **{a/x:.1f}%** with\n 1.0, {a/x - a/y:.0f} s |")
+    assert fields == [("a/x", ".1f"), ("a/x - a/y", ".0f")]
+    assert regex.search("is **45.8%** with\n>   1.0, 3 s |") and not regex.search("is **45.8%** with 1.0, 3 s | x |")
+    assert figures.value_of("a/x - a/y", {"a/x": 94.6, "a/y": 92.9}) == pytest.approx(1.7)
+    with pytest.raises(KeyError, match="no results file holds a/z"):
+        figures.value_of("a/z", {})
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "docs" / "results").glob("*.json")), ids=lambda p: p.name)
+def test_every_results_file_says_how_it_was_measured(path):
+    record = json.loads(path.read_text(encoding="utf-8"))
+    assert record["figures"] and all(isinstance(v, (int, float)) for v in record["figures"].values())
+    assert record["command"] and record["commit"] and re.match(r"\d{4}-\d\d-\d\dT", record["date"])
+    if record["machine"] is None:  # measured before docs/results/ existed: where the figures were copied from
+        assert record["recorded"] and record["note"]
+    else:
+        assert record["machine"]["cpus"] >= 1 and len(record["machine"]["loadavg"]) == 3
+
+
+def test_the_readme_has_at_most_300_lines():
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_LINES, f"README.md has {len(lines)} lines: move detail to docs/"
