@@ -5,10 +5,10 @@ A figure in a document is written in FIGURES as the text around it, with a field
     "is **{tiny/align_1.0.retrieval:.1f}%** with 1.0, in {tiny/align_1.0.seconds:.0f} s"
 
 `tiny/align_1.0.retrieval` is the key `align_1.0.retrieval` of docs/results/tiny.json, `.1f` how the
-document prints it. A field may also be the difference of two keys, `{A - B:.1f}`. The text around the
-fields must occur exactly once in the document (any run of whitespace matches any other, so line breaks do
-not matter; a template ending in "|" is a table row and must end its line). Every results file is written by
-the script that measured it (its `command`; docs/results/README.md lists them).
+document prints it. A field may also be the difference or the ratio of two keys, `{A - B:.1f}`, `{A / B:.1f}`.
+The text around the fields must occur exactly once in the document (any run of whitespace matches any other,
+so line breaks do not matter; a template ending in "|" is a table row and must end its line). Every results
+file is written by the script that measured it (its `command`; docs/results/README.md lists them).
 
     python benchmarks/figures.py --check    # every figure equals its results file (tests/test_figures.py)
     python benchmarks/figures.py --write    # rewrite the documents' figures from the results files
@@ -40,16 +40,19 @@ FIGURES = {
         "make demo    # {install_times/demo_seconds:.0f} s on a fresh clone",
         "# the test suite, with what make demo installed: {install_times/test_minutes:.0f} min on",
         "without its {install_times/history_mib:.0f} MiB of history",
+        # The encoder API
+        '# CPU: int8 LSTM and Linear layers, {quantize-xeon/int8 / quantize-xeon/float32:.1f}x; "bf16" on CPUs with '
+        'AMX, {quantize-xeon/bf16 / quantize-xeon/float32:.1f}x',
         # Limits
-        "translation among 1,000 (PUD) {multi30k-m2m-domains/multi30k-m2m.pud.mean:.1f}% of the time "
-        "(use-m: {multi30k-m2m-domains/use-m.pud.mean:.1f}%); XNLI trained on English reaches "
+        "translation among 1,000 (PUD) {domains/multi30k-m2m.pud.mean:.1f}% of the time "
+        "(use-m: {use-m-domains/use-m.pud.mean:.1f}%); XNLI trained on English reaches "
         "{multi30k-m2m-xnli/en:.1f}% (use-m: {use-m-xnli/en:.1f}%)",
-        "`broad-m2m` does better there: {broad-m2m-domains/broad-m2m.pud.mean:.1f}% on PUD "
-        "(en→de {broad-m2m-domains/broad-m2m.pud.en-de:.1f}%), {broad-m2m-domains/broad-m2m.europarl.mean:.1f}% "
-        "on held-out Europarl against {broad-m2m-domains/multi30k-m2m.europarl.mean:.1f}%. It costs something "
-        "on captions ({broad-m2m-domains/multi30k-m2m.test_2016.mean - broad-m2m-domains/broad-m2m.test_2016.mean:.1f} "
+        "`broad-m2m` does better there: {domains/broad-m2m.pud.mean:.1f}% on PUD "
+        "(en→de {domains/broad-m2m.pud.en-de:.1f}%), {domains/broad-m2m.europarl.mean:.1f}% "
+        "on held-out Europarl against {domains/multi30k-m2m.europarl.mean:.1f}%. It costs something "
+        "on captions ({domains/multi30k-m2m.test_2016.mean - domains/broad-m2m.test_2016.mean:.1f} "
         "points of test_2016's mean, "
-        "{broad-m2m-domains/multi30k-m2m.val.worst - broad-m2m-domains/broad-m2m.val.worst:.1f} of val's worst pair)",
+        "{domains/multi30k-m2m.val.worst - domains/broad-m2m.val.worst:.1f} of val's worst pair)",
         "On most SentEval tasks ({multi30k-m2m-senteval/tasks - multi30k-m2m-senteval/beats:.0f} of "
         "{multi30k-m2m-senteval/tasks:.0f}) the same network with *random* weights scores higher",
         "(the random network retrieves translations at chance, {untrained/test_2016.mean:.1f}%)",
@@ -58,37 +61,37 @@ FIGURES = {
         "**{tiny/align_0.retrieval:.1f}%** with `train.align_weight=0`, chance, in {tiny/align_0.seconds:.0f} s, "
         "and **{tiny/align_1.0.retrieval:.1f}%** with 1.0, in {tiny/align_1.0.seconds:.0f} s",
         # Evaluating
-        "| **multi30k-m2m** (stage 10), 12 pairs | {multi30k-m2m-domains/multi30k-m2m.test_2016.mean:.1f}% "
-        "| {multi30k-m2m-domains/multi30k-m2m.test_2016.worst:.1f}% | {multi30k-m2m-xnli/en:.1f} / "
+        "| **multi30k-m2m** (stage 10), 12 pairs | {domains/multi30k-m2m.test_2016.mean:.1f}% "
+        "| {domains/multi30k-m2m.test_2016.worst:.1f}% | {multi30k-m2m-xnli/en:.1f} / "
         "{multi30k-m2m-xnli/de:.1f} / {multi30k-m2m-xnli/fr:.1f} | {multi30k-m2m-senteval/beats:.0f} of "
         "{multi30k-m2m-senteval/tasks:.0f} tasks",
-        "| broad-m2m (stage 13), 12 pairs | {broad-m2m-domains/broad-m2m.test_2016.mean:.1f}% "
-        "| {broad-m2m-domains/broad-m2m.test_2016.worst:.1f}% | {broad-m2m-xnli/en:.1f} / "
+        "| broad-m2m (stage 13), 12 pairs | {domains/broad-m2m.test_2016.mean:.1f}% "
+        "| {domains/broad-m2m.test_2016.worst:.1f}% | {broad-m2m-xnli/en:.1f} / "
         "{broad-m2m-xnli/de:.1f} / {broad-m2m-xnli/fr:.1f} | {broad-m2m-senteval/beats:.0f} of "
         "{broad-m2m-senteval/tasks:.0f} tasks",
-        "| use-m (no Czech: the 6 en/de/fr pairs) | {multi30k-m2m-domains/use-m.test_2016.mean:.1f}% "
-        "| {multi30k-m2m-domains/use-m.test_2016.worst:.1f}% | {use-m-xnli/en:.1f} / {use-m-xnli/de:.1f} / "
+        "| use-m (no Czech: the 6 en/de/fr pairs) | {use-m-domains/use-m.test_2016.mean:.1f}% "
+        "| {use-m-domains/use-m.test_2016.worst:.1f}% | {use-m-xnli/en:.1f} / {use-m-xnli/de:.1f} / "
         "{use-m-xnli/fr:.1f} | |",
         "| untrained:multi30k-m2m, 12 pairs | {untrained/test_2016.mean:.1f}% | {untrained/test_2016.worst:.1f}% "
         "| {untrained/xnli.en:.1f} / {untrained/xnli.de:.1f} / {untrained/xnli.fr:.1f} | |",
     ],
     M30K: [
-        "translation {multi30k-m2m-domains/multi30k-m2m.test_2016.mean:.1f}% of the time over the 12 language "
-        "pairs (worst pair {multi30k-m2m-domains/multi30k-m2m.test_2016.worst:.1f}) and translates at test BLEU "
+        "translation {domains/multi30k-m2m.test_2016.mean:.1f}% of the time over the 12 language "
+        "pairs (worst pair {domains/multi30k-m2m.test_2016.worst:.1f}) and translates at test BLEU "
         "{multi30k-m2m-bleu/mean:.2f}",
-        "PUD news and Wikipedia sentences find their translation {multi30k-m2m-domains/multi30k-m2m.pud.mean:.1f}% "
-        "of the time (use-m {multi30k-m2m-domains/use-m.pud.mean:.1f}%)",
-        "| **multi30k-m2m** (this folder, int8) | **{multi30k-m2m-domains/multi30k-m2m.test_2016.mean:.1f} / "
-        "{multi30k-m2m-domains/multi30k-m2m.test_2016.worst:.1f}** "
-        "| **{multi30k-m2m-domains/multi30k-m2m.val.mean:.1f} / {multi30k-m2m-domains/multi30k-m2m.val.worst:.1f}** "
-        "| **{multi30k-m2m-domains/multi30k-m2m.pud.mean:.1f}** "
-        "| **{multi30k-m2m-domains/multi30k-m2m.pud.en-de:.1f} / {multi30k-m2m-domains/multi30k-m2m.pud.de-en:.1f}** "
-        "| **{multi30k-m2m-domains/multi30k-m2m.europarl.mean:.1f}** "
-        "| **{multi30k-m2m-domains/multi30k-m2m.gnome.mean:.1f}** | **{multi30k-m2m-bleu/mean:.2f}** |",
-        "| use-m | {multi30k-m2m-domains/use-m.test_2016.mean:.1f} / {multi30k-m2m-domains/use-m.test_2016.worst:.1f} "
-        "| {multi30k-m2m-domains/use-m.val.mean:.1f} / {multi30k-m2m-domains/use-m.val.worst:.1f} "
-        "| {multi30k-m2m-domains/use-m.pud.mean:.1f} | {multi30k-m2m-domains/use-m.pud.en-de:.1f} / "
-        "{multi30k-m2m-domains/use-m.pud.de-en:.1f} | – | – | – |",
+        "PUD news and Wikipedia sentences find their translation {domains/multi30k-m2m.pud.mean:.1f}% "
+        "of the time (use-m {use-m-domains/use-m.pud.mean:.1f}%)",
+        "| **multi30k-m2m** (this folder, int8) | **{domains/multi30k-m2m.test_2016.mean:.1f} / "
+        "{domains/multi30k-m2m.test_2016.worst:.1f}** "
+        "| **{domains/multi30k-m2m.val.mean:.1f} / {domains/multi30k-m2m.val.worst:.1f}** "
+        "| **{domains/multi30k-m2m.pud.mean:.1f}** "
+        "| **{domains/multi30k-m2m.pud.en-de:.1f} / {domains/multi30k-m2m.pud.de-en:.1f}** "
+        "| **{domains/multi30k-m2m.europarl.mean:.1f}** "
+        "| **{domains/multi30k-m2m.gnome.mean:.1f}** | **{multi30k-m2m-bleu/mean:.2f}** |",
+        "| use-m | {use-m-domains/use-m.test_2016.mean:.1f} / {use-m-domains/use-m.test_2016.worst:.1f} "
+        "| {use-m-domains/use-m.val.mean:.1f} / {use-m-domains/use-m.val.worst:.1f} "
+        "| {use-m-domains/use-m.pud.mean:.1f} | {use-m-domains/use-m.pud.en-de:.1f} / "
+        "{use-m-domains/use-m.pud.de-en:.1f} | – | – | – |",
         "on {multi30k-m2m-senteval/beats:.0f} of {multi30k-m2m-senteval/tasks:.0f} tasks, TREC and SICK-R",
         "Its own scores: CR {multi30k-m2m-senteval/model.CR:.2f}, MR {multi30k-m2m-senteval/model.MR:.2f}, "
         "MPQA {multi30k-m2m-senteval/model.MPQA:.2f}, SUBJ {multi30k-m2m-senteval/model.SUBJ:.2f}, "
@@ -105,42 +108,45 @@ FIGURES = {
         "| use-m | {use-m-xnli/en:.1f} | {use-m-xnli/de:.1f} | {use-m-xnli/fr:.1f} | {use-m-xnli/drop:.1f} |",
     ],
     BROAD: [
-        "| **broad-m2m** (this folder, stage 13, int8) | **{broad-m2m-domains/broad-m2m.test_2016.mean:.1f} / "
-        "{broad-m2m-domains/broad-m2m.test_2016.worst:.1f}** | **{broad-m2m-domains/broad-m2m.val.mean:.1f} / "
-        "{broad-m2m-domains/broad-m2m.val.worst:.1f}** | **{broad-m2m-domains/broad-m2m.pud.mean:.1f}** | "
-        "**{broad-m2m-domains/broad-m2m.pud.en-de:.1f} / {broad-m2m-domains/broad-m2m.pud.de-en:.1f}** | "
-        "**{broad-m2m-domains/broad-m2m.pud.en-de-fr:.1f}** | **{broad-m2m-domains/broad-m2m.europarl.mean:.1f}** | "
-        "**{broad-m2m-domains/broad-m2m.gnome.mean:.1f}** |",
-        "| multi30k-m2m (the default) | {broad-m2m-domains/multi30k-m2m.test_2016.mean:.1f} / "
-        "{broad-m2m-domains/multi30k-m2m.test_2016.worst:.1f} | {broad-m2m-domains/multi30k-m2m.val.mean:.1f} / "
-        "{broad-m2m-domains/multi30k-m2m.val.worst:.1f} | {broad-m2m-domains/multi30k-m2m.pud.mean:.1f} | "
-        "{broad-m2m-domains/multi30k-m2m.pud.en-de:.1f} / {broad-m2m-domains/multi30k-m2m.pud.de-en:.1f} | "
-        "{broad-m2m-domains/multi30k-m2m.pud.en-de-fr:.1f} | {broad-m2m-domains/multi30k-m2m.europarl.mean:.1f} | "
-        "{broad-m2m-domains/multi30k-m2m.gnome.mean:.1f} |",
-        "| use-m | {broad-m2m-domains/use-m.test_2016.mean:.1f} / {broad-m2m-domains/use-m.test_2016.worst:.1f} | "
-        "{broad-m2m-domains/use-m.val.mean:.1f} / {broad-m2m-domains/use-m.val.worst:.1f} | "
-        "{broad-m2m-domains/use-m.pud.mean:.1f} | {broad-m2m-domains/use-m.pud.en-de:.1f} / "
-        "{broad-m2m-domains/use-m.pud.de-en:.1f} | {broad-m2m-domains/use-m.pud.en-de-fr:.1f} | – | – |",
-        "`broad-m2m` | it finds 1.9–6 times as many translations: PUD {broad-m2m-domains/broad-m2m.pud.mean:.1f}% "
-        "against {broad-m2m-domains/multi30k-m2m.pud.mean:.1f}% (en→de {broad-m2m-domains/broad-m2m.pud.en-de:.1f} "
-        "against {broad-m2m-domains/multi30k-m2m.pud.en-de:.1f}), held-out Europarl "
-        "{broad-m2m-domains/broad-m2m.europarl.mean:.1f}% against {broad-m2m-domains/multi30k-m2m.europarl.mean:.1f}%, "
-        "GNOME help {broad-m2m-domains/broad-m2m.gnome.mean:.1f}% "
-        "against {broad-m2m-domains/multi30k-m2m.gnome.mean:.1f}%",
-        "On PUD news the peer (use-m) finds the translation {broad-m2m-domains/use-m.pud.mean:.1f}% of the time; "
-        "broad-m2m finds it {broad-m2m-domains/broad-m2m.pud.mean:.1f}% of the time",
+        "| **broad-m2m** (this folder, stage 13, int8) | **{domains/broad-m2m.test_2016.mean:.1f} / "
+        "{domains/broad-m2m.test_2016.worst:.1f}** | **{domains/broad-m2m.val.mean:.1f} / "
+        "{domains/broad-m2m.val.worst:.1f}** | **{domains/broad-m2m.pud.mean:.1f}** | "
+        "**{domains/broad-m2m.pud.en-de:.1f} / {domains/broad-m2m.pud.de-en:.1f}** | "
+        "**{domains/broad-m2m.pud.en-de-fr:.1f}** | **{domains/broad-m2m.europarl.mean:.1f}** | "
+        "**{domains/broad-m2m.gnome.mean:.1f}** |",
+        "| multi30k-m2m (the default) | {domains/multi30k-m2m.test_2016.mean:.1f} / "
+        "{domains/multi30k-m2m.test_2016.worst:.1f} | {domains/multi30k-m2m.val.mean:.1f} / "
+        "{domains/multi30k-m2m.val.worst:.1f} | {domains/multi30k-m2m.pud.mean:.1f} | "
+        "{domains/multi30k-m2m.pud.en-de:.1f} / {domains/multi30k-m2m.pud.de-en:.1f} | "
+        "{domains/multi30k-m2m.pud.en-de-fr:.1f} | {domains/multi30k-m2m.europarl.mean:.1f} | "
+        "{domains/multi30k-m2m.gnome.mean:.1f} |",
+        "| use-m | {use-m-domains/use-m.test_2016.mean:.1f} / {use-m-domains/use-m.test_2016.worst:.1f} | "
+        "{use-m-domains/use-m.val.mean:.1f} / {use-m-domains/use-m.val.worst:.1f} | "
+        "{use-m-domains/use-m.pud.mean:.1f} | {use-m-domains/use-m.pud.en-de:.1f} / "
+        "{use-m-domains/use-m.pud.de-en:.1f} | {use-m-domains/use-m.pud.en-de-fr:.1f} | – | – |",
+        "`broad-m2m` | it finds {domains/broad-m2m.pud.mean / domains/multi30k-m2m.pud.mean:.1f}–"
+        "{domains/broad-m2m.europarl.mean / domains/multi30k-m2m.europarl.mean:.0f} times as many translations: "
+        "PUD {domains/broad-m2m.pud.mean:.1f}% "
+        "against {domains/multi30k-m2m.pud.mean:.1f}% (en→de {domains/broad-m2m.pud.en-de:.1f} "
+        "against {domains/multi30k-m2m.pud.en-de:.1f}), held-out Europarl "
+        "{domains/broad-m2m.europarl.mean:.1f}% against {domains/multi30k-m2m.europarl.mean:.1f}%, "
+        "GNOME help {domains/broad-m2m.gnome.mean:.1f}% "
+        "against {domains/multi30k-m2m.gnome.mean:.1f}%",
+        "On PUD news the peer (use-m) finds the translation {use-m-domains/use-m.pud.mean:.1f}% of the time; "
+        "broad-m2m finds it {domains/broad-m2m.pud.mean:.1f}% of the time",
         "--test-langs en,de,fr`): {broad-m2m-xnli/en:.1f} / {broad-m2m-xnli/de:.1f} / "
         "{broad-m2m-xnli/fr:.1f} (en / de / fr), a zero-shot drop of {broad-m2m-xnli/drop:.1f} points",
         "multi30k-m2m: {multi30k-m2m-xnli/en:.1f} / {multi30k-m2m-xnli/de:.1f} / {multi30k-m2m-xnli/fr:.1f}, "
         "drop {multi30k-m2m-xnli/drop:.1f}; use-m: drop {use-m-xnli/drop:.1f})",
         "tokenizers) on {broad-m2m-senteval/beats:.0f} of {broad-m2m-senteval/tasks:.0f} tasks",
         "- On captions it is worse than multi30k-m2m: "
-        "{broad-m2m-domains/multi30k-m2m.test_2016.mean - broad-m2m-domains/broad-m2m.test_2016.mean:.1f} points "
+        "{domains/multi30k-m2m.test_2016.mean - domains/broad-m2m.test_2016.mean:.1f} points "
         "on test_2016's mean, "
-        "{broad-m2m-domains/multi30k-m2m.test_2016.worst - broad-m2m-domains/broad-m2m.test_2016.worst:.1f} on its "
-        "worst pair, {broad-m2m-domains/multi30k-m2m.val.worst - broad-m2m-domains/broad-m2m.val.worst:.1f} on "
+        "{domains/multi30k-m2m.test_2016.worst - domains/broad-m2m.test_2016.worst:.1f} on its "
+        "worst pair, {domains/multi30k-m2m.val.worst - domains/broad-m2m.val.worst:.1f} on "
         "val's worst pair",
-        "but still weak: PUD {broad-m2m-domains/broad-m2m.pud.mean:.1f}% over the 12 pairs",
+        "but still weak: PUD {domains/broad-m2m.pud.mean:.1f}% over the 12 pairs",
+        "against {domains/broad-m2m.pud.en-de:.1f} / {domains/broad-m2m.pud.de-en:.1f} for en↔de)",
     ],
 }
 
@@ -166,13 +172,17 @@ def load_results(folder: Path = RESULTS) -> dict:
     return values
 
 
+OPERATIONS = {" - ": lambda a, b: a - b, " / ": lambda a, b: a / b}  # a field may be `A - B` or `A / B`
+
+
 def value_of(field: str, values: dict) -> float:
-    """A field's value: one key, or the difference of two (`A - B`)."""
-    keys = field.split(" - ")
+    """A field's value: one key, the difference of two (`A - B`) or their ratio (`A / B`)."""
+    operation = next((op for op in OPERATIONS if op in field), None)
+    keys = field.split(operation) if operation else [field]
     missing = [k for k in keys if k not in values]
     if missing:
         raise KeyError(f"no results file holds {', '.join(missing)} (FILE/KEY: docs/results/FILE.json, KEY)")
-    return values[keys[0]] - values[keys[1]] if len(keys) == 2 else values[keys[0]]
+    return OPERATIONS[operation](values[keys[0]], values[keys[1]]) if operation else values[keys[0]]
 
 
 def pattern(template: str) -> tuple[re.Pattern, list]:

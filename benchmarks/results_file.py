@@ -60,7 +60,7 @@ def write_results(path: str | Path, figures: dict, command: str | None = None, *
     commit, dirty = git_commit()
     record = {"figures": figures, "command": command or this_command(), "commit": commit, "dirty": dirty,
               "machine": machine(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              **facts}
+              "data": os.environ.get("BRIDGEEMBED_DATA"), **facts}  # the data root the command read, if set
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(path, json.dumps(record, indent=1, ensure_ascii=False) + "\n")

@@ -75,6 +75,7 @@ def test_fields_differences_and_whitespace():
     assert fields == [("a/x", ".1f"), ("a/x - a/y", ".0f")]
     assert regex.search("is **45.8%** with\n>   1.0, 3 s |") and not regex.search("is **45.8%** with 1.0, 3 s | x |")
     assert figures.value_of("a/x - a/y", {"a/x": 94.6, "a/y": 92.9}) == pytest.approx(1.7)
+    assert figures.value_of("a/x / a/y", {"a/x": 3828, "a/y": 2419}) == pytest.approx(1.5825, abs=1e-4)
     with pytest.raises(KeyError, match="no results file holds a/z"):
         figures.value_of("a/z", {})
 
