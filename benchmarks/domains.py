@@ -73,14 +73,15 @@ def table(results: dict, dev: dict) -> str:
 
 
 def results_figures(results: dict, dev: dict) -> dict:
-    """{"MODEL.SET.STAT": %} for a results file of docs/results/ (benchmarks/figures.py): every set's mean and
-    worst, PUD's en-de and de-en, and en-de-fr, the mean of PUD's 6 pairs without Czech."""
+    """{"MODEL.SET.STAT": %} for a results file of docs/results/ (benchmarks/figures.py): every set's mean, worst
+    and best pair, PUD's en-de and de-en, and en-de-fr, the mean of PUD's 6 pairs without Czech."""
     out = {}
     for model, found in results.items():
         for split in SETS + tuple(dev):
             got = figures(found[split])
             out.update({f"{label(model)}.{split}.mean": round(got["mean"], 3),
-                        f"{label(model)}.{split}.worst": round(got["worst"], 3)})
+                        f"{label(model)}.{split}.worst": round(got["worst"], 3),
+                        f"{label(model)}.{split}.best": round(max(got["pairs"].values()), 3)})
         pud = figures(found["pud"])["pairs"]
         three = [v for k, v in pud.items() if "cs" not in k]
         out.update({f"{label(model)}.pud.en-de": round(pud["en-de"], 3),

@@ -87,6 +87,7 @@ def test_domains_writes_a_results_file_of_every_set_and_pud_pair(tmp_path):
     run("domains.py", "m", "--out", str(out), "--dev", "europarl=x/dev.{lang}", "--results", str(results))
     figures = provenance(results)["figures"]
     assert figures["m.test_2016.mean"] == pytest.approx(91.0) and figures["m.test_2016.worst"] == pytest.approx(90.0)
+    assert figures["m.test_2016.best"] == pytest.approx(92.0)
     assert figures["m.pud.en-de"] == pytest.approx(10.0) and figures["m.pud.de-en"] == pytest.approx(12.0)
     assert figures["m.pud.en-de-fr"] == pytest.approx(11.0) and figures["m.europarl.mean"] == pytest.approx(31.0)
 
