@@ -29,7 +29,7 @@ import torch
 
 from bridgeembed.config import Config
 from bridgeembed.errors import BridgeembedError, CheckpointError
-from bridgeembed.paths import atomic_file, atomic_folder, carry, remove_stale_temporaries, write_synced
+from bridgeembed.paths import WriteThrough, atomic_file, atomic_folder, carry, remove_stale_temporaries, write_synced
 from bridgeembed.storage import dequantize, halved, quantize
 from bridgeembed.text.tokenization import LanguageTokenizer
 
@@ -51,7 +51,13 @@ def save_atomic(obj: Any, path: str | Path) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_file(path) as handle:
-        torch.save(obj, handle)
+        through = WriteThrough(handle)
+        try:
+            torch.save(obj, through)
+        except RuntimeError:
+            if through.error is None:
+                raise
+            raise through.error from None  # a full disk: a WriteError naming the file, not "unexpected pos"
 
 
 def make_payload(model: Any, tokenizers: dict, config: Config, kind: str = "trainer", half: bool = False,

@@ -490,12 +490,31 @@ def write_text_atomic(path: str | Path, text: str, encoding: str = "utf-8", newl
         handle.write(text)
 
 
+class WriteThrough:
+    """A file's `write` alone, keeping the OSError it raises: numpy writes through it in chunks (its `tofile`
+    said only "N requested and M written" on a full disk), and torch.save, which turns a failed write into
+    a RuntimeError ("unexpected pos"), leaves the OSError here to raise instead."""
+
+    def __init__(self, handle: IO) -> None:
+        self.handle, self.error = handle, None
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self.handle.write(data)
+        except OSError as err:
+            self.error = err
+            raise
+
+    def flush(self) -> None:
+        self.handle.flush()
+
+
 def save_array_atomic(path: str | Path, array: object) -> None:
     """An .npy file through `atomic_file` (np.save to a handle appends no suffix: `path` is the name)."""
     import numpy as np
 
     with atomic_file(path) as handle:
-        np.save(handle, array)
+        np.save(WriteThrough(handle), array)
 
 
 def save_figure_atomic(fig: object, path: str | Path, **savefig_args: object) -> None:

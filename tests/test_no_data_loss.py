@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bridgeembed.errors import ConfigError
+from tests.helpers.disk import leftovers, limited
 
 pytestmark = pytest.mark.usefixtures("shipped_model")
 TEXT = "Ein Hund rennt.\nEine Katze schläft.\n"
@@ -275,11 +276,6 @@ def killed_at_the_weights(argv: list, cwd: Path, sig: int) -> None:
     marker.unlink()
 
 
-def leftovers(folder: Path) -> list:
-    """What an interrupted save may leave: hidden files or folders anywhere below `folder`."""
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob(".*"))
-
-
 @pytest.mark.parametrize("sig", ["SIGKILL", "SIGTERM"])
 def test_a_killed_export_leaves_the_old_model_whole_and_the_next_export_clean(tmp_path, monkeypatch, sig, capsys):
     import signal
@@ -319,22 +315,6 @@ except WriteError as err:
     print(err, file=sys.stderr)
     sys.exit(3)
 """
-
-
-def limited(argv: list, cwd: Path, blocks: int) -> tuple:
-    """Run argv under `ulimit -f BLOCKS` (1024-byte blocks): a write past it fails with EFBIG, as on a full disk
-    (SIGXFSZ ignored, as Python does) -> (status, stderr)."""
-    import resource
-    import signal
-    import subprocess
-
-    def limit() -> None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (blocks * 1024, resource.RLIM_INFINITY))
-
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
-    done = subprocess.run(argv, cwd=cwd, env=env, preexec_fn=limit, capture_output=True, text=True, timeout=600)
-    return done.returncode, done.stderr
 
 
 @pytest.mark.parametrize("how", ["export", "save_pretrained"])

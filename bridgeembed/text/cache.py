@@ -25,7 +25,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bridgeembed.paths import process_alive
+from bridgeembed.errors import WriteError
+from bridgeembed.paths import WriteThrough, process_alive
 
 logger = logging.getLogger(__name__)
 
@@ -124,6 +125,13 @@ class Entry:
             except OSError:  # another process finished the same entry first: keep theirs
                 if self.load() is None:
                     raise
+        except OSError as err:
+            written = Path(err.filename) if err.filename else None
+            if isinstance(err, WriteError) or (written is not None and not written.is_relative_to(tmp)):
+                raise  # not a write of this entry (an input that cannot be read names itself)
+            shown = self.path / written.relative_to(tmp) if written else self.path
+            raise WriteError(f"cannot write {shown}: {err.strerror or err}; nothing of it was kept (the cache holds "
+                             f"finished entries only)", err.errno) from err
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
@@ -135,6 +143,15 @@ class Entry:
                 os.fsync(handle.fileno())
         manifest = {"format": FORMAT, "inputs": self.inputs, "info": info, "files": files}
         (folder / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+
+
+def save_npy(path: Path, array: object) -> None:
+    """An .npy file of an entry, written through Python's write: a full disk then names its cause (numpy's own
+    file writes said only "N requested and M written")."""
+    import numpy as np
+
+    with open(path, "wb") as handle:
+        np.save(WriteThrough(handle), array)
 
 
 def remove_stale_builds(folder: Path) -> None:

@@ -37,7 +37,7 @@ from tqdm.auto import tqdm
 
 from bridgeembed.devices import available_cores
 from bridgeembed.errors import DataError
-from bridgeembed.text.cache import Entry, digest, file_identity
+from bridgeembed.text.cache import Entry, digest, file_identity, save_npy
 from bridgeembed.text.packed import PackedCorpus
 from bridgeembed.text.streaming import count_lines, iter_lines
 from bridgeembed.text.tokenization import LanguageTokenizer
@@ -213,7 +213,7 @@ class _Preparation:
                     bar.update(text.count("\n"))
             if seen != lines:
                 raise DataError(f"{path} changed while it was read ({lines} lines, then {seen}); prepare again")
-            np.save(tmp / "blank.npy", np.array(blank, dtype=np.int64))
+            save_npy(tmp / "blank.npy", np.array(blank, dtype=np.int64))
             info = {"lines": lines, "nonempty": nonempty}
             entry.finish(tmp, info)
         return info
@@ -298,12 +298,12 @@ class _Preparation:
                 with open(tmp / "ids.raw", "wb") as raw:
                     at = 0
                     for flat, counts, chunk_cut in pool.map(encode, jobs):
-                        flat.tofile(raw)
+                        raw.write(flat.tobytes())  # a full disk names its cause (tofile did not)
                         lengths[at:at + len(counts)] = counts
                         at, total, cut = at + len(counts), total + len(flat), cut + chunk_cut
                         bar.update(len(counts))
             _raw_to_npy(tmp / "ids.raw", tmp / "ids.npy", total)
-            np.save(tmp / "lengths.npy", lengths)
+            save_npy(tmp / "lengths.npy", lengths)
             info = {"lines": lines, "ids": total, "empty": int(blank.sum()), "truncated": cut,
                     "tokenizer": sha256(tokenizer.spm_model), "source": str(path)}
             entry.finish(tmp, info)

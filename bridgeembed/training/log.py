@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bridgeembed.errors import WriteError
 from bridgeembed.paths import write_text_atomic
 from bridgeembed.training import distributed
 
@@ -67,8 +69,26 @@ class TrainingLog:
     def event(self, kind: str, **fields) -> None:
         if not self.world.main:
             return
-        with open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"event": kind, "time": time.time(), **fields}) + "\n")
+        append_line(self.path, json.dumps({"event": kind, "time": time.time(), **fields}))
+
+
+def append_line(path: Path, line: str) -> None:
+    """One line appended whole or not at all: a full disk part way through it cuts the file back to where it
+    ended (a WriteError naming it), so the log stays whole lines (it was an OSError, and half a record)."""
+    data, fd, end = (line + "\n").encode("utf-8"), None, None
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        end = written = os.fstat(fd).st_size
+        while written < end + len(data):
+            written += os.write(fd, data[written - end:])
+    except OSError as err:
+        if end is not None:
+            os.ftruncate(fd, end)
+        raise WriteError(f"cannot write {path}: {err.strerror or err}; the previous file is unchanged",
+                         err.errno) from err
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 def shown(record: dict, t: TrainConfig) -> dict:
