@@ -1,6 +1,6 @@
 """The scripts that write docs/results/ (issue 41): each writes its figures with the command, commit, machine and
-date, on tiny inputs: results_file.py, tiny_retrieval.py, install_times.py, xnli_results.py, and domains.py and
-senteval_controls.py with --results."""
+date, on tiny inputs: results_file.py, tiny_retrieval.py, install_times.py and xnli_results.py (domains.py's and
+senteval_controls.py's --results: tests/benchmarks/test_benchmark_scripts.py)."""
 
 import json
 import os
@@ -9,7 +9,6 @@ import sys
 
 import pytest
 
-from tests.benchmarks.test_benchmark_scripts import _senteval_results
 from tests.helpers import REPO
 from tests.helpers.toy import write_toy_corpus
 
@@ -72,39 +71,6 @@ def test_install_times_reads_pytests_summary_and_the_history_size(bench_module):
     assert install_times.history_mib() > 1
     env = install_times.clean_environment()
     assert "VIRTUAL_ENV" not in env and str(REPO / ".venv") not in env["PATH"]
-
-
-def test_domains_writes_a_results_file_of_every_set_and_pud_pair(tmp_path):
-    out = tmp_path / "domains"
-    for split, base in (("test_2016", 0.9), ("val", 0.8), ("pud", 0.1), ("europarl", 0.3)):
-        folder = out / "m" / split
-        folder.mkdir(parents=True)
-        langs = ("en", "de") if split == "europarl" else ("en", "de", "fr", "cs")
-        pairs = [{"pair": f"{a}-{b}", "a_to_b": base, "b_to_a": base + 0.02}
-                 for i, a in enumerate(langs) for b in langs[i + 1:]]
-        (folder / "retrieval.json").write_text(json.dumps({"pairs": pairs}))
-    results = tmp_path / "m-domains.json"
-    run("domains.py", "m", "--out", str(out), "--dev", "europarl=x/dev.{lang}", "--results", str(results))
-    figures = provenance(results)["figures"]
-    assert figures["m.test_2016.mean"] == pytest.approx(91.0) and figures["m.test_2016.worst"] == pytest.approx(90.0)
-    assert figures["m.test_2016.best"] == pytest.approx(92.0)
-    assert figures["m.pud.en-de"] == pytest.approx(10.0) and figures["m.pud.de-en"] == pytest.approx(12.0)
-    assert figures["m.pud.en-de-fr"] == pytest.approx(11.0) and figures["m.europarl.mean"] == pytest.approx(31.0)
-
-
-def test_senteval_controls_writes_a_results_file_of_the_tasks_it_beats(tmp_path):
-    from bridgeembed.paths import model_folder
-
-    out = tmp_path / "controls"
-    _senteval_results(out / f"{model_folder('m')}-default", {"MR": ("acc", 70.0), "STS-B": ("pearson", 0.50)})
-    for seed, (mr, sts) in enumerate([(68.0, 0.60), (71.0, 0.62), (69.5, 0.58)]):
-        _senteval_results(out / f"{model_folder(f'untrained:m@{seed}')}-default",
-                          {"MR": ("acc", mr), "STS-B": ("pearson", sts)})
-    results = tmp_path / "m-senteval.json"
-    run("senteval_controls.py", "m", "--out", str(out), "--results", str(results))
-    record = provenance(results)
-    assert record["figures"] == {"beats": 1, "tasks": 2, "model.MR": 70.0, "model.STS-B": 0.5}
-    assert record["seeds"] == [0, 1, 2]
 
 
 def test_xnli_results_writes_english_de_fr_and_the_zero_shot_drop(tmp_path):
