@@ -94,6 +94,19 @@ FIGURES = {
         "| {use-m-domains/use-m.pud.mean:.1f} | {use-m-domains/use-m.pud.en-de:.1f} / "
         "{use-m-domains/use-m.pud.de-en:.1f} | – | – | – |",
         "on {multi30k-m2m-senteval/beats:.0f} of {multi30k-m2m-senteval/tasks:.0f} tasks, TREC and SICK-R",
+        "float16): en→de {multi30k-m2m-bleu/float16.en-de:.2f}, de→en {multi30k-m2m-bleu/float16.de-en:.2f}, "
+        "en→fr {multi30k-m2m-bleu/float16.en-fr:.2f}, fr→en {multi30k-m2m-bleu/float16.fr-en:.2f}, "
+        "en→cs {multi30k-m2m-bleu/float16.en-cs:.2f} (int8: {multi30k-m2m-bleu/en-cs:.2f}), "
+        "cs→en {multi30k-m2m-bleu/float16.cs-en:.2f}, "
+        "cs→de {multi30k-m2m-bleu/float16.cs-de:.2f}, cs→fr {multi30k-m2m-bleu/float16.cs-fr:.2f}, "
+        "de→cs {multi30k-m2m-bleu/float16.de-cs:.2f}, de→fr {multi30k-m2m-bleu/float16.de-fr:.2f}, "
+        "fr→cs {multi30k-m2m-bleu/float16.fr-cs:.2f}, fr→de {multi30k-m2m-bleu/float16.fr-de:.2f}.",
+        "| the same weights in float16 (as shipped before, cut at 50 subwords) | 94.6 / 89.8 | 93.1 / 87.8 | 7.0 "
+        "| 12.4 / 12.8 | 8.1 | 7.4 | {multi30k-m2m-bleu/float16.mean:.2f} |",
+        "default threshold ({multi30k-m2m-mining/default_threshold:.3f}) the val captions among 14,500 training "
+        "captions per side give precision / recall / F1 {multi30k-m2m-mining/captions.precision:.1f} / "
+        "{multi30k-m2m-mining/captions.recall:.1f} / {multi30k-m2m-mining/captions.f1:.1f}, held-out Europarl "
+        "{multi30k-m2m-mining/europarl.f1:.1f}; the best mean-F1 threshold is {multi30k-m2m-mining/best_threshold:.3f}",
         "Its own scores: CR {multi30k-m2m-senteval/model.CR:.2f}, MR {multi30k-m2m-senteval/model.MR:.2f}, "
         "MPQA {multi30k-m2m-senteval/model.MPQA:.2f}, SUBJ {multi30k-m2m-senteval/model.SUBJ:.2f}, "
         "SST2 {multi30k-m2m-senteval/model.SST2:.2f}, TREC {multi30k-m2m-senteval/model.TREC:.2f}, "
@@ -142,7 +155,15 @@ FIGURES = {
         "{broad-m2m-xnli/fr:.1f} (en / de / fr), a zero-shot drop of {broad-m2m-xnli/drop:.1f} points",
         "multi30k-m2m: {multi30k-m2m-xnli/en:.1f} / {multi30k-m2m-xnli/de:.1f} / {multi30k-m2m-xnli/fr:.1f}, "
         "drop {multi30k-m2m-xnli/drop:.1f}; use-m: drop {use-m-xnli/drop:.1f})",
-        "tokenizers) on {broad-m2m-senteval/beats:.0f} of {broad-m2m-senteval/tasks:.0f} tasks",
+        "tokenizers) on {broad-m2m-senteval/beats:.0f} of {broad-m2m-senteval/tasks:.0f} tasks: TREC "
+        "({broad-m2m-senteval/model.TREC:.1f} against {broad-m2m-senteval/controls.TREC:.1f})",
+        "threshold with the best mean F1 on its two dev sets is {broad-m2m-mining/best_threshold:.3f} "
+        "(`bridgeembed-mine --threshold {broad-m2m-mining/best_threshold:.3f}`",
+        "a side give precision / recall / F1 {broad-m2m-mining/captions.precision:.1f} / "
+        "{broad-m2m-mining/captions.recall:.1f} / {broad-m2m-mining/captions.f1:.1f} (stage 12b: 59.5 at its 1.14; "
+        "multi30k-m2m: {multi30k-m2m-mining/captions.f1:.1f} at",
+        "among 11,115 distractors {broad-m2m-mining/europarl.precision:.1f} / {broad-m2m-mining/europarl.recall:.1f} / "
+        "{broad-m2m-mining/europarl.f1:.1f} (stage 12b: 6.9; multi30k-m2m: {multi30k-m2m-mining/europarl.f1:.1f})",
         "- On captions it is worse than multi30k-m2m: "
         "{domains/multi30k-m2m.test_2016.mean - domains/broad-m2m.test_2016.mean:.1f} points "
         "on test_2016's mean, "
