@@ -39,7 +39,8 @@ FIGURES = {
         "stage 10, reaches {domains/multi30k-m2m.test_2016.worst:.0f}–{domains/multi30k-m2m.test_2016.best:.0f}%",
         # Install
         "make demo    # {install_times/demo_seconds:.0f} s on a fresh clone",
-        "# the test suite, with what make demo installed: {install_times/test_minutes:.0f} min on",
+        "# the test suite, with what make demo installed: {install_times/test_minutes:.0f} min on "
+        "{install_times/cpus:.0f} cores",
         "without its {install_times/history_mib:.0f} MiB of history",
         # The encoder API
         '# CPU: int8 LSTM and Linear layers, {quantize-xeon/int8 / quantize-xeon/float32:.1f}x; "bf16" on CPUs with '

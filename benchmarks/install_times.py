@@ -90,6 +90,9 @@ def main(argv: list | None = None) -> int:
                             **{f"tests_{word}": count for word, count in counts.items()}})
             print(f"make test: {seconds / 60:.1f} min, {counts}", flush=True)
         figures["history_mib"] = round(history_mib(), 1)
+        # the cores the clone's commands could use, and the load they ran under (over the last 15 minutes)
+        figures["cpus"] = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        figures["load15"] = round(os.getloadavg()[2], 2)
     finally:
         if args.keep:
             print(f"kept {clone}")
