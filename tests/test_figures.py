@@ -94,3 +94,11 @@ def test_every_results_file_says_how_it_was_measured(path):
 def test_the_readme_has_at_most_300_lines():
     lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= README_LINES, f"README.md has {len(lines)} lines: move detail to docs/"
+
+
+def test_the_command_checks_the_committed_documents():
+    import subprocess
+
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "figures.py"), "--check"], capture_output=True,
+                          text=True, cwd=REPO)
+    assert done.returncode == 0 and done.stdout.strip().endswith("all up to date"), done.stdout + done.stderr
