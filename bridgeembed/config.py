@@ -156,6 +156,9 @@ class TrainConfig:
     clip_norm: float = 5.0  # gradient norm clipping (0: off)
     penalty_weight: float = 1.0  # lambda of the ||AA^T - I||_F^2 penalty
     label_smoothing: float = 0.0
+    # the share of steps with a translation loss: on the others no decoder runs and only the bridge's terms train
+    # (alignment, penalty), about half the cost of a step on a CPU; which steps: a function of train.seed and step
+    translate_share: float = 1.0
     lr_decay: float = 0.5  # multiply the learning rate by this when dev BLEU does not improve (1.0: never)
     valid_every: int = 2000  # steps between validations (dev loss and BLEU of every direction)
     valid_sentences: int = 500  # dev sentences per direction used for validation (0: all)
@@ -446,6 +449,7 @@ FIELDS = {
     "train.clip_norm": (_non_negative, "0 (off) or positive"),
     "train.penalty_weight": (_non_negative, "0 or positive"),
     "train.label_smoothing": (lambda v: 0 <= v < 1, "in [0, 1)"),
+    "train.translate_share": (lambda v: 0 < v <= 1, "in (0, 1]"),
     "train.lr_decay": (lambda v: 0 < v <= 1, "in (0, 1]"),
     "train.valid_sentences": (_non_negative, "0 (all) or positive"),
     "train.patience": (_non_negative, "0 (never stop early) or positive"),

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # for annotations only
 
 
 class ModelOutput(NamedTuple):
-    logits: torch.Tensor  # (B, T_tgt, V), or (N, V) on the N real target tokens when forward got `real`
+    logits: torch.Tensor | None  # (B, T_tgt, V), or (N, V) on the real target tokens (`real`); None: decode=False
     bridge: BridgeOutput  # M (B, k, d_h), A (B, k, T_src), mask (B, T_src)
     # the bridge over some rows in each partner language (alignment), in the order of forward's `partners`
     partners: Sequence[BridgeOutput] = ()
@@ -92,15 +92,16 @@ class BridgeModel(nn.Module):
         return self.bridge(states, mask)
 
     def forward(self, src: torch.Tensor, lengths: torch.Tensor, src_lang: str, tgt_in: torch.Tensor, tgt_lang: str,
-                real: torch.Tensor | None = None, partners: Sequence[Partner] = ()) -> ModelOutput:
+                real: torch.Tensor | None = None, partners: Sequence[Partner] = (), decode: bool = True) -> ModelOutput:
         """tgt_in: (B, T_tgt) = BOS + target tokens (teacher forcing). `real` (N,): logits only there (the
         flat indices of the real target tokens, `real_tokens`). `partners`: also encode those rows in each
         partner language (none, one, or one per language); inside forward, so that DistributedDataParallel
-        sees every parameter the loss uses."""
+        sees every parameter the loss uses. decode=False: no decoder runs (logits None), a step of the bridge's
+        losses only."""
         decoder = self.decoder(tgt_lang)
         bridge = self.encode(src, lengths, src_lang)
         other = [self.encode(p.src, p.lengths, p.lang) for p in partners]
-        return ModelOutput(decoder(tgt_in, bridge.memory, real), bridge, other)
+        return ModelOutput(decoder(tgt_in, bridge.memory, real) if decode else None, bridge, other)
 
 
 def real_tokens(tgt_out: torch.Tensor) -> torch.Tensor:
@@ -125,8 +126,12 @@ def translation_loss(output: ModelOutput, tgt_out: torch.Tensor, label_smoothing
     loss = token_cross_entropy if logits.device.type == "cpu" else full_cross_entropy
     nll = loss(logits, targets, PAD, label_smoothing)
     tokens = int((tgt_out != PAD).sum()) if tokens is None else tokens
-    penalty = attention_penalty(output.bridge.attention.float()).sum()
-    return LossParts(nll, tokens, penalty, tgt_out.size(0))
+    return LossParts(nll, tokens, bridge_penalty(output), tgt_out.size(0))
+
+
+def bridge_penalty(output: ModelOutput) -> torch.Tensor:
+    """The attention penalty ||AA^T - I||_F^2 summed over the batch's sentences."""
+    return attention_penalty(output.bridge.attention.float()).sum()
 
 
 def sentence_vectors(bridge: BridgeOutput) -> torch.Tensor:

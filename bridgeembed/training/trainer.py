@@ -26,7 +26,7 @@ from bridgeembed.config import Config, TrainConfig, scaled_lr
 from bridgeembed.devices import pick_precision
 from bridgeembed.directions import evaluation_directions, training_directions
 from bridgeembed.errors import BridgeembedError
-from bridgeembed.model.nmt import ModelOutput, Partner, alignment_loss, translation_loss
+from bridgeembed.model.nmt import LossParts, ModelOutput, Partner, alignment_loss, bridge_penalty, translation_loss
 from bridgeembed.paths import FolderLock, remove_stale_temporaries, write_text_atomic
 from bridgeembed.text.packed import PackedSplit
 from bridgeembed.text.parallel import DirectionBatches, make_batch, shard_slice
@@ -294,14 +294,17 @@ class Trainer:
         mine = rows[shard_slice(len(rows), self.world.rank, self.world.size)]
         local = packed.batch(mine, d.src, d.tgt, self._source(step, unit, mine))
         b, partners = local.batch, self._partners(step, unit, mine)
+        translated = self.translates(step, unit)
         self.model.train()
         with self._autocast():
             output = (self.ddp or self.model)(b.src, b.lengths, b.src_lang, b.tgt_in, b.tgt_lang, real=local.real,
-                                              partners=partners)
-            parts = translation_loss(output, b.tgt_out, t.label_smoothing, real=local.real, tokens=local.tokens)
-            translated = unit.use != "alignment"  # comparable text, not translations: no translation loss
+                                              partners=partners, decode=translated)
+            if translated:
+                parts = translation_loss(output, b.tgt_out, t.label_smoothing, real=local.real, tokens=local.tokens)
+            else:
+                parts = LossParts(output.bridge.memory.new_zeros(()), 0, bridge_penalty(output), b.src.size(0))
             # normalised by the global counts; DDP averages over ranks, hence the factor world.size
-            nll = parts.nll / tokens if translated else parts.nll.new_zeros(())
+            nll = parts.nll / tokens if translated else parts.nll
             loss = (nll + t.penalty_weight * parts.penalty / sentences) * self.world.size
             align, heads = self._alignment_terms(output, [p.rows for p in partners])
             loss = loss + t.align_weight * align + t.align_per_head * heads
@@ -312,6 +315,15 @@ class Trainer:
                 "tokens": parts.tokens if translated else 0, "sentences": b.src.size(0),
                 "src_tokens": int(b.lengths.sum()), "align": _detached(align), "align_heads": _detached(heads),
                 "anchor": _detached(anchor), "keep": _detached(keep)}
+
+    def translates(self, step: int, unit: Unit) -> bool:
+        """Whether `step` has a translation loss: never on an alignment-only corpus (comparable text, not
+        translations), always on a translation-only one; otherwise on a train.translate_share of the steps, the
+        same ones on every rank and after a resume."""
+        share = self.cfg.train.translate_share
+        if unit.use != "both" or share >= 1:
+            return unit.use != "alignment"
+        return bool(np.random.default_rng([self.cfg.train.seed, step]).random() < share)
 
     def _source(self, step: int, unit: Unit, rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor] | None:
         """The encoder's input segmented anew (train.subword_dropout), or None: the stored ids. The decoder always

@@ -408,3 +408,52 @@ def test_keep_weight_holds_the_sentence_vectors_of_the_start(toy_run, toy_corpus
 def test_anchor_weight_needs_init_from(toy_corpus, tmp_path):
     with pytest.raises(ConfigError, match="train.anchor_weight pulls the weights towards those of train.init_from"):
         toy_config(toy_corpus, tmp_path / "a", anchor_weight=0.5)
+
+
+def test_translate_share_runs_no_decoder_on_the_other_steps(toy_corpus, tmp_path):
+    """train.translate_share=0.5: about half the steps have a translation loss, chosen by seed and step (the
+    same after a restart); on the others no decoder runs, so no decoder weight gets a gradient, while the
+    encoder and the bridge still learn from the alignment and penalty terms."""
+    trainer = trainer_for(toy_corpus, tmp_path / "run", align_weight=1.0, translate_share=0.5)
+    unit = trainer.units[0]
+    chosen = [trainer.translates(step, unit) for step in range(1, 201)]
+    assert 70 < sum(chosen) < 130
+    again = trainer_for(toy_corpus, tmp_path / "again", align_weight=1.0, translate_share=0.5)
+    assert chosen == [again.translates(step, unit) for step in range(1, 201)]
+    skipped = chosen.index(False) + 1
+    trainer.optimizer.zero_grad(set_to_none=True)
+    before = {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}
+    parts = trainer.train_step(skipped)
+    after = {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}
+    assert parts["tokens"] == 0 and parts["nll"] == 0.0 and float(parts["penalty"]) > 0
+    moved = {k for k in before if not torch.equal(before[k], after[k])}
+    assert moved and not any(k.startswith("decoders.") for k in moved), sorted(moved)[:5]
+    assert any(k.startswith("bridge.") for k in moved) and any(k.startswith("encoders.") for k in moved)
+    translated = chosen.index(True) + 1
+    trainer.train_step(translated)
+    assert any(k.startswith("decoders.") and not torch.equal(after[k], v)
+               for k, v in trainer.model.state_dict().items())
+
+
+def test_translate_share_out_of_range_is_refused(toy_corpus, tmp_path):
+    with pytest.raises(ConfigError, match="translate_share"):
+        Config.from_dict({**toy_config(toy_corpus, tmp_path / "r").to_dict(),
+                          "train": {**toy_config(toy_corpus, tmp_path / "r").to_dict()["train"],
+                                    "translate_share": 0}})
+
+
+def test_translate_share_benchmark_times_both_kinds_of_step(tmp_path):
+    """benchmarks/translate_share.py --dry: the same batches trained with and without the decoders."""
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    out = tmp_path / "share.json"
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "translate_share.py"), "--dry", "--steps", "4",
+                           "--warmup", "1", "--json", str(out)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    row = json.loads(out.read_text())
+    assert row["translate_pairs_per_s"] > 0 and row["bridge_pairs_per_s"] > 0
+    assert abs(row["speedup"]["0.5"] - 1 / (0.5 + 0.5 * row["bridge_step_cost"])) < 1e-9
+    assert "a step without the decoders costs" in done.stdout
