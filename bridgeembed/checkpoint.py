@@ -172,6 +172,8 @@ def save_folder(payload: dict, folder: str | Path, card: str | None = None) -> N
         files[name] = tok["spm_model"]
         tokenizers[lang] = {**{k: v for k, v in tok.items() if k != "spm_model"}, "file": name}
     digests = {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
+    for tok in tokenizers.values():  # each tokenizer's fingerprint, also where the payload's had none
+        tok["sha256"] = digests[tok["file"]]
     same_model = _as_today(old.get("config")) == _as_today(payload["config"]) and \
         {k: v for k, v in (old.get("sha256") or {}).items() if k != FOLDER_WEIGHTS} == \
         {k: v for k, v in digests.items() if k != FOLDER_WEIGHTS}
@@ -180,6 +182,7 @@ def save_folder(payload: dict, folder: str | Path, card: str | None = None) -> N
             "config": payload["config"], "decoder_languages": list(payload["decoder_languages"]),
             "tokenizers": tokenizers, "tied": tied, "sha256": digests,
             **({"int8": payload["int8"]} if "int8" in payload else {})}
+    meta["checksum"] = _meta_checksum(meta)
     with atomic_folder(folder) as new:
         for name, data in files.items():
             write_synced(new / name, data)
@@ -192,6 +195,12 @@ def save_folder(payload: dict, folder: str | Path, card: str | None = None) -> N
                 if not _own(entry.name):
                     carry(entry, new)
         write_synced(new / FOLDER_CONFIG, json.dumps(meta, indent=2) + "\n")
+
+
+def _meta_checksum(meta: dict) -> str:
+    """sha256 of a config.json's content (less this checksum): a setting edited by hand is found at load."""
+    content = {k: v for k, v in meta.items() if k != "checksum"}
+    return hashlib.sha256(json.dumps(content, sort_keys=True).encode("utf-8")).hexdigest()
 
 
 def _as_today(config: object) -> object:
@@ -252,6 +261,10 @@ def _read_folder(folder: Path) -> dict:
         raise CheckpointError(f"{folder / FOLDER_CONFIG} is not readable JSON: {err}") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise CheckpointError(f"{folder} is not a bridgeembed model folder ({FOLDER_CONFIG} has no format marker)")
+    if "checksum" in meta and meta["checksum"] != _meta_checksum(meta):
+        raise CheckpointError(f"{folder / FOLDER_CONFIG} was edited after the model was saved: its content no longer "
+                              f"matches the checksum it records (a tokenizer's lowercase or moses would change every "
+                              f"vector); restore it, or save the model again")
     digests, tokenizers = meta.get("sha256"), meta.get("tokenizers")
     if not isinstance(digests, dict) or not isinstance(tokenizers, dict) or FOLDER_WEIGHTS not in digests:
         raise CheckpointError(f"{folder / FOLDER_CONFIG} is incomplete: it lacks the tokenizers or the file checksums")
@@ -263,13 +276,23 @@ def _read_folder(folder: Path) -> dict:
             files[name] = (folder / name).read_bytes()
         except OSError:
             raise CheckpointError(f"{folder} is incomplete: {name} is missing") from None
-        if hashlib.sha256(files[name]).hexdigest() != digest:
+        found = hashlib.sha256(files[name]).hexdigest()
+        other = next((n for n, d in digests.items() if d == found and n != name), None)
+        if found != digest and other:
+            raise CheckpointError(f"{folder / name} holds what {FOLDER_CONFIG} records for {other}: files swapped or "
+                                  f"renamed; put each back under its own name")
+        if found != digest:
             raise CheckpointError(f"{folder / name} is damaged: its sha256 differs from the one in {FOLDER_CONFIG}")
     for lang, tok in tokenizers.items():
         if not isinstance(tok, dict) or tok.get("file") != f"sentencepiece.{lang}.model" or tok.get("lang") != lang:
             raise CheckpointError(f"{folder / FOLDER_CONFIG}: the tokenizer entry of {lang!r} names "
                                   f"{(tok.get('lang'), tok.get('file')) if isinstance(tok, dict) else tok!r:.80}, not "
                                   f"{lang!r} and sentencepiece.{lang}.model: tokenizers swapped or edited")
+        if tok.get("sha256") != digests.get(tok["file"]):
+            given = f"sha256 {str(tok['sha256'])[:12]}..." if tok.get("sha256") else "no sha256"
+            raise CheckpointError(f"{folder / FOLDER_CONFIG}: the tokenizer entry of {lang!r} records {given}, not "
+                                  f"that of {tok['file']} ({str(digests.get(tok['file']))[:12]}...), as every saved "
+                                  f"folder does: tokenizers swapped or edited")
     try:
         state = load(files[FOLDER_WEIGHTS])
         tied = meta.get("tied") or {}
@@ -347,6 +370,10 @@ def _check_structure(payload: dict, source: str) -> None:
             raise CheckpointError(f"{source} has an empty tokenizer for {lang!r}")
         if state.get("lang") != lang:
             raise CheckpointError(f"{source}: the tokenizer stored for {lang!r} is the one of {state.get('lang')!r}")
+    bare = [lang for lang, state in tokenizers.items() if state.get("sha256") is None]
+    if bare and len(bare) < len(tokenizers):  # a checkpoint from before issue 31 records none; a swap deletes some
+        raise CheckpointError(f"{source}: the tokenizers of {', '.join(map(repr, bare))} record no sha256, the others "
+                              f"do: edited (a tokenizer swapped with another language's, its fingerprint removed?)")
     if not isinstance(decoders, (list, tuple)) or not all(isinstance(d, str) for d in decoders):
         raise CheckpointError(f"{source}: decoder_languages must be a list of language codes, got {decoders!r:.60}")
     unknown = [d for d in decoders if d not in tokenizers]
@@ -402,6 +429,11 @@ def build_from_payload(payload: dict, source: str = "checkpoint", with_decoders:
     try:
         config = Config.from_dict(payload["config"], source=f"{source} config")
         tokenizers = {lang: LanguageTokenizer.from_state(s) for lang, s in payload["tokenizers"].items()}
+        for lang, key in ((lang, key) for lang in tokenizers for key in ("lowercase", "moses")):
+            if getattr(tokenizers[lang].pre, key) != getattr(config.tokenizer, key):
+                raise CheckpointError(f"the tokenizer of {lang!r} has {key} {getattr(tokenizers[lang].pre, key)}, "
+                                      f"but the model was trained with tokenizer.{key} "
+                                      f"{getattr(config.tokenizer, key)} (its config): one was edited")
     except BridgeembedError as err:
         raise CheckpointError(f"{source} is incompatible: {err}") from None
     except (KeyError, TypeError, RuntimeError, OSError) as err:

@@ -187,3 +187,80 @@ def test_a_tokenizer_swapped_in_a_pt_file_is_found_by_its_fingerprint(shipped_mo
     with pytest.raises(CheckpointError, match=r"the tokenizer of 'de' is not the one recorded for it \(its sha256 "
                                               r"differs\): a tokenizer swapped with another language's"):
         load_model(tmp_path / "swapped.pt")
+
+
+def _swap_files(folder, meta):
+    en, de = folder / "sentencepiece.en.model", folder / "sentencepiece.de.model"
+    en_bytes, de_bytes = en.read_bytes(), de.read_bytes()
+    en.write_bytes(de_bytes)
+    de.write_bytes(en_bytes)
+
+
+def _swap_files_and_checksums(folder, meta):
+    _swap_files(folder, meta)
+    sums = meta["sha256"]
+    sums["sentencepiece.en.model"], sums["sentencepiece.de.model"] = \
+        sums["sentencepiece.de.model"], sums["sentencepiece.en.model"]
+    for lang in ("en", "de"):
+        del meta["tokenizers"][lang]["sha256"]
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda folder, meta: meta["tokenizers"]["en"].update(lowercase=False),
+     r"is incompatible: the tokenizer of 'en' has lowercase False, but the model was trained with "
+     r"tokenizer.lowercase True \(its config\): one was edited$"),
+    (lambda folder, meta: meta["config"]["tokenizer"].update(moses=False),
+     r"is incompatible: the tokenizer of 'en' has moses True, but the model was trained with tokenizer.moses False"),
+    (_swap_files, r"m/sentencepiece.en.model holds what config.json records for sentencepiece.de.model: files swapped "
+                  r"or renamed; put each back under its own name$"),
+    (_swap_files_and_checksums, r"m/config.json: the tokenizer entry of 'en' records no sha256, not that of "
+                                r"sentencepiece.en.model \(8d12a51e3e1e...\), as every saved folder does: tokenizers "
+                                r"swapped or edited$"),
+], ids=["lowercase-false", "moses-false-in-the-config", "files-swapped", "files-and-checksums-swapped"])
+def test_a_changed_setting_or_swapped_tokenizer_files_are_refused(shipped_model, tmp_path, edit, message):
+    """Issue 40: `"lowercase": false` or `"moses": false` loaded and changed every vector; tokenizer files swapped
+    with their top-level sha256 entries, their own sha256 deleted, loaded German with the English tokenizer."""
+    import json
+    import shutil
+
+    folder = tmp_path / "m"
+    shutil.copytree(shipped_model, folder)
+    meta = json.loads((folder / "config.json").read_text())
+    edit(folder, meta)
+    (folder / "config.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match=message):
+        load_model(folder)
+
+
+def test_a_saved_folder_records_a_checksum_of_its_config_json(checkpoint, tmp_path):
+    """Every setting edited by hand in a folder saved now is found, even one edited consistently everywhere (the
+    shipped folders were saved before config.json had a checksum: there the settings are checked against each
+    other)."""
+    import json
+
+    from bridgeembed.checkpoint import save_folder
+
+    save_folder(load_checkpoint(checkpoint), tmp_path / "m")
+    meta = json.loads((tmp_path / "m" / "config.json").read_text())
+    assert all(tok["sha256"] == meta["sha256"][tok["file"]] for tok in meta["tokenizers"].values())
+    load_model(tmp_path / "m")  # as saved: loads
+    for tok in [*meta["tokenizers"].values(), meta["config"]["tokenizer"]]:
+        tok["lowercase"] = not tok["lowercase"]
+    (tmp_path / "m" / "config.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match=r"m/config.json was edited after the model was saved: its content no "
+                                              r"longer matches the checksum it records"):
+        load_model(tmp_path / "m")
+
+
+def test_tokenizers_swapped_in_a_pt_file_with_their_fingerprints_removed_are_refused(shipped_model, tmp_path):
+    from bridgeembed.checkpoint import make_payload
+
+    model, tokenizers, config = load_model(shipped_model)
+    payload = make_payload(model, tokenizers, config, kind="encoder")
+    en, de = payload["tokenizers"]["en"], payload["tokenizers"]["de"]
+    payload["tokenizers"]["en"] = {**en, "spm_model": de["spm_model"], "sha256": None}
+    payload["tokenizers"]["de"] = {**de, "spm_model": en["spm_model"], "sha256": None}
+    save_atomic(payload, tmp_path / "swapped.pt")
+    with pytest.raises(CheckpointError, match=r"swapped.pt: the tokenizers of 'en', 'de' record no sha256, the others "
+                                              r"do: edited \(a tokenizer swapped with another language's"):
+        load_model(tmp_path / "swapped.pt")

@@ -73,6 +73,7 @@ def test_tied_weights_are_stored_once_and_tied_again(tmp_path, toy_corpus):
 
     config = toy_config(toy_corpus, tmp_path / "run")
     config.model.tie_embeddings = True
+    config.tokenizer.lowercase = config.tokenizer.moses = True  # the settings of the tokenizers used (checked at load)
     shipped = load_checkpoint(REPO / "pretrained" / "multi30k-m2m")["tokenizers"]  # any two tokenizers
     tokenizers = {"x": LanguageTokenizer.from_state({**shipped["en"], "lang": "x"}),
                   "y": LanguageTokenizer.from_state({**shipped["de"], "lang": "y"})}
