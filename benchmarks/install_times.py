@@ -69,22 +69,22 @@ def main(argv: list | None = None) -> int:
                         help="time one target (test runs make demo first, untimed); default: both")
     parser.add_argument("--out", default=str(RESULTS / "install_times.json"),
                         help="the results file (default: %(default)s)")
-    parser.add_argument("--keep", action="store_true", help="keep the clone and the logs (default: removed)")
+    parser.add_argument("--keep", action="store_true", help="keep the clone (default: removed; the logs are kept)")
     args = parser.parse_args(argv)
 
     load_before = [round(x, 2) for x in os.getloadavg()]
-    clone = Path(tempfile.mkdtemp(prefix="bridgeembed-clone-", dir=REPO.parent))
+    clone = Path(tempfile.mkdtemp(prefix="bridgeembed-clone-", dir=REPO.parent))  # its ../shared/data is ours
+    logs = Path(tempfile.mkdtemp(prefix="install-times-"))  # outside the clone, kept when a target fails
+    print(f"logs: {logs}", flush=True)
     figures, facts = {}, {"load_before": load_before}
     try:
-        subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{REPO}", str(clone / "bridgeembed")],
-                       check=True)
-        folder = clone / "bridgeembed"
-        seconds, _ = timed(["make", "demo"], folder, clone / "demo.log")
+        subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{REPO}", str(clone)], check=True)
+        seconds, _ = timed(["make", "demo"], clone, logs / "demo.log")
         if args.only != "test":
             figures["demo_seconds"] = round(seconds, 1)
             print(f"make demo: {seconds:.0f} s", flush=True)
         if args.only != "demo":
-            seconds, output = timed(["make", "test"], folder, clone / "test.log")
+            seconds, output = timed(["make", "test"], clone, logs / "test.log")
             counts = pytest_summary(output)
             figures.update({"test_seconds": round(seconds, 1), "test_minutes": round(seconds / 60, 1),
                             **{f"tests_{word}": count for word, count in counts.items()}})
