@@ -26,7 +26,7 @@ from bridgeembed.cli.checks import (
     stdout_open,
 )
 from bridgeembed.cli.options import add_options
-from bridgeembed.cli.registry import add_common, run_main
+from bridgeembed.cli.registry import add_common, run_main, signals_unwind
 from bridgeembed.encoders.codes import PRECISIONS
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError
@@ -119,7 +119,8 @@ def run_shards(args: argparse.Namespace, heads: HeadSpec) -> int:
     options = shard_options(args, heads, device, torch.get_num_threads(), normalize=args.normalize)  # set by start()
     encoder = BridgeEncoder(options.model, device=options.device, max_seq_length=args.max_seq_length)
     options = replace(options, heads=heads.resolve(encoder, what="--heads"))
-    shards = write_shards(encoder, args.input, args.lang, args.shards, shard_size, options)
+    with signals_unwind(f"the shards written are kept in {args.shards}; run the same command again to finish"):
+        shards = write_shards(encoder, args.input, args.lang, args.shards, shard_size, options)
     print(f"wrote {shards.folder}: {len(shards)} sentences, {-(-len(shards) // shard_size)} shards of "
           f"{shards.precision} vectors ({shards.dim},)", file=sys.stderr)
     return 0

@@ -16,12 +16,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import logging
-import signal
 import sys
 import tempfile
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,7 +37,7 @@ from bridgeembed.cli.checks import (
     text_precision,
 )
 from bridgeembed.cli.options import add_options
-from bridgeembed.cli.registry import add_common, run_main
+from bridgeembed.cli.registry import add_common, run_main, signals_unwind
 from bridgeembed.encoders.options import SHARD_PRECISIONS, EncodeOptions
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError, UnknownLanguageError
@@ -224,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
 
     m = check_options(args)
     with ExitStack() as stack:
-        stack.enter_context(_signals_unwind())  # the temporary shard folders go with SIGTERM and SIGHUP too
+        stack.enter_context(signals_unwind())  # the temporary shard folders go with SIGTERM and SIGHUP too
         src, tgt = open_sides(m, stack)
         src_vecs, tgt_vecs, docs = views(m, src, tgt, rescorers(m, src, tgt))
         pairs = mine(src_vecs, tgt_vecs, k=m.k, scoring=m.scoring, mode=m.mode, threshold=m.threshold,
@@ -247,25 +245,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {out}: {len(pairs)} pairs ({m.mode}, {m.scoring}{used}, {kept}) from {counted}",
           file=sys.stderr)
     return 0
-
-
-@contextmanager
-def _signals_unwind() -> Iterator[None]:
-    """While mining, SIGTERM and SIGHUP end the command as Ctrl-C does: by an exception that unwinds it, so
-    the temporary folders of shards are removed (the default action killed it and left them in /tmp).
-    The exit status is 128 + the signal, as for a process the signal ended."""
-    def stop(signum: int, frame: object) -> None:
-        raise SystemExit(128 + signum)
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, handler in before.items():
-            signal.signal(sig, handler)
 
 
 def open_sides(m: Mining, stack: ExitStack) -> tuple:

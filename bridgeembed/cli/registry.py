@@ -12,9 +12,12 @@ import argparse
 import importlib
 import logging
 import os
+import signal
 import sys
+import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 from bridgeembed.errors import BridgeembedError
 
@@ -114,6 +117,30 @@ def run_main(parse_args: Callable[[Sequence[str] | None], argparse.Namespace],
     except KeyboardInterrupt:
         return interrupted()
     return guarded(lambda a: start(a, own_threads) or run(a), args)
+
+
+@contextmanager
+def signals_unwind(said: str | None = None) -> Iterator[None]:
+    """While a command works, SIGTERM and SIGHUP end it as Ctrl-C does: by an exception that unwinds it, so what
+    it holds is let go (the temporary shard folders of bridgeembed-mine; the worker processes of a pool, whose
+    semaphores multiprocessing's resource_tracker reported as leaked when the default action killed the parent).
+    The exit status is 128 + the signal, as for a process the signal ended; `said`: one line to print then."""
+    def stop(signum: int, frame: object) -> None:
+        for sig in before:  # a second signal would cut the unwinding short
+            signal.signal(sig, signal.SIG_IGN)
+        if said:
+            print(f"stopped by {signal.Signals(signum).name}: {said}", file=sys.stderr)
+        raise SystemExit(128 + signum)
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 def interrupted() -> int:

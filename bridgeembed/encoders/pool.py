@@ -56,6 +56,7 @@ class MainNotGuarded(BridgeembedError):
 # `_stop_if_starting`): the parent turns it into one MainNotGuarded, instead of a RuntimeError of multiprocessing
 # printed by every worker (about 75 lines each) and a WorkerDied.
 NOT_GUARDED = 87
+STOP_WAIT = 10.0  # seconds a stopped worker has to unwind before it is killed
 
 
 def _stop_if_starting() -> None:
@@ -124,8 +125,13 @@ def encode_jobs(encoder: SentenceEncoder, jobs: Iterable[tuple], lang: str, opti
     finally:
         if not finished:
             for process in processes.values():
-                process.terminate()
-        pool.shutdown(wait=True, cancel_futures=True)
+                process.terminate()  # a worker unwinds on SIGTERM (workers._stop), then takes the end of the pool
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes.values() if not finished else ():
+            process.join(STOP_WAIT)
+            if process.is_alive():  # stuck in C code, deaf to SIGTERM
+                process.kill()
+        pool.shutdown(wait=True)
 
 
 def _drain(taken: SimpleQueue, holders: dict) -> None:
@@ -145,7 +151,8 @@ def _died(pool: ProcessPoolExecutor, processes: dict, holders: dict, running: di
     pool.shutdown(wait=True, cancel_futures=True)
     for process in processes.values():
         process.join(timeout=1 if process.exitcode is None else 0)
-    dead = [p for p in processes.values() if p.exitcode not in (None, 0, -signal.SIGTERM)] or \
+    stopped = (None, 0, -signal.SIGTERM, 128 + signal.SIGTERM)  # running, ended, or stopped by the pool (workers._stop)
+    dead = [p for p in processes.values() if p.exitcode not in stopped] or \
         [p for p in processes.values() if p.exitcode is not None]
     if any(p.exitcode == NOT_GUARDED for p in dead):
         return _not_guarded()

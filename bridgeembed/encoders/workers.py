@@ -120,6 +120,7 @@ def start_worker(factory: Any, check: SameWeights, threads: int, taken: Any) -> 
     """A worker's initializer: Ctrl-C is the parent's to handle; its death ends the worker; the encoder is built
     once. A failure is kept and raised by the first job, so that it reaches the parent as itself."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _stop)  # a stop unwinds, letting go of the semaphores it made (tqdm's lock)
     parent = multiprocessing.parent_process()
     threading.Thread(target=lambda: parent.join() or os._exit(1), daemon=True).start()
     _worker["taken"] = taken
@@ -130,6 +131,14 @@ def start_worker(factory: Any, check: SameWeights, threads: int, taken: Any) -> 
         check(_worker["encoder"])
     except Exception as err:
         _worker["failed"] = err
+
+
+def _stop(signum: int, frame: object) -> None:
+    """SIGTERM in a worker (the parent stopping the pool, or the whole command stopped): an exit that runs
+    multiprocessing's finalizers, so the resource_tracker finds no leaked semaphore (the default action killed
+    the worker, and it printed a warning about them). Within a job the executor returns it to the parent, and
+    the worker exits at the pool's shutdown."""
+    raise SystemExit(128 + signum)
 
 
 def run_in_worker(key: Any, lines: Sequence[str], path: Any, lang: str, options: EncodeOptions) -> tuple:

@@ -203,6 +203,36 @@ def test_sigterm_during_mining_leaves_no_temporary_shard_folder(tmp_path):
     assert list(temp.iterdir()) == []
 
 
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
+def test_a_signal_during_a_pool_of_encoders_is_one_line_and_the_shards_resume(tmp_path, sig):
+    """Issue 40: SIGTERM or SIGHUP during `bridgeembed-encode --shards DIR --processes 2` printed multiprocessing's
+    resource_tracker UserWarning about leaked semaphores (the parent and its workers killed by the default
+    action). Now one line; the shards written stay, and the same command finishes the rest."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    big = write(tmp_path / "big.txt", [f"{DE[i % len(DE)]} {i}" for i in range(4000)])
+    folder = tmp_path / "shards"
+    argv = [sys.executable, "-m", "bridgeembed.cli.encode", "--lang", "de", "--in", str(big), "--shards", str(folder),
+            "--shard-size", "200", "--processes", "2", "--threads", "2", "--quiet"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 300
+    while not list(folder.glob("shard-*.npy")) and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    proc.send_signal(getattr(signal, sig))
+    _, err = proc.communicate(timeout=120)  # until the resource_tracker, which shares stderr, has ended too
+    assert proc.returncode == 128 + getattr(signal, sig), err
+    assert err.decode().strip() == f"stopped by {sig}: the shards written are kept in {folder}; run the same command " \
+                                   f"again to finish"
+    assert 0 < len(list(folder.glob("shard-*.npy"))) < 20 and not list(folder.glob(".*.tmp"))
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and len(list(folder.glob("shard-*.npy"))) == 20, done.stderr
+
+
 def test_sigint_at_any_moment_is_one_line(tmp_path):
     """Issue 40: a Ctrl-C in the first seconds of bridgeembed-mine (while it imported FAISS and scikit-learn at
     module level, before run_main's guard) printed a KeyboardInterrupt traceback. Started as its console script
