@@ -305,7 +305,7 @@ def _read_folder(folder: Path) -> dict:
                       for lang, tok in tokenizers.items()}
     except (SafetensorError, KeyError, TypeError, AttributeError) as err:
         raise CheckpointError(f"{folder} is not a readable model folder: {type(err).__name__}: {err}") from None
-    return {**{k: v for k, v in meta.items() if k not in ("sha256", "tied")}, "tokenizers": tokenizers,
+    return {**{k: v for k, v in meta.items() if k not in ("sha256", "tied", "checksum")}, "tokenizers": tokenizers,
             "model": state}
 
 

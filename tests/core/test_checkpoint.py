@@ -244,6 +244,7 @@ def test_a_saved_folder_records_a_checksum_of_its_config_json(checkpoint, tmp_pa
     meta = json.loads((tmp_path / "m" / "config.json").read_text())
     assert all(tok["sha256"] == meta["sha256"][tok["file"]] for tok in meta["tokenizers"].values())
     load_model(tmp_path / "m")  # as saved: loads
+    assert "checksum" in meta and "checksum" not in load_checkpoint(tmp_path / "m")  # of the file, not the model
     for tok in [*meta["tokenizers"].values(), meta["config"]["tokenizer"]]:
         tok["lowercase"] = not tok["lowercase"]
     (tmp_path / "m" / "config.json").write_text(json.dumps(meta))
