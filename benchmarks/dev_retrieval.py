@@ -32,7 +32,6 @@ from bridgeembed.paths import write_text_atomic
 from bridgeembed.text.parallel import corpus_dir, read_split
 from bridgeembed.training.corpora import corpus_files, dev_split
 
-
 REPORT_SETS = {"PUD": ("pud", "test"), "test_2016": ("multi30k", "test_2016_flickr")}  # --report: never chosen by
 
 

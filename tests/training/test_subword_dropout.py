@@ -48,9 +48,9 @@ def test_a_step_resegments_the_encoder_inputs_only(toy_corpus, tmp_path, monkeyp
     seen = {}
     forward = trainer.model.forward
 
-    def spy(src, lengths, src_lang, tgt_in, tgt_lang, real=None, partners=()):
+    def spy(src, lengths, src_lang, tgt_in, tgt_lang, real=None, partners=(), decode=True):
         seen.update(src=src, lengths=lengths, tgt_in=tgt_in, partners=partners)
-        return forward(src, lengths, src_lang, tgt_in, tgt_lang, real=real, partners=partners)
+        return forward(src, lengths, src_lang, tgt_in, tgt_lang, real=real, partners=partners, decode=decode)
 
     monkeypatch.setattr(trainer, "ddp", spy)
     step = 1  # x->y: source and partner are different languages
