@@ -16,19 +16,16 @@ are added with --report (reporting only: never choose by them; they are not in t
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import warnings
 from itertools import permutations
 from pathlib import Path
 
 import numpy as np
-import torch
+from common import add_run_options, encode_quietly, parse_run_options, write_json  # benchmarks/, first on sys.path
 
 from bridgeembed import BridgeEncoder
 from bridgeembed.config import Config, corpus_configs
 from bridgeembed.crosslingual.retrieval import accuracy
-from bridgeembed.paths import write_text_atomic
 from bridgeembed.text.parallel import corpus_dir, read_split
 from bridgeembed.training.corpora import corpus_files, dev_split
 
@@ -51,9 +48,7 @@ def dev_sets(config: Config, data_root: str | None) -> dict:
 
 def score(encoder: BridgeEncoder, lines: dict) -> dict:
     """Retrieval (%) of every ordered pair of `lines`' languages ("de-en": a German sentence finds its English)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        vectors = {lang: encoder.encode(text, lang, batch_size=64) for lang, text in lines.items()}
+    vectors = encode_quietly(encoder, lines)
     return {f"{a}-{b}": 100 * accuracy(vectors[a], vectors[b], lines[b]) for a, b in permutations(lines, 2)}
 
 
@@ -63,12 +58,8 @@ def main(argv=None) -> int:
     parser.add_argument("models", nargs="+", help="checkpoints, model folders or shipped model names")
     parser.add_argument("--lines", type=int, default=1000, help="sentences per set and language (default: 1000)")
     parser.add_argument("--report", action="store_true", help="add PUD and test_2016 (reporting only)")
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: 1)")
-    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
-    parser.add_argument("--json", help="write the results here")
-    parser.add_argument("--dry", action="store_true", help="made-up sentences, no data (the test's mode)")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    add_run_options(parser)
+    args = parse_run_options(parser, argv)
     config = Config.from_yaml(args.config)
     if args.dry:
         sets = {"dry": {lang: [f"{lang} sentence number {i}." for i in range(8)] for lang in config.data.languages}}
@@ -91,9 +82,7 @@ def main(argv=None) -> int:
         rows.append(row)
         print(f"| {model} | " + " | ".join(f"{v:.1f}" for v in found.values()) + f" | {row['dev_mean']:.2f} |",
               flush=True)
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(args.json, json.dumps(rows, indent=1) + "\n")
+    write_json(args.json, rows)
     return 0
 
 

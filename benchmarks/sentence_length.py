@@ -16,19 +16,15 @@ the first --lines), caption test_2016. `--dry` runs one tiny set of made-up sent
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
-import warnings
 from itertools import permutations
-from pathlib import Path
 
 import numpy as np
-import torch
+from common import add_run_options, encode_quietly, parse_run_options, write_json  # benchmarks/, first on sys.path
 
 from bridgeembed import BridgeEncoder
 from bridgeembed.crosslingual.retrieval import accuracy
-from bridgeembed.paths import write_text_atomic
 from bridgeembed.text.parallel import corpus_dir, read_split
 
 SETS = {"pud": ("pud", "test"), "news2013": ("newstest-4way", "valid"), "test_2016": ("multi30k", "test_2016_flickr")}
@@ -44,9 +40,7 @@ def cut_share(encoder: BridgeEncoder, lines: list, lang: str, length: int) -> fl
 def measure(encoder: BridgeEncoder, lines: dict, length: int) -> dict:
     encoder.max_seq_length = length
     start = time.perf_counter()
-    with warnings.catch_warnings():  # the cut is what this measures: counted below, not warned about
-        warnings.simplefilter("ignore", UserWarning)
-        vectors = {lang: encoder.encode(text, lang, batch_size=64) for lang, text in lines.items()}
+    vectors = encode_quietly(encoder, lines)  # the cut is what this measures: counted below, not warned about
     seconds = time.perf_counter() - start
     pairs = {f"{a}-{b}": 100 * accuracy(vectors[a], vectors[b], lines[b]) for a, b in permutations(lines, 2)}
     return {"length": length, "seconds": seconds, "retrieval_mean": float(np.mean(list(pairs.values()))),
@@ -62,12 +56,8 @@ def main(argv=None) -> int:
     parser.add_argument("--sets", nargs="+", choices=list(SETS), default=list(SETS), help="default: all")
     parser.add_argument("--lines", type=int, default=1000, help="sentences per set and language (default: 1000)")
     parser.add_argument("--rounds", type=int, default=2, help="timing rounds, lengths alternating (default: 2)")
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: 1)")
-    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
-    parser.add_argument("--json", help="write the results here")
-    parser.add_argument("--dry", action="store_true", help="made-up sentences, no data (the test's mode)")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    add_run_options(parser)
+    args = parse_run_options(parser, argv)
     results = []
     for model in args.models:
         encoder = BridgeEncoder(model, device="cpu")
@@ -90,9 +80,7 @@ def main(argv=None) -> int:
                 print(f"| {model} | {name} | {length} | {np.mean(list(row['cut_percent'].values())):.1f} | "
                       f"{row['retrieval_mean']:.1f} | {row['retrieval_worst']:.1f} | {row['seconds']:.2f} |",
                       flush=True)
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(args.json, json.dumps(results, indent=1) + "\n")
+    write_json(args.json, results)
     return 0
 
 

@@ -23,16 +23,16 @@ an isotropic space) and the share of variance in the top principal direction.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 import torch
+from common import add_run_options, parse_run_options, write_json  # benchmarks/, first on sys.path
 from scipy.stats import pearsonr
 
 from bridgeembed import BridgeEncoder
-from bridgeembed.paths import data_root, write_text_atomic
+from bridgeembed.paths import data_root
 from bridgeembed.senteval import readers
 
 SUBSETS = {  # as bridgeembed.senteval.tasks.TASKS reads them
@@ -126,12 +126,8 @@ def main(argv=None) -> int:
     parser.add_argument("model", help="a shipped model's name or a path")
     parser.add_argument("--controls", type=int, default=3, help="untrained controls, seeds 1..N (default: 3)")
     parser.add_argument("--pcs", type=int, default=3, help="principal directions abtt removes (default: 3)")
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: 1)")
-    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
-    parser.add_argument("--json", help="write the results here")
-    parser.add_argument("--dry", action="store_true", help="made-up pairs, no data (the test's mode)")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    add_run_options(parser, dry="made-up pairs, no data")
+    args = parse_run_options(parser, argv)
     tasks = load_tasks(None if args.dry else data_root(args.data), args.dry)
     model = BridgeEncoder(args.model, device="cpu")
     encoders = {args.model: model, **{f"untrained seed {s}": model.reinitialized(seed=s)
@@ -147,9 +143,7 @@ def main(argv=None) -> int:
     for name, found in results.items():
         a = found["anisotropy"]
         print(f"| {name} | {a['random_pair_cosine']:.3f} | {100 * a['top_pc_variance']:.1f}% |")
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(args.json, json.dumps(results, indent=1) + "\n")
+    write_json(args.json, results)
     return 0
 
 

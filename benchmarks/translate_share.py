@@ -16,16 +16,14 @@ steps cost dev retrieval is measured by training (see docs/training.md), not her
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import torch
+from common import add_run_options, parse_run_options, write_json  # benchmarks/, first on sys.path
 
 from bridgeembed.config import Config
-from bridgeembed.paths import write_text_atomic
 from bridgeembed.training.trainer import Trainer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,12 +52,8 @@ def main(argv=None) -> int:
     parser.add_argument("--init", help="weights to start from (a checkpoint, folder or shipped name)")
     parser.add_argument("--steps", type=int, default=20, help="batches, each timed both ways (default: 20)")
     parser.add_argument("--warmup", type=int, default=4, help="untimed steps first (default: 4)")
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: 1)")
-    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
-    parser.add_argument("--json", help="write the results here")
-    parser.add_argument("--dry", action="store_true", help="the tests' toy corpus, no data (the test's mode)")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    add_run_options(parser, dry="the tests' toy corpus, no data")
+    args = parse_run_options(parser, argv)
     with tempfile.TemporaryDirectory() as tmp:
         if args.dry:
             sys.path.insert(0, str(REPO))
@@ -86,9 +80,7 @@ def main(argv=None) -> int:
     print(f"pairs/s with the translation loss {row['translate_pairs_per_s']:.1f}, without it "
           f"{row['bridge_pairs_per_s']:.1f}: a step without the decoders costs {ratio:.2f} of one with them")
     print("speed-up of train.translate_share: " + ", ".join(f"{s}: {v:.2f}x" for s, v in row["speedup"].items()))
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(args.json, json.dumps(row, indent=1) + "\n")
+    write_json(args.json, row)
     return 0
 
 

@@ -1,4 +1,5 @@
-"""benchmarks/sentence_length.py, dev_retrieval.py and sts_pooling.py (issue 42) run, in their dry modes."""
+"""benchmarks/sentence_length.py, dev_retrieval.py and sts_pooling.py (issue 42) run, in their dry modes, with
+the options and the quiet encoding they share from benchmarks/common.py."""
 
 import json
 import os
