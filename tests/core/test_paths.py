@@ -107,7 +107,7 @@ NEW = {"config.json": "new config", "model.safetensors": "new weights", "README.
 SWAP = """
 import os, shutil, sys, time
 from pathlib import Path
-from bridgeembed import paths
+from bridgeembed import atomic, paths
 def pause(*args):
     open(sys.argv[2], "w").close()
     time.sleep(600)
@@ -131,7 +131,7 @@ def test_a_folder_swap_killed_at_any_moment_leaves_a_whole_folder_and_the_next_s
                         ".endswith('README.md') else real(fd)",
              "after the exchange": "real = shutil.rmtree\nshutil.rmtree = lambda p, **k: pause() if os.path.exists(p) "
                                    "else real(p, **k)",
-             "between two renames": "paths._exchange = lambda a, b: False\nreal = os.rename\nos.rename = lambda a, b: "
+             "between two renames": "atomic._exchange = lambda a, b: False\nreal = os.rename\nos.rename = lambda a, b: "
                                     "pause() if str(b) == sys.argv[1] else real(a, b)"}[moment]
     killed_when_paused(SWAP.format(patch=patch, new=NEW), folder, tmp_path)
     left = sorted(p.name.rsplit(".", 1)[1] for p in tmp_path.iterdir() if p.name.startswith(".m."))
@@ -149,13 +149,13 @@ def test_a_folder_swap_killed_at_any_moment_leaves_a_whole_folder_and_the_next_s
 def test_a_failed_folder_swap_keeps_the_old_folder(tmp_path, monkeypatch):
     import shutil
 
-    from bridgeembed import paths
+    from bridgeembed import atomic, paths
 
     folder = tmp_path / "m"
     folder.mkdir()
     fill(folder, OLD)
-    for exchange in (paths._exchange, lambda a, b: False):
-        monkeypatch.setattr(paths, "_exchange", exchange)
+    for exchange in (atomic._exchange, lambda a, b: False):
+        monkeypatch.setattr(atomic, "_exchange", exchange)
         with pytest.raises(WriteError, match=r"^cannot write .*/m/model.safetensors: No space left on device; the "
                                              r"previous folder is unchanged$"):
             with paths.atomic_folder(folder) as new:
