@@ -16,6 +16,10 @@ mean F1 of the sets: the default a model can carry. Each set's own best (an orac
 
     BRIDGEEMBED_DATA=../shared/data python benchmarks/mining_threshold.py --model runs/stage10/best.pt \\
         --distractors 14500 --out results/mining-threshold/stage10.json
+
+`--results FILE` also writes the figures the model cards quote to a results file of docs/results/
+(benchmarks/results_file.py): `best_threshold` and each set's precision, recall and F1 (`captions.f1`, ...) at it,
+or, with `--at T`, at T, recorded as `default_threshold`.
 """
 
 from __future__ import annotations
@@ -63,6 +67,19 @@ def at(threshold: float, pairs: dict) -> dict:
     return {"precision": 100 * precision, "recall": 100 * recall, "f1": 100 * f1, "kept": int(kept.sum())}
 
 
+def results_figures(report: dict) -> dict:
+    """A results file's figures (benchmarks/figures.py): the best threshold and each set's precision, recall and
+    F1 (%) at it, or at --at's threshold (`default_threshold`) when given."""
+    given = report.get("at_given")
+    out = {"best_threshold": report["threshold"]}
+    if given is not None:
+        out["default_threshold"] = given["threshold"]
+    for name, found in (given or report["at_threshold"]).items():
+        if name != "threshold":
+            out.update({f"{name}.{stat}": round(found[stat], 3) for stat in ("precision", "recall", "f1")})
+    return out
+
+
 def mine_set(encoder, src: list, tgt: list, n: int, gold: int, langs: tuple, k: int) -> dict:
     from bridgeembed.mining import mine
 
@@ -87,6 +104,9 @@ def main(argv: list | None = None) -> int:
                         help="the planted sets (default: captions europarl)")
     parser.add_argument("--at", type=float, help="also give each set's figures at this threshold")
     parser.add_argument("--out", help="a JSON file for the curves' figures")
+    parser.add_argument("--results", metavar="FILE",
+                        help="also write the figures, with this command, to a results file, e.g. "
+                             "docs/results/multi30k-m2m-mining.json (benchmarks/figures.py; default: none)")
     args = parser.parse_args(argv)
     encoder = load_encoder(args.model, device="cpu")
     def split(folder: str, name: str) -> dict:
@@ -135,6 +155,12 @@ def main(argv: list | None = None) -> int:
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(report, indent=1))
+    if args.results:
+        from results_file import write_results  # benchmarks/ is this script's folder, first on sys.path
+
+        path = write_results(args.results, results_figures(report), direction="de -> en", scoring="ratio", k=args.k,
+                             distractors=report["distractors"])
+        print(f"wrote {path}")
     return 0
 
 

@@ -251,7 +251,7 @@ def test_mining_threshold_plants_dev_pairs_after_disjoint_distractors_and_scores
     sys.path.insert(0, str(REPO / "benchmarks"))
     try:
         import numpy as np
-        from mining_threshold import at, f1_at, planted
+        from mining_threshold import at, f1_at, planted, results_figures
     finally:
         sys.path.remove(str(REPO / "benchmarks"))
     src, tgt, n = planted(list("abcdefgh"), list("ABCDEFGH"), ["x", "y"], ["X", "Y"], n=10)
@@ -259,6 +259,9 @@ def test_mining_threshold_plants_dev_pairs_after_disjoint_distractors_and_scores
     pairs = {"scores": np.array([1.3, 1.2, 1.1, 1.0]), "hit": np.array([1.0, 0.0, 1.0, 0.0]), "gold": 2}
     assert at(1.1, pairs) == pytest.approx({"precision": 100 * 2 / 3, "recall": 100.0, "f1": 80.0, "kept": 3})
     assert np.allclose(f1_at(np.array([1.3, 1.1, 0.5]), pairs), [2 / 3, 0.8, 2 / 3])
+    report = {"threshold": 1.1, "at_threshold": {"captions": at(1.1, pairs)}}  # --results without --at: at the best
+    assert results_figures(report) == pytest.approx({"best_threshold": 1.1, "captions.precision": 66.667,
+                                                     "captions.recall": 100.0, "captions.f1": 80.0})
 
 
 def test_domains_table_adds_a_column_per_dev_set(tmp_path):

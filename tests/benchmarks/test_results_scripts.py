@@ -1,6 +1,7 @@
 """The scripts that write docs/results/ (issue 41): each writes its figures with the command, commit, machine and
 date, on tiny inputs: results_file.py, tiny_retrieval.py, install_times.py and xnli_results.py (domains.py's and
-senteval_controls.py's --results: tests/benchmarks/test_benchmark_scripts.py)."""
+senteval_controls.py's --results: tests/benchmarks/test_benchmark_scripts.py; mining_threshold.py's:
+tests/benchmarks/test_measurement_scripts.py)."""
 
 import json
 import os
