@@ -26,11 +26,13 @@ from tqdm.auto import tqdm
 
 from bridgeembed.checkpoint import check_model_target, load_model, make_payload, save_model
 from bridgeembed.devices import resolve_device
-from bridgeembed.encoders.codes import BITS, CALIBRATED, CODE_DTYPES, bit_similarity, quantize_embeddings, to_ubinary
+from bridgeembed.encoders.arguments import check_batch_size, check_langs, check_max_seq_length, normalize_flag
+from bridgeembed.encoders.codes import CALIBRATED, quantize_embeddings
 from bridgeembed.encoders.protocol import Heads, HeadSpec
 from bridgeembed.encoders.quantize import check_precision, check_quantize, check_quantized_device, quantize_model
 from bridgeembed.encoders.refused import KEYWORDS, REFUSED
-from bridgeembed.errors import ConfigError, UnknownLanguageError
+from bridgeembed.encoders.similarity import similarity
+from bridgeembed.errors import ConfigError
 from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained, resolve
 from bridgeembed.text.parallel import check_sentences, pad, with_eos
 
@@ -216,7 +218,7 @@ class BridgeEncoder:
 
     @max_seq_length.setter
     def max_seq_length(self, value: int) -> None:
-        self.max_len = _check_max_seq_length(value)
+        self.max_len = check_max_seq_length(value)
 
     def to(self, device: str | torch.device) -> "BridgeEncoder":
         """All weights onto `device` (or none of them, with a ConfigError); returns the encoder, as
@@ -260,14 +262,14 @@ class BridgeEncoder:
             if value is not None:
                 raise TypeError(f"encode({name}=...): {REFUSED[name]}")
         single = isinstance(sentences, str)
-        sentences = self._check_sentences([sentences] if single else sentences)
-        langs = self._check_langs(lang, len(sentences))
+        sentences = check_sentences([sentences] if single else sentences)
+        langs = check_langs(lang, len(sentences), self.languages, self.tokenizers)
         spec = HeadSpec.parse(heads).resolve(self)  # a ConfigError naming the value and what it may be
-        _check_batch_size(batch_size)
+        check_batch_size(batch_size)
         for name, flag in (("convert_to_tensor", convert_to_tensor), ("convert_to_numpy", convert_to_numpy)):
             if not isinstance(flag, (bool, np.bool_)):
                 raise TypeError(f"{name} must be True or False, got {flag!r}")
-        normalize = _normalize(normalize, normalize_embeddings)
+        normalize = normalize_flag(normalize, normalize_embeddings)
         precision = check_precision(precision)
         if precision in CALIBRATED and (single or len(sentences) < 2):
             raise ConfigError(f"precision={precision!r} puts each dimension's range over the sentences encoded "
@@ -303,7 +305,7 @@ class BridgeEncoder:
         from bridgeembed.encoders.pool import encode_multi_process
 
         return encode_multi_process(self, sentences, lang, processes=processes, heads=heads, batch_size=batch_size,
-                                    normalize=_normalize(normalize, normalize_embeddings), chunk_size=chunk_size,
+                                    normalize=normalize_flag(normalize, normalize_embeddings), chunk_size=chunk_size,
                                     threads_per_process=threads_per_process, job_timeout=job_timeout)
 
     def encode_query(self, *args: Any, **kwargs: Any) -> None:
@@ -325,41 +327,15 @@ class BridgeEncoder:
     @staticmethod
     def similarity(a: np.ndarray | torch.Tensor, b: np.ndarray | torch.Tensor,
                    precision: str | None = None) -> np.ndarray | torch.Tensor:
-        """Cosine similarity of every row of `a` with every row of `b`: (N, M), one vector counting as a row.
-
-        Numpy in, numpy out; a tensor in, a tensor out (as sentence-transformers' `similarity`). Packed sign
-        bits from `encode(..., precision="binary" | "ubinary")` are compared with that `precision` named: the
-        bit similarity, 1 - Hamming distance / bits (1: the same signs, about 0.5: unrelated). int8 or uint8
-        values alone do not say whether they are packed bits or calibrated codes, so without `precision` they
-        are a ValueError; so are int8 and uint8 codes (each dimension is bucketed by its own range, which the
-        codes do not keep: their cosine is not the vectors', 0.3 off in tests/encoders/test_quantize.py), and
-        codes whose dtype is not their precision's."""
-        tensor = isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor)
-        device = next((v.device for v in (a, b) if isinstance(v, torch.Tensor)), None)
-        if precision is not None:
-            precision = check_precision(precision)
-        if precision in CALIBRATED:
-            raise ValueError(f"similarity: {precision} codes are not compared: each dimension is bucketed by its "
-                             f"own range over the vectors quantized together, which the codes do not keep, so "
-                             f"their cosine is not the vectors' (0.3 off); {_COMPARE}")
-        x, y = (_similarity_input(v, name, precision) for name, v in (("a", a), ("b", b)))
-        if x.shape[1] != y.shape[1]:
-            what = "codes of {} and {} bytes" if precision in BITS else "vectors of {} and {} dimensions"
-            raise ValueError(f"similarity: {what.format(x.shape[1], y.shape[1])} cannot be compared")
-        if precision in BITS:
-            scores = torch.from_numpy(bit_similarity(to_ubinary(x), to_ubinary(y)))
-            return scores.to(device) if tensor else scores.numpy()
-        x, y = (torch.as_tensor(v).float() for v in (x, y))
-        x, y = (v.to(device if tensor else "cpu") for v in (x, y))
-        x, y = (v / v.abs().amax(dim=1, keepdim=True).clamp_min(torch.finfo(v.dtype).tiny) for v in (x, y))  # 1e30
-        scores = torch.nn.functional.normalize(x, dim=1) @ torch.nn.functional.normalize(y, dim=1).T
-        return scores if tensor else scores.cpu().numpy()
+        """Cosine similarity of every row of `a` with every row of `b`: (N, M), or the bit similarity of
+        packed sign bits with `precision` named (`bridgeembed.encoders.similarity.similarity`)."""
+        return similarity(a, b, precision)
 
     def attention(self, sentences: Sequence[str], lang: str) -> list:
         """Per sentence: its subword tokens and the bridge's (k x n) attention matrix A (for heat maps)."""
         single = isinstance(sentences, str)
-        sentences = self._check_sentences([sentences] if single else sentences)
-        langs = self._check_langs(lang, len(sentences))
+        sentences = check_sentences([sentences] if single else sentences)
+        langs = check_langs(lang, len(sentences), self.languages, self.tokenizers)
         results = []
         with torch.inference_mode():
             for text, code in zip(sentences, langs):
@@ -395,77 +371,6 @@ class BridgeEncoder:
                 lengths = torch.tensor([len(s) for s in seqs], device=self.device)  # (B,)
                 yield rows, self.model.encode(src, lengths, code).memory  # (B, k, d)
 
-    # --- argument checks ------------------------------------------------------------------------
-    @staticmethod
-    def _check_sentences(sentences: Sequence[str]) -> list:
-        return check_sentences(sentences)
-
-    def _check_langs(self, lang: str, n: int) -> list:
-        known = ", ".join(self.languages)
-        if isinstance(lang, str):
-            langs = [lang] * n
-        elif isinstance(lang, (list, tuple, np.ndarray)):
-            langs = list(lang)
-        else:
-            raise TypeError(f"lang must be a language code ({known}) or a list with one code per sentence, "
-                            f"got {type(lang).__name__}")
-        if len(langs) != n:
-            raise ValueError(f"got {len(langs)} language codes for {n} sentences; give one code or one per sentence")
-        for i, code in enumerate(langs):
-            if not isinstance(code, str):
-                raise TypeError(f"lang[{i}] is {type(code).__name__} {code!r}, expected a language code ({known})")
-        for code in dict.fromkeys(langs):
-            if code not in self.tokenizers:
-                raise UnknownLanguageError(code, self.tokenizers, "the model")
-        return langs
-
-
-def _normalize(normalize: bool | None, normalize_embeddings: bool | None) -> bool:
-    """`normalize`, or sentence-transformers' `normalize_embeddings` for it (None: not given; neither given:
-    False); the two given and different are refused, whichever is True."""
-    for name, flag in (("normalize", normalize), ("normalize_embeddings", normalize_embeddings)):
-        if flag is not None and not isinstance(flag, (bool, np.bool_)):
-            raise TypeError(f"{name} must be True or False, got {flag!r}")
-    if normalize is not None and normalize_embeddings is not None and bool(normalize) != bool(normalize_embeddings):
-        raise ValueError(f"normalize={bool(normalize)} and normalize_embeddings={bool(normalize_embeddings)} "
-                         f"disagree; normalize_embeddings is sentence-transformers' name for normalize: give one "
-                         f"of them")
-    return bool(normalize if normalize is not None else normalize_embeddings)
-
-
-def _similarity_input(value: Any, name: str, precision: str | None) -> Any:
-    """`value` as an (N, d) array or tensor for `similarity`, checked against `precision`: float vectors without
-    it (or with float32 or float16), codes of its dtype with it."""
-    if isinstance(value, torch.Tensor):
-        v, dtype = value.detach(), str(value.dtype).removeprefix("torch.")
-    else:
-        v = np.asarray(value)
-        dtype = v.dtype.name
-        if v.dtype.kind not in "biuf":
-            raise TypeError(f"similarity: {name} must be vectors (a numpy array or torch tensor of numbers), got "
-                            f"{type(value).__name__} of {v.dtype.name if v.dtype.kind != 'U' else 'str'}; encode "
-                            f"sentences first: similarity(encoder.encode(a, lang), encoder.encode(b, lang))")
-    if v.ndim not in (1, 2):
-        raise ValueError(f"similarity: {name} must be one vector (d,) or a matrix (N, d), got shape {tuple(v.shape)}")
-    if v.shape[-1] == 0:
-        raise ValueError(f"similarity: {name} has vectors of 0 dimensions (shape {tuple(v.shape)}): nothing to "
-                         f"compare")
-    codes = precision in BITS
-    if not codes and dtype in ("int8", "uint8"):
-        bits = "binary" if dtype == "int8" else "ubinary"
-        raise ValueError(f"similarity: {name} holds {dtype} values, which may be packed sign bits or calibrated "
-                         f"codes: give precision={bits!r} for sign bits packed as encode(..., precision={bits!r}) "
-                         f"packs them; {dtype} codes are not compared (their cosine is not the vectors')")
-    if codes and dtype != np.dtype(CODE_DTYPES[precision]).name:
-        raise ValueError(f"similarity: precision={precision!r} compares {np.dtype(CODE_DTYPES[precision]).name} "
-                         f"codes (encode(..., precision={precision!r})), but {name} holds {dtype} values")
-    v = v.reshape(-1, v.shape[-1])
-    return v.cpu().numpy() if codes and isinstance(v, torch.Tensor) else v
-
-
-_COMPARE = ("compare the float vectors (encode without precision=), or sign bits (precision='binary' or 'ubinary' "
-            "in both encode and similarity: 1 - Hamming distance / bits)")
-
 
 def _settings(device: str | torch.device | None, quantize: object, max_seq_length: object,
               stay: bool = False) -> tuple[torch.device | None, str | None, int | None]:
@@ -474,7 +379,7 @@ def _settings(device: str | torch.device | None, quantize: object, max_seq_lengt
     ValueError), the device (`_target`)."""
     quantize = check_quantize(quantize)
     if max_seq_length is not None:
-        max_seq_length = _check_max_seq_length(max_seq_length)
+        max_seq_length = check_max_seq_length(max_seq_length)
     return _target(device, quantize, stay), quantize, max_seq_length
 
 
@@ -494,15 +399,3 @@ def _load_again(path: str, seed: int | None, max_seq_length: int) -> BridgeEncod
     cutting sentences where the parent's does."""
     encoder = BridgeEncoder(path, device="cpu", max_seq_length=max_seq_length)
     return encoder if seed is None else encoder.reinitialized(seed=seed)
-
-
-def _check_max_seq_length(value: int) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 2:
-        raise ValueError(f"max_seq_length must be an integer >= 2 (one token and the end marker), got {value!r}")
-    return int(value)
-
-
-def _check_batch_size(batch_size: int) -> None:
-    """0 used to fail inside range(), and -1 to return zeros: both are errors naming the option."""
-    if isinstance(batch_size, (bool, np.bool_)) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
