@@ -26,7 +26,7 @@ from bridgeembed.config import Config, TrainConfig, scaled_lr
 from bridgeembed.devices import pick_precision
 from bridgeembed.directions import evaluation_directions, training_directions
 from bridgeembed.errors import BridgeembedError
-from bridgeembed.model.nmt import LossParts, ModelOutput, Partner, alignment_loss, bridge_penalty, translation_loss
+from bridgeembed.model.nmt import LossParts, bridge_penalty, translation_loss
 from bridgeembed.paths import FolderLock, remove_stale_temporaries, write_text_atomic
 from bridgeembed.text.packed import PackedSplit
 from bridgeembed.text.parallel import DirectionBatches, make_batch, shard_slice
@@ -38,6 +38,7 @@ from bridgeembed.training.log import TrainingLog, progress_line, shown
 from bridgeembed.training.prepare import check_resumable, prepare
 from bridgeembed.training.sampling import SubwordDropout
 from bridgeembed.training.schedule import RotatingScheduler
+from bridgeembed.training.step_inputs import StepInputs
 from bridgeembed.training.validation import validate
 
 if TYPE_CHECKING:  # for annotations only
@@ -96,7 +97,7 @@ def interrupt_guard() -> Iterator[dict]:
             signal.signal(sig, old)
 
 
-class Trainer:
+class Trainer(StepInputs):
     """Trains `model` (on its device) on `data` by `train` (the config's train section); `from_config` builds
     both first (`training.prepare`), `restore` continues from a trainer checkpoint."""
 
@@ -236,53 +237,6 @@ class Trainer:
         d, ids = unit.direction, self.corpora[unit.corpus].ids
         return make_batch([ids[d.src][i] for i in rows], [ids[d.tgt][i] for i in rows], d.src, d.tgt)
 
-    def partner_language(self, step: int, unit: Unit) -> str | None:
-        """The language whose sentences the alignment loss pairs with the source: the target, or for
-        a copy A->A another language of its corpus, a different one every cycle of the scheduler (None: the
-        corpus has no other language)."""
-        d = unit.direction
-        if d.src != d.tgt:
-            return d.tgt
-        others = [lang for lang in self.languages[unit.corpus] if lang != d.src]
-        return others[(step // len(self.directions)) % len(others)] if others else None
-
-    def partner_languages(self, step: int, unit: Unit) -> list:
-        """The languages the alignment loss pairs with the source: one (partner_language), or with
-        train.align_multiway every other language of the corpus; none on a step of a translation-only corpus."""
-        if unit.use == "translation":
-            return []
-        if self.cfg.train.align_multiway:
-            return [lang for lang in self.languages[unit.corpus] if lang != unit.direction.src]
-        lang = self.partner_language(step, unit)
-        return [lang] if lang else []
-
-    def partner(self, step: int, lang: str | None = None) -> Partner:
-        """This rank's rows of the step's batch in a partner language (`lang` None: partner_language(step))."""
-        unit, rows = self._rows(step)
-        return self._partner(rows[shard_slice(len(rows), self.world.rank, self.world.size)],
-                             lang or self.partner_language(step, unit), step, unit.corpus)
-
-    def _partner(self, rows: np.ndarray, lang: str, step: int, corpus: int = 0) -> Partner:
-        """`rows` of `corpus` in `lang`, rows without text there left out; on the training device (lengths on the
-        host). With train.subword_dropout, segmented anew as sampling key (step, 1 + the language's index) says."""
-        packed = self.packed[corpus]
-        found = np.flatnonzero(packed.lengths(lang)[rows] > 0)
-        if not len(found):
-            empty = torch.zeros(0, dtype=torch.long)
-            return Partner(empty.view(0, 1).to(self.device), empty, lang, empty.to(self.device))
-        rows = rows[found]
-        if self.subword_dropout:
-            src, lengths = self._resegmented(lang, rows, (step, 1 + self.cfg.data.languages.index(lang)), corpus)
-        else:
-            src, lengths = packed.padded(lang, rows), torch.from_numpy(packed.lengths(lang)[rows])
-        return Partner(src, lengths, lang, torch.from_numpy(found).to(self.device))
-
-    def _resegmented(self, lang: str, rows: np.ndarray, key: tuple,
-                     corpus: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-        """train.subword_dropout: `rows` in `lang` segmented anew, as (B, T) ids on the device and (B,) lengths."""
-        ids = self.corpora[corpus].ids[lang]
-        return self.subword_dropout.tensors(lang, [ids[int(i)] for i in rows], key, self.device)
-
     def train_step(self, step: int) -> dict:
         """One optimizer step: translation loss, attention penalty and alignment terms of the step's batch. The
         losses come back as tensors on the device: reading them would make the host wait for the GPU every
@@ -315,41 +269,6 @@ class Trainer:
                 "tokens": parts.tokens if translated else 0, "sentences": b.src.size(0),
                 "src_tokens": int(b.lengths.sum()), "align": _detached(align), "align_heads": _detached(heads),
                 "anchor": _detached(anchor), "keep": _detached(keep)}
-
-    def translates(self, step: int, unit: Unit) -> bool:
-        """Whether `step` has a translation loss: never on an alignment-only corpus (comparable text, not
-        translations), always on a translation-only one; otherwise on a train.translate_share of the steps, the
-        same ones on every rank and after a resume."""
-        share = self.cfg.train.translate_share
-        if unit.use != "both" or share >= 1:
-            return unit.use != "alignment"
-        return bool(np.random.default_rng([self.cfg.train.seed, step]).random() < share)
-
-    def _source(self, step: int, unit: Unit, rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor] | None:
-        """The encoder's input segmented anew (train.subword_dropout), or None: the stored ids. The decoder always
-        learns the deterministic segmentation."""
-        if not self.subword_dropout:
-            return None
-        return self._resegmented(unit.direction.src, rows, (step, 0), unit.corpus)
-
-    def _partners(self, step: int, unit: Unit, rows: np.ndarray) -> list[Partner]:
-        """This rank's `rows` in each partner language of the step (`partner_languages`: one, or with
-        train.align_multiway every other language); none without an alignment loss."""
-        t = self.cfg.train
-        if not (t.align_weight > 0 or t.align_per_head > 0):
-            return []
-        return [self._partner(rows, lang, step, unit.corpus) for lang in self.partner_languages(step, unit)]
-
-    def _alignment_terms(self, output: ModelOutput, rows: list) -> tuple:
-        """(align, heads): the alignment losses, means over this rank's pairs (DDP averages the ranks); 0.0 where
-        a term is off or the step has no partner. `rows`: the source rows of each partner in `output.partners`."""
-        t = self.cfg.train
-        if not rows:
-            return 0.0, 0.0
-        align = alignment_loss(output, rows, t.align_loss, t.align_temperature) if t.align_weight > 0 else 0.0
-        heads = (alignment_loss(output, rows, t.align_loss, t.align_temperature, per_head=True)
-                 if t.align_per_head > 0 else 0.0)
-        return align, heads
 
     def _autocast(self) -> AbstractContextManager:
         if not self.autocast_dtype:
