@@ -19,27 +19,34 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import zipfile
-import zlib
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
 
+from bridgeembed.checkpoint_checks import (  # noqa: F401  (the format's marks, re-exported)
+    FORMAT,
+    INT8_VERSION,
+    KINDS,
+    VERSION,
+    check_archive,
+    check_dtypes,
+    check_structure,
+    checked,
+    load_failure,
+    meta_checksum,
+    mismatch,
+)
 from bridgeembed.config import Config
 from bridgeembed.errors import BridgeembedError, CheckpointError
 from bridgeembed.paths import WriteThrough, atomic_file, atomic_folder, carry, remove_stale_temporaries, write_synced
-from bridgeembed.storage import dequantize, halved, quantize
+from bridgeembed.storage import halved, quantize
 from bridgeembed.text.tokenization import LanguageTokenizer
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.model import BridgeModel
 
-FORMAT = "bridgeembed"
-VERSION = 1
-INT8_VERSION = 2  # weights stored in int8 (bridgeembed/storage.py): a reader of version 1 only refuses them
-KINDS = ("trainer", "encoder")
 FOLDER_CONFIG = "config.json"  # its presence makes a folder a model folder
 FOLDER_WEIGHTS = "model.safetensors"
 FOLDER_CARD = "README.md"
@@ -182,7 +189,7 @@ def save_folder(payload: dict, folder: str | Path, card: str | None = None) -> N
             "config": payload["config"], "decoder_languages": list(payload["decoder_languages"]),
             "tokenizers": tokenizers, "tied": tied, "sha256": digests,
             **({"int8": payload["int8"]} if "int8" in payload else {})}
-    meta["checksum"] = _meta_checksum(meta)
+    meta["checksum"] = meta_checksum(meta)
     with atomic_folder(folder) as new:
         for name, data in files.items():
             write_synced(new / name, data)
@@ -195,12 +202,6 @@ def save_folder(payload: dict, folder: str | Path, card: str | None = None) -> N
                 if not _own(entry.name):
                     carry(entry, new)
         write_synced(new / FOLDER_CONFIG, json.dumps(meta, indent=2) + "\n")
-
-
-def _meta_checksum(meta: dict) -> str:
-    """sha256 of a config.json's content (less this checksum): a setting edited by hand is found at load."""
-    content = {k: v for k, v in meta.items() if k != "checksum"}
-    return hashlib.sha256(json.dumps(content, sort_keys=True).encode("utf-8")).hexdigest()
 
 
 def _as_today(config: object) -> object:
@@ -261,7 +262,7 @@ def _read_folder(folder: Path) -> dict:
         raise CheckpointError(f"{folder / FOLDER_CONFIG} is not readable JSON: {err}") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise CheckpointError(f"{folder} is not a bridgeembed model folder ({FOLDER_CONFIG} has no format marker)")
-    if "checksum" in meta and meta["checksum"] != _meta_checksum(meta):
+    if "checksum" in meta and meta["checksum"] != meta_checksum(meta):
         raise CheckpointError(f"{folder / FOLDER_CONFIG} was edited after the model was saved: its content no longer "
                               f"matches the checksum it records (a tokenizer's lowercase or moses would change every "
                               f"vector); restore it, or save the model again")
@@ -313,111 +314,16 @@ def load_checkpoint(path: str | Path) -> dict:
     """Read and check a checkpoint file or model folder; every failure is a CheckpointError naming it."""
     path = Path(path)
     if path.is_dir() and is_model_folder(path):
-        return _checked(_read_folder(path), path)
+        return checked(_read_folder(path), path)
     if not path.is_file():
         raise CheckpointError(f"no checkpoint at {path}")
-    _check_archive(path)
+    check_archive(path)
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises many types for bad bytes (UnpicklingError, RuntimeError, IndexError...)
         raise CheckpointError(f"{path} is not a readable checkpoint (corrupt, truncated, or not a "
-                              f"bridgeembed file): {_load_failure(err)}") from None
-    return _checked(payload, path)
-
-
-def _checked(payload: object, path: Path) -> dict:
-    """The checks every checkpoint passes, whatever its container."""
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise CheckpointError(f"{path} is not a bridgeembed checkpoint (no format marker)")
-    if payload.get("version") not in (VERSION, INT8_VERSION):
-        raise CheckpointError(f"{path} has checkpoint format version {payload.get('version')!r}; "
-                              f"this bridgeembed reads versions {VERSION} and {INT8_VERSION}")
-    missing = [key for key in ("kind", "config", "tokenizers", "model", "decoder_languages") if key not in payload]
-    if missing or payload["kind"] not in KINDS:
-        raise CheckpointError(f"{path} is incomplete: missing {', '.join(missing) or 'a valid kind'}")
-    if not isinstance(payload["model"], dict):
-        raise CheckpointError(f"{path} is incomplete: its weights are not a mapping of tensors")
-    if "int8" in payload:  # stored in int8: from here on an ordinary float32 model
-        payload = {k: v for k, v in payload.items() if k != "int8"} | {
-            "model": dequantize(payload["model"], payload["int8"], str(path))}
-    _check_finite(payload["model"], path)
-    return payload
-
-
-def _check_archive(path: Path) -> None:
-    """torch.save writes a zip archive whose members carry CRC-32s that torch.load never checks: a flipped
-    bit inside a tensor would load as a silently different weight. Every member is checked here."""
-    if not zipfile.is_zipfile(path):
-        return  # not an archive: torch.load says what it is
-    try:
-        with zipfile.ZipFile(path) as archive:
-            bad = archive.testzip()
-    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError) as err:
-        raise CheckpointError(f"{path} is not a readable checkpoint (corrupt, truncated, or not a bridgeembed "
-                              f"file): {err}") from None
-    if bad is not None:
-        raise CheckpointError(f"{path} is damaged: {bad} fails its CRC-32 check (bits changed on disk or in a "
-                              f"copy); use another copy or an earlier checkpoint")
-
-
-def _check_structure(payload: dict, source: str) -> None:
-    """What a crafted or damaged file could get wrong that the model would otherwise take silently."""
-    tokenizers, decoders = payload["tokenizers"], payload["decoder_languages"]
-    if not isinstance(tokenizers, dict) or not tokenizers:
-        raise CheckpointError(f"{source} has no tokenizers: expected one per language, got {tokenizers!r:.60}")
-    for lang, state in tokenizers.items():
-        if not isinstance(state, dict) or not state.get("spm_model"):
-            raise CheckpointError(f"{source} has an empty tokenizer for {lang!r}")
-        if state.get("lang") != lang:
-            raise CheckpointError(f"{source}: the tokenizer stored for {lang!r} is the one of {state.get('lang')!r}")
-    bare = [lang for lang, state in tokenizers.items() if state.get("sha256") is None]
-    if bare and len(bare) < len(tokenizers):  # a checkpoint from before issue 31 records none; a swap deletes some
-        raise CheckpointError(f"{source}: the tokenizers of {', '.join(map(repr, bare))} record no sha256, the others "
-                              f"do: edited (a tokenizer swapped with another language's, its fingerprint removed?)")
-    if not isinstance(decoders, (list, tuple)) or not all(isinstance(d, str) for d in decoders):
-        raise CheckpointError(f"{source}: decoder_languages must be a list of language codes, got {decoders!r:.60}")
-    unknown = [d for d in decoders if d not in tokenizers]
-    if unknown:
-        raise CheckpointError(f"{source}: decoder_languages names {', '.join(map(repr, unknown))}, which has no "
-                              f"tokenizer (the checkpoint has {', '.join(tokenizers)})")
-
-
-def _check_dtypes(model: Any, state: dict, source: str) -> None:
-    """load_state_dict casts silently: integer weights would load as whole numbers into float parameters."""
-    own = model.state_dict()
-    bad = [name for name, value in state.items() if name in own and isinstance(value, torch.Tensor)
-           and own[name].is_floating_point() and not value.is_floating_point()]
-    if bad:
-        raise CheckpointError(f"{source} has non-float weights ({state[bad[0]].dtype}) in "
-                              f"{', '.join(bad[:3])}{' and more' if len(bad) > 3 else ''}: not a trained model's")
-
-
-def _load_failure(err: Exception) -> str:
-    """torch's reason, without its advice to retry with weights_only=False: that would run the file's code."""
-    text = str(err).strip()
-    if "WeightsUnpickler error:" in text:  # bytes that are no tensor pickle, or objects we never unpickle
-        detail = text.split("WeightsUnpickler error:", 1)[1].strip().splitlines()[0]
-        detail = detail.split(" was not an allowed global")[0].split(". Please use")[0].strip()
-        return f"{detail} (only tensors and plain data are read; loading never runs code from a file)"
-    first = text.splitlines()[0] if text else type(err).__name__
-    return type(err).__name__ if "weights_only" in first else first
-
-
-def _check_finite(state: dict[str, torch.Tensor], path: str | Path) -> None:
-    """NaN or Inf weights (a diverged run) would give NaN vectors and empty translations much later."""
-    bad = [name for name, value in state.items()
-           if isinstance(value, torch.Tensor) and value.is_floating_point() and not torch.isfinite(value).all()]
-    if bad:
-        shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
-        raise CheckpointError(f"{path} has NaN or Inf weights in {shown}: the run that wrote it diverged; "
-                              f"use an earlier checkpoint (e.g. best.pt) or retrain with a lower train.lr")
-
-
-def _mismatch(err: RuntimeError, limit: int = 3) -> str:
-    """torch's state-dict error lists one problem per line after a header: keep the problems."""
-    problems = [line.strip() for line in str(err).splitlines()[1:] if line.strip()] or [str(err).strip()]
-    shown = [p if len(p) <= 300 else p[:297] + "..." for p in problems[:limit]]
-    return "; ".join(shown) + (f" (and {len(problems) - limit} more)" if len(problems) > limit else "")
+                              f"bridgeembed file): {load_failure(err)}") from None
+    return checked(payload, path)
 
 
 def build_from_payload(payload: dict, source: str = "checkpoint", with_decoders: bool = True) -> tuple[BridgeModel,
@@ -425,7 +331,7 @@ def build_from_payload(payload: dict, source: str = "checkpoint", with_decoders:
     """-> (BridgeModel in eval mode, {lang: LanguageTokenizer}, Config)."""
     from bridgeembed.model import BridgeModel
 
-    _check_structure(payload, source)
+    check_structure(payload, source)
     try:
         config = Config.from_dict(payload["config"], source=f"{source} config")
         tokenizers = {lang: LanguageTokenizer.from_state(s) for lang, s in payload["tokenizers"].items()}
@@ -442,11 +348,11 @@ def build_from_payload(payload: dict, source: str = "checkpoint", with_decoders:
     model = BridgeModel(config.model, {lang: t.vocab_size for lang, t in tokenizers.items()}, decoders)
     state = payload["model"] if with_decoders else {k: v for k, v in payload["model"].items()
                                                     if not k.startswith("decoders.")}
-    _check_dtypes(model, state, source)
+    check_dtypes(model, state, source)
     try:
         model.load_state_dict(state)
     except RuntimeError as err:
-        raise CheckpointError(f"{source} does not fit the model its config describes: {_mismatch(err)}") from None
+        raise CheckpointError(f"{source} does not fit the model its config describes: {mismatch(err)}") from None
     return model.eval(), tokenizers, config
 
 

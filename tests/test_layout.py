@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.helpers import REPO
 
-ORDER = ["errors", "directions", "atomic", "paths", "devices", "config_checks", "config", "text", "model", "storage", "checkpoint", "pretrained", "translation", "training",
+ORDER = ["errors", "directions", "atomic", "paths", "devices", "config_checks", "config", "text", "model", "storage", "checkpoint_checks", "checkpoint", "pretrained", "translation", "training",
          "recipes", "encoders", "evaluation", "probing", "senteval", "crosslingual", "mining", "datasets", "cli"]
 PACKAGE = REPO / "bridgeembed"
 # inference code: a model, its text, translation and encoders must work without the training code
