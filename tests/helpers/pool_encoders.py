@@ -1,5 +1,6 @@
-"""Encoders for the tests of worker pools (tests/mining/test_mining_pool.py). They live in a module that
-imports little: every worker process a test starts imports it to unpickle its encoder."""
+"""Encoders for the tests of worker pools (tests/mining/test_mining_pool.py, test_mining_pool_cli.py), and two
+checks they share (`shard_bytes`, `gone`). They live in a module that imports little: every worker process a
+test starts imports it to unpickle its encoder."""
 
 import os
 import time
@@ -38,3 +39,15 @@ class Poisoned(Slow):
                 raise DataError("cannot encode 'poison': a word this encoder refuses")
             raise ValueError("a bug in the encoder")
         return super().encode(sentences, lang, heads, batch_size)
+
+
+def shard_bytes(folder):
+    return {p.name: p.read_bytes() for p in sorted(Path(folder).glob("shard-*.npy"))}
+
+
+def gone(pid):
+    """Ended (a zombie counts: nothing reaps an orphan in some containers)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in "ZXx"
+    except OSError:
+        return True
