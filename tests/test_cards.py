@@ -8,7 +8,8 @@ MAX_LINES = 250
 
 
 def test_there_are_cards():
-    assert len(CARDS) >= 2, CARDS
+    """One shipped model since issue 42 (general-m2m); the retired models' cards are in docs/history/."""
+    assert [card.parent.name for card in CARDS] == ["general-m2m"], CARDS
 
 
 @pytest.mark.parametrize("card", CARDS, ids=lambda p: p.parent.name)
