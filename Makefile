@@ -30,7 +30,7 @@ test-fast: install
 lint: install
 	$(PY) -m ruff check .
 
-# Encode, compare and translate with the shipped model (pretrained/multi30k-m2m), offline.
+# Encode, compare and translate with the shipped model (pretrained/general-m2m), offline.
 demo: install
 	$(PY) -m bridgeembed demo
 

@@ -4,7 +4,7 @@ Reads the bleu.json that `bridgeembed-translate --evaluate --out DIR` writes and
 table with the paper's figures where the paper's table gives them (Vázquez et al. 2020, Table 1:
 the six English-centred directions and the mean over all 12).
 
-    bridgeembed-translate --model multi30k-m2m --evaluate --split test_2016_flickr --out results/bleu
+    bridgeembed-translate --model general-m2m --evaluate --split test_2016_flickr --out results/bleu
     python benchmarks/bleu_vs_paper.py results/bleu/bleu.json
 """
 

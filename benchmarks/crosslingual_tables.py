@@ -10,7 +10,7 @@
 Languages a model does not know are skipped with the reason. Every model also gets the per-task
 JSON/CSV/Markdown/PNG files of `bridgeembed-bench` under OUT/MODEL/.
 
-    python benchmarks/crosslingual_tables.py --model multi30k-m2m untrained:multi30k-m2m majority \\
+    python benchmarks/crosslingual_tables.py --model general-m2m untrained:general-m2m majority \\
         --out results/crosslingual
     python benchmarks/crosslingual_tables.py --model bow majority --limit 500 --out /tmp/quick
 """

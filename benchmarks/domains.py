@@ -4,7 +4,7 @@ For every model: `bridgeembed-bench retrieval` (cosine, mean vectors) on caption
 PUD (news and Wikipedia, the out-of-domain test), then one Markdown row per model with the figures the
 issue's targets name: mean and worst of the 12 ordered pairs, PUD en->de and de->en.
 
-    BRIDGEEMBED_DATA=../shared/data python benchmarks/domains.py multi30k-m2m runs/stage10/best.pt use-m \\
+    BRIDGEEMBED_DATA=../shared/data python benchmarks/domains.py general-m2m runs/general-m2m/best.pt use-m \\
         --out results/domains
 
 Dev sets of your own (`--dev NAME=TEMPLATE`, line-aligned files with {lang}, e.g. the Europarl lines a run
@@ -100,7 +100,7 @@ def main(argv: list | None = None) -> int:
                         help="a dev set of line-aligned files with {lang}, e.g. europarl=dev/europarl.{lang}")
     parser.add_argument("--results", metavar="FILE",
                         help="also write the figures, with this command, to a results file, e.g. "
-                             "docs/results/multi30k-m2m-domains.json (benchmarks/figures.py; default: none)")
+                             "docs/results/general-m2m-domains.json (benchmarks/figures.py; default: none)")
     args = parser.parse_args(argv)
     dev = dict(item.split("=", 1) for item in args.dev if "=" in item)
     if len(dev) < len(args.dev) or any(name in SETS or "{lang}" not in template for name, template in dev.items()):

@@ -17,7 +17,7 @@ from bridgeembed.text.parallel import corpus_dir, read_lines
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="multi30k-m2m")
+    parser.add_argument("--model", default="general-m2m")
     parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
     parser.add_argument("--sentences", type=int, default=100_000)
     parser.add_argument("--batch-size", type=int, default=64)

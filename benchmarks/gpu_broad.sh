@@ -8,7 +8,7 @@
 # and about two minutes around it. Everything lands in RESULTS (default results/gpu-broad); the checkpoints in
 # RESULTS/runs, and the one with the best mean dev score of the runs that keep val's worst pair is exported in
 # float16 and split into 15 MiB parts (RESULTS/pick.pt.part-*; `cat` joins them). The run with the best mean of
-# val and the two dev sets, whatever its caption loss, comes back as a broad-m2m candidate: encoders and bridge
+# val and the two dev sets, whatever its caption loss, comes back as a broad candidate: encoders and bridge
 # in int8 (`bridgeembed-export --int8 --no-decoders`, about 17 MB with its tokenizers: RESULTS/broad.pt, in two
 # parts, RESULTS/broad.pt.part-*).
 #
@@ -76,7 +76,7 @@ log "trainings ended"
 
 # 3. retrieval on captions (val, test_2016), PUD (reported only) and the two dev sets, one process per model
 dev=(--dev "europarl=$R/dev/europarl.{lang}" --dev "gnome=$R/dev/gnome.{lang}")
-models=(multi30k-m2m)
+models=(general-m2m)  # the shipped model, the reference of the pick
 for run in $(for a in $ANCHORS; do echo "anchor-$a"; done) "$scratch"; do
     for which in $SCORED; do [ -f "$R/runs/$run/$which.pt" ] && models+=("$R/runs/$run/$which.pt"); done
 done
@@ -95,8 +95,8 @@ pick=$($PY - "$R/domains.md" <<'PY'
 import sys
 rows = [line.strip("|").split("|") for line in open(sys.argv[1]) if line.startswith("| ") and "model" not in line]
 rows = [[cell.strip() for cell in row] for row in rows]
-shipped = next(row for row in rows if row[0] == "multi30k-m2m")
-keep = [row for row in rows if row[0] != "multi30k-m2m" and float(row[4]) >= float(shipped[4]) - 1.0]
+shipped = next(row for row in rows if row[0] == "general-m2m")
+keep = [row for row in rows if row[0] != "general-m2m" and float(row[4]) >= float(shipped[4]) - 1.0]
 if keep:
     print(max(keep, key=lambda row: float(row[9]) + float(row[10]))[0])
 PY
@@ -111,7 +111,7 @@ fi
 broad=$($PY - "$R/domains.md" <<'PY'
 import sys
 rows = [line.strip("|").split("|") for line in open(sys.argv[1]) if line.startswith("| ") and "model" not in line]
-rows = [[cell.strip() for cell in row] for row in rows if row[0].strip() != "multi30k-m2m"]
+rows = [[cell.strip() for cell in row] for row in rows if row[0].strip() != "general-m2m"]
 if rows:
     print(max(rows, key=lambda row: float(row[3]) + float(row[9]) + float(row[10]))[0])
 PY

@@ -1,8 +1,8 @@
 """Which GPU-trained candidate would replace the shipped model (benchmarks/gpu_session.sh, step 4).
 
 The candidates (`align`, `heads`) are compared on val only: mean pair retrieval, then the worst pair.
-The chosen one replaces `pretrained/multi30k-m2m` only if it beats the current model on val retrieval
-(mean of the 12 ordered pairs) and on test BLEU (mean of the 12 translation directions), the rule of
+The chosen one replaces the shipped model (then `pretrained/multi30k-m2m`) only if it beats the current model
+on val retrieval (mean of the 12 ordered pairs) and on test BLEU (mean of the 12 translation directions), the rule of
 the GPU issue. Prints `candidate: NAME` first, then `ships: yes|no`, then the table.
 
     python benchmarks/gpu_decision.py results/gpu

@@ -45,13 +45,13 @@ train() {  # NAME CONFIG [overrides]
     echo "exit $?" >> "$R/train_$name.log"
 }
 train paper configs/paper.yaml & pids=($!)
-train align pretrained/multi30k-m2m/gpu.yaml & pids+=($!)
-train heads pretrained/multi30k-m2m/gpu.yaml train.align_per_head=0.5 & pids+=($!)
+train align docs/history/multi30k-m2m/gpu.yaml & pids+=($!)
+train heads docs/history/multi30k-m2m/gpu.yaml train.align_per_head=0.5 & pids+=($!)
 log "trainings started"
 command -v nvidia-smi > /dev/null && { nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv -l 30 \
     > "$R/gpu_utilisation.csv" 2>&1 & watcher=$!; }
 # encoding speed while the trainings read and tokenise their corpora (CPU cores; the GPU is still free)
-$PY benchmarks/encode_throughput.py --models multi30k-m2m --device "$DEVICE" --batch-size 256 --sentences 1014 \
+$PY benchmarks/encode_throughput.py --models general-m2m --device "$DEVICE" --batch-size 256 --sentences 1014 \
     --threads 1 --data "$DATA" --out "$R/encode_throughput.json" > "$R/encode_throughput.md" 2>&1
 log "encode throughput done"
 for pid in "${pids[@]}"; do wait "$pid"; done
@@ -76,7 +76,7 @@ score() {  # NAME MODEL
 score paper "$R/runs/paper/best.pt" & pids=($!)
 score align "$R/runs/align/best.pt" & pids+=($!)
 score heads "$R/runs/heads/best.pt" & pids+=($!)
-[ "${DRY:-0}" = 1 ] || { score current multi30k-m2m & pids+=($!); }
+[ "${DRY:-0}" = 1 ] || { score current general-m2m & pids+=($!); }
 for pid in "${pids[@]}"; do wait "$pid"; done
 
 # 4. which candidate, by val retrieval (test BLEU is reported, never used to choose between them)

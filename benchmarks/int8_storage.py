@@ -2,7 +2,7 @@
 model as it is and of its int8 export, side by side, and the largest change. The rule for storing a shipped
 model smaller (issue 29): every retrieval figure within 0.1 point and test BLEU within 0.1.
 
-    BRIDGEEMBED_DATA=../shared/data python benchmarks/int8_storage.py multi30k-m2m --out results/int8 \\
+    BRIDGEEMBED_DATA=../shared/data python benchmarks/int8_storage.py general-m2m --out results/int8 \\
         --dev 'europarl=dev/europarl.{lang}' --dev 'gnome=dev/gnome.{lang}' --bleu
 
 Retrieval: `benchmarks/domains.py` on test_2016, val, PUD and the dev sets (mean and worst of the ordered

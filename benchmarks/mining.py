@@ -330,7 +330,7 @@ def main(argv=None) -> int:
     b.add_argument("--splice", action="store_true",
                    help="beyond the 15,007 disjoint captions per side, fill up with spliced captions (see corpus)")
     b.add_argument("--pairs", default="en-de,en-cs")
-    b.add_argument("--model", default="multi30k-m2m")
+    b.add_argument("--model", default="general-m2m")
     b.add_argument("--index", default="flat")
     e = commands.add_parser("encode")
     e.add_argument("--data")
@@ -338,7 +338,7 @@ def main(argv=None) -> int:
     e.add_argument("--shards", required=True, help="folder for the shard folders (one per file)")
     e.add_argument("--shard-size", type=int, default=10_000)
     e.add_argument("--half", action="store_true")
-    e.add_argument("--model", default="multi30k-m2m")
+    e.add_argument("--model", default="general-m2m")
     c = commands.add_parser("corpus")
     c.add_argument("--data")
     c.add_argument("--lang", required=True)

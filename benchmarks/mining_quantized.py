@@ -173,7 +173,7 @@ def main(argv=None) -> int:
     parser.add_argument("--data", help="data root holding multi30k/ (default: $BRIDGEEMBED_DATA)")
     parser.add_argument("--work", required=True, help="folder for the collections, shards and pairs (reused)")
     parser.add_argument("--size", type=int, default=100_000, help="sentences per side, the 1,000 planted included")
-    parser.add_argument("--model", default="multi30k-m2m")
+    parser.add_argument("--model", default="general-m2m")
     parser.add_argument("--index", default="ivf", choices=["flat", "ivf", "auto"],
                         help="ivf (default: what auto gives at 1M x 1M) or flat (exact: 6-9 min a run at 100k)")
     parser.add_argument("--runs", nargs="*", default=["int8", "binary", "binary+f32"], choices=[r[0] for r in RUNS],

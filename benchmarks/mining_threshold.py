@@ -94,7 +94,7 @@ def main(argv: list | None = None) -> int:
     from bridgeembed.text.parallel import corpus_dir, read_lines
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default="multi30k-m2m")
+    parser.add_argument("--model", default="general-m2m")
     parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
     parser.add_argument("--distractors", type=int, default=14500, help="distractors per side (default: 14500)")
     parser.add_argument("--europarl-dev", type=int, default=1000,
@@ -106,7 +106,7 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--out", help="a JSON file for the curves' figures")
     parser.add_argument("--results", metavar="FILE",
                         help="also write the figures, with this command, to a results file, e.g. "
-                             "docs/results/multi30k-m2m-mining.json (benchmarks/figures.py; default: none)")
+                             "docs/results/general-m2m-mining.json (benchmarks/figures.py; default: none)")
     args = parser.parse_args(argv)
     encoder = load_encoder(args.model, device="cpu")
     def split(folder: str, name: str) -> dict:

@@ -2,7 +2,7 @@
 learning rate, and (runs that log it) dev retrieval beside BLEU: mean and worst ordered pair, mixed
 pool, and the mean of the single heads.
 
-    python benchmarks/plot_training.py runs/multi30k-m2m/log.jsonl pretrained/multi30k-m2m/training.png
+    python benchmarks/plot_training.py runs/general-m2m/log.jsonl runs/general-m2m/training.png
 
 The PNG is written with a palette of 64 colours: a third of the bytes of a full-colour one, with the
 same lines and text, so that a model card's plots fit beside the weights (pretrained/ is capped at

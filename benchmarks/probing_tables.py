@@ -9,7 +9,7 @@
 3. Scores the model on them with the SentEval harness, mean-pooled and per head (`SentEvalEvaluator`,
    what `bridgeembed-bench senteval --tasks probing --heads mean|each --probing-data DIR` runs).
 
-    python benchmarks/probing_tables.py --model multi30k-m2m --out runs/probing [--langs en,de,fr]
+    python benchmarks/probing_tables.py --model general-m2m --out runs/probing [--langs en,de,fr]
 
 Every output lands under --out: corpora/, probing-<lang>/ (with README.md: sizes, approximations),
 results-<lang>-<heads>/ (the harness's tables and plots).
@@ -83,7 +83,7 @@ def spacy_model_for(lang: str):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="multi30k-m2m")
+    parser.add_argument("--model", default="general-m2m")
     parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA or ~/.cache/bridgeembed/data)")
     parser.add_argument("--out", type=Path, default=Path("runs/probing"))
     parser.add_argument("--langs", default="en,de,fr")

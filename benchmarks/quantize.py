@@ -148,7 +148,7 @@ def search(args, fp32: BridgeEncoder) -> list:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="multi30k-m2m")
+    parser.add_argument("--model", default="general-m2m")
     parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
     parser.add_argument("--threads", type=int, nargs="+", default=[1], help="torch threads of the speed runs")
     parser.add_argument("--sentences", type=int, default=1000)

@@ -6,7 +6,7 @@ sentence there too; a BiLSTM has no length limit, so the encoder now keeps up to
 retrieval (the mean of the ordered pairs: is a sentence's nearest vector, by cosine, its translation) and the
 encoding time, the lengths alternating in one process so that the machine's load hits both alike:
 
-    BRIDGEEMBED_DATA=../shared/data python benchmarks/sentence_length.py multi30k-m2m broad-m2m \\
+    BRIDGEEMBED_DATA=../shared/data python benchmarks/sentence_length.py general-m2m \\
         --lengths 50 256 --threads 1 --json results/sentence_length.json
 
 Sets: PUD (news and Wikipedia, 1,000 4-way sentences: reporting only), newstest2013 (newstest-4way's `valid`,

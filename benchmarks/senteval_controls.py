@@ -5,7 +5,7 @@ classify well), and one control seed is noisy. This runs the model and `untraine
 several seeds with the same config, then writes one table: per task the model's primary score, the
 controls' mean and standard deviation, and whether the model beats their mean.
 
-    BRIDGEEMBED_DATA=../shared/data python benchmarks/senteval_controls.py multi30k-m2m --seeds 0,1,2 \\
+    BRIDGEEMBED_DATA=../shared/data python benchmarks/senteval_controls.py general-m2m --seeds 0,1,2 \\
         --config default --threads 1 --out results/senteval-controls
 
 Runs whose results.json is there already are reused (--fresh to recompute).
@@ -83,7 +83,7 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--fresh", action="store_true", help="recompute results that are there already")
     parser.add_argument("--results", metavar="FILE",
                         help="also write the figures, with this command, to a results file, e.g. "
-                             "docs/results/multi30k-m2m-senteval.json (benchmarks/figures.py; default: none)")
+                             "docs/results/general-m2m-senteval.json (benchmarks/figures.py; default: none)")
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     scores = run(args.model, args)

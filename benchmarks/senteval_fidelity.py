@@ -5,7 +5,7 @@ reference (`senteval.reference.sequential_kfold`, one nn.Linear at a time, as Se
 the L2 strength each chose, and where the reference's final fit stopped (the check whose dev
 accuracy won, the last check, and the test accuracy at both).
 
-    python benchmarks/senteval_fidelity.py --model multi30k-m2m --data ../shared/data --seeds 5 --threads 1
+    python benchmarks/senteval_fidelity.py --model general-m2m --data ../shared/data --seeds 5 --threads 1
 """
 
 import argparse
@@ -34,7 +34,7 @@ def features(encoder, name: str, dirs: Dirs):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="multi30k-m2m")
+    parser.add_argument("--model", default="general-m2m")
     parser.add_argument("--data", default=None, help="data root holding senteval/")
     parser.add_argument("--tasks", default="TREC,MRPC")
     parser.add_argument("--seeds", type=int, default=5)

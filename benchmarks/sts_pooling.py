@@ -15,7 +15,7 @@ each applied to the model and the controls alike:
 Besides the scores it prints the anisotropy of each encoder: the mean cosine of random pairs of sentences (0 for
 an isotropic space) and the share of variance in the top principal direction.
 
-    BRIDGEEMBED_DATA=../shared/data python benchmarks/sts_pooling.py broad-m2m --controls 3 --json results/sts.json
+    BRIDGEEMBED_DATA=../shared/data python benchmarks/sts_pooling.py general-m2m --controls 3 --json results/sts.json
 
 `--dry` uses made-up pairs (the test's mode).
 """

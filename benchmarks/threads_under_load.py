@@ -43,7 +43,7 @@ def run_bench(tasks: str, threads: int | None, data: str | None, model: str, con
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tasks", default="MR,TREC")
-    parser.add_argument("--model", default="multi30k-m2m")
+    parser.add_argument("--model", default="general-m2m")
     parser.add_argument("--config", default="prototype")
     parser.add_argument("--data", default=None)
     parser.add_argument("--busy", type=int, default=2, help="spinning processes started as other work (default: 2)")

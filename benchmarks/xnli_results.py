@@ -4,8 +4,8 @@ Runs `bridgeembed-bench xnli --model MODEL --train-langs en --test-langs en,de,f
 when the folder holds one already; --fresh to recompute) and writes the accuracies and the zero-shot drop,
 in %, to a results file that `python benchmarks/figures.py --write` puts into the documents:
 
-    BRIDGEEMBED_DATA=../shared/data python benchmarks/xnli_results.py multi30k-m2m \\
-        --results docs/results/multi30k-m2m-xnli.json
+    BRIDGEEMBED_DATA=../shared/data python benchmarks/xnli_results.py general-m2m \\
+        --results docs/results/general-m2m-xnli.json
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="CPU threads (default: 1)")
     parser.add_argument("--fresh", action="store_true", help="recompute a result that is there already")
     parser.add_argument("--results", required=True, metavar="FILE",
-                        help="the results file to write, e.g. docs/results/multi30k-m2m-xnli.json")
+                        help="the results file to write, e.g. docs/results/general-m2m-xnli.json")
     args = parser.parse_args(argv)
     result = xnli(args.model, Path(args.out) / label(args.model), args.threads, args.fresh)
     figures = results_figures(result)

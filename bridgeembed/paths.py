@@ -39,8 +39,8 @@ DEFAULT_CACHE = Path("~/.cache/bridgeembed/prepared")
 
 
 def model_folder(model: str) -> str:
-    """A `--model` spec as a folder name: `multi30k-m2m` -> itself, `untrained:multi30k-m2m` ->
-    `untrained-multi30k-m2m`; a path -> its name and a short hash of its absolute path
+    """A `--model` spec as a folder name: `general-m2m` -> itself, `untrained:general-m2m` ->
+    `untrained-general-m2m`; a path -> its name and a short hash of its absolute path
     (`runs/a/best.pt` -> `best.pt-3f2a9c1e`), so two models never share a results folder."""
     import hashlib
 

@@ -6,6 +6,8 @@ A bare name (no `/`) that a shipped model has is always that model, even where t
 directory holds a folder of the same name (pass `./NAME` for the folder). Anything else is taken as
 a path: a model folder, a checkpoint file, a training run's folder (`train.out_dir`: its `best.pt`), or a
 folder holding `model.pt`.
+
+Retired models (`RETIRED`) are in git history only: naming one is an error that says how to get it back.
 """
 
 import os
@@ -15,7 +17,11 @@ from pathlib import Path
 from bridgeembed.checkpoint import FOLDER_CONFIG
 from bridgeembed.errors import CheckpointError
 
-DEFAULT_MODEL = "multi30k-m2m"
+DEFAULT_MODEL = "general-m2m"
+# Shipped models that were retired (issue 42: general-m2m replaced both), with the last commit that has them:
+# `git checkout COMMIT -- pretrained/NAME` puts one back, and a bare name finds it again.
+RETIRED_IN = "b65b99dc0b927ef1a51ffb341946539de23ab119"
+RETIRED = {"multi30k-m2m": RETIRED_IN, "broad-m2m": RETIRED_IN}
 MODEL_FILE = "model.pt"  # older exports: a folder holding one checkpoint file
 RUN_FILE, RUN_SIGNS = "best.pt", ("last.pt", "log.jsonl")  # a training run's folder (train.out_dir) and its model
 
@@ -61,6 +67,15 @@ def _run_end(run: Path) -> dict | None:
     return last if isinstance(last, dict) and last.get("event") == "end" else None
 
 
+def retired_message(name: str) -> str:
+    """Why a retired shipped model's name loads nothing, and how to get the model back from git history."""
+    commit = RETIRED[name]
+    return (f"{name!r} was retired in favour of {DEFAULT_MODEL} (issue 42), and is no longer shipped: use "
+            f"--model {DEFAULT_MODEL} (BridgeEncoder({DEFAULT_MODEL!r})), or get it back from git history in a "
+            f"checkout: `git checkout {commit[:7]} -- pretrained/{name}` (the last commit that has it), "
+            f"after which {name!r} loads again")
+
+
 def resolve(name_or_path: str | Path) -> Path:
     """A shipped model's name, a model folder, a checkpoint file, a training run's folder (its best.pt), or a
     folder with model.pt -> what to load."""
@@ -70,6 +85,8 @@ def resolve(name_or_path: str | Path) -> Path:
             found = _model_in(folder / text)
             if found:
                 return found
+    if text in RETIRED:  # a folder of that name here is ./NAME, as for any shipped name
+        raise CheckpointError(retired_message(text))
     path = Path(name_or_path).expanduser()
     if path.is_file():
         return path

@@ -54,7 +54,7 @@ def real_data(shared_data):
 
 @pytest.fixture(scope="session")
 def shipped_model() -> Path:
-    """The shipped model's folder (pretrained/multi30k-m2m), or a skip where it is not installed."""
+    """The shipped model's folder (pretrained/general-m2m), or a skip where it is not installed."""
     from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained, resolve
 
     if DEFAULT_MODEL not in list_pretrained():

@@ -73,7 +73,7 @@ def scratch(tmp_path_factory) -> Path:
     (folder / "mine").mkdir()
     shutil.copy(REPO / "configs" / "tiny.yaml", folder / "mine" / "config.yaml")
     (folder / "empty").mkdir()
-    manifest = {"format": "bridgeembed-shards", "version": 1, "model": "multi30k-m2m", "fingerprint": "0" * 16,
+    manifest = {"format": "bridgeembed-shards", "version": 1, "model": "general-m2m", "fingerprint": "0" * 16,
                 "dim": 512, "heads": "mean", "normalized": True, "dtype": "float32", "lang": "de",
                 "shard_size": 100000, "input": {"path": str(folder / "in.txt"), "bytes": 16, "sha256": "0" * 64,
                                                 "lines": 1, "blank_lines": []}}

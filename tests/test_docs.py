@@ -46,7 +46,7 @@ def comments(code: str) -> dict:
 
 
 SHAPE = re.compile(r"^\((\d+(?:,\s*\d+)*,?)\)")  # "(2, 512)", "(512,): head 3 only"
-REPR = re.compile(r"^(\[|[A-Z]\w*\()")  # "['multi30k-m2m']", "BridgeEncoder(...)"
+REPR = re.compile(r"^(\[|[A-Z]\w*\()")  # "['general-m2m']", "BridgeEncoder(...)"
 
 
 def check_comment(value, comment: str, where: str) -> None:

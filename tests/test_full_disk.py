@@ -32,7 +32,7 @@ def one_error(err: str) -> str:
 def test_a_full_disk_while_writing_a_pt_file_keeps_the_old_one(tmp_path, how):
     """`bridgeembed-export MODEL m.pt` and `encoder.save("m.pt")` (torch.save): "[enforce fail at
     inline_container.cc:672] unexpected pos" before."""
-    export = [sys.executable, "-m", "bridgeembed.cli.export", "multi30k-m2m", "m.pt"]
+    export = [sys.executable, "-m", "bridgeembed.cli.export", "general-m2m", "m.pt"]
     assert limited([*export, "--no-decoders"], tmp_path, 1 << 22)[0] == 0  # an earlier export, unlimited
     before = (tmp_path / "m.pt").read_bytes()
     save = [sys.executable, "-c", "from bridgeembed import BridgeEncoder; BridgeEncoder(device='cpu').save('m.pt')"]

@@ -68,6 +68,6 @@ def test_a_link_changed_by_hand_is_reported():
         "README.md: docs/trainin.md: no such file"]
     assert broken_links(readme, text.replace("(#limits)", "(#limit)", 1)) == [
         "README.md: #limit: no heading #limit in README.md"]
-    card = "(pretrained/multi30k-m2m/README.md#how-it-was-made)"
+    card = "(docs/history/multi30k-m2m/README.md#how-it-was-made)"
     assert broken_links(readme, text + f"\n[x]{card.replace('made', 'mad')}\n") == [
-        "README.md: pretrained/multi30k-m2m/README.md#how-it-was-mad: no heading #how-it-was-mad in README.md"]
+        "README.md: docs/history/multi30k-m2m/README.md#how-it-was-mad: no heading #how-it-was-mad in README.md"]

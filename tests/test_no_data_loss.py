@@ -79,7 +79,7 @@ def test_encode_never_writes_over_its_input(text, tmp_path, capsys):
 def test_export_to_an_empty_path_never_writes_into_the_working_directory(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "config.json").write_text('{"mine": 1}\n')
-    assert run("export", ["multi30k-m2m", ""]) == 2
+    assert run("export", ["general-m2m", ""]) == 2
     assert capsys.readouterr().err == "error: OUT '' is an empty path: give a folder's name (or a file name " \
                                       "ending in .pt)\n"
     assert [p.name for p in tmp_path.iterdir()] == ["config.json"]
@@ -91,7 +91,7 @@ def test_export_never_writes_into_a_folder_that_is_not_a_model_folder(tmp_path, 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / foreign).write_text("the user's own\n")
-    assert run("export", ["multi30k-m2m", "out"]) == 2
+    assert run("export", ["general-m2m", "out"]) == 2
     err = capsys.readouterr().err
     assert err == f"error: OUT out is a folder holding files that are not a bridgeembed model's ({foreign}): " \
                   f"saving there would overwrite or mix with them; give a new or empty folder\n"
@@ -283,12 +283,12 @@ def test_a_killed_export_leaves_the_old_model_whole_and_the_next_export_clean(tm
     from bridgeembed.checkpoint import load_checkpoint
 
     monkeypatch.chdir(tmp_path)
-    assert run("export", ["multi30k-m2m", "ex2", "--no-decoders"]) == 0  # an earlier export
+    assert run("export", ["general-m2m", "ex2", "--no-decoders"]) == 0  # an earlier export
     before = {p.name: p.read_bytes() for p in (tmp_path / "ex2").iterdir()}
-    killed_at_the_weights(["multi30k-m2m", "ex2"], tmp_path, getattr(signal, sig))
+    killed_at_the_weights(["general-m2m", "ex2"], tmp_path, getattr(signal, sig))
     assert {p.name: p.read_bytes() for p in (tmp_path / "ex2").iterdir()} == before  # config.json is not gone
     assert load_checkpoint(tmp_path / "ex2")["decoder_languages"] == []
-    assert run("export", ["multi30k-m2m", "ex2"]) == 0
+    assert run("export", ["general-m2m", "ex2"]) == 0
     assert load_checkpoint(tmp_path / "ex2")["decoder_languages"] == ["en", "de", "fr", "cs"]
     assert leftovers(tmp_path) == []  # what the killed export left is gone too
 
@@ -299,8 +299,8 @@ def test_a_killed_first_export_does_not_block_the_next(tmp_path, monkeypatch, ca
     from bridgeembed.checkpoint import load_checkpoint
 
     monkeypatch.chdir(tmp_path)
-    killed_at_the_weights(["multi30k-m2m", "ex"], tmp_path, signal.SIGKILL)
-    assert run("export", ["multi30k-m2m", "ex", "--no-decoders"]) == 0, capsys.readouterr().err
+    killed_at_the_weights(["general-m2m", "ex"], tmp_path, signal.SIGKILL)
+    assert run("export", ["general-m2m", "ex", "--no-decoders"]) == 0, capsys.readouterr().err
     assert load_checkpoint(tmp_path / "ex")["decoder_languages"] == []
     assert leftovers(tmp_path) == []
 
@@ -324,9 +324,9 @@ def test_a_full_disk_during_an_export_keeps_the_old_model_whole(tmp_path, monkey
     from bridgeembed.checkpoint import load_checkpoint
 
     monkeypatch.chdir(tmp_path)
-    assert run("export", ["multi30k-m2m", "mf", "--no-decoders"]) == 0  # an earlier export
+    assert run("export", ["general-m2m", "mf", "--no-decoders"]) == 0  # an earlier export
     before = {p.name: p.read_bytes() for p in (tmp_path / "mf").iterdir()}
-    argv = {"export": [sys.executable, "-m", "bridgeembed.cli.export", "multi30k-m2m", "mf"],
+    argv = {"export": [sys.executable, "-m", "bridgeembed.cli.export", "general-m2m", "mf"],
             "save_pretrained": [sys.executable, "-c", FULL_DISK_SAVE, "mf"]}[how]
     code, err = limited(argv, tmp_path, 5000)
     assert code == {"export": 2, "save_pretrained": 3}[how], err
@@ -379,9 +379,9 @@ def test_what_an_export_killed_before_issue_40_left_in_its_folder_neither_blocks
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                           text=True).stdout.strip()
     (tmp_path / "first").mkdir()
-    assert run("export", ["multi30k-m2m", "earlier", "--no-decoders"]) == 0
+    assert run("export", ["general-m2m", "earlier", "--no-decoders"]) == 0
     for folder in ("first", "earlier"):
         (tmp_path / folder / f".model.safetensors.{dead}.tmp").write_bytes(b"half of the weights")
-        assert run("export", ["multi30k-m2m", folder, "--no-decoders"]) == 0
+        assert run("export", ["general-m2m", folder, "--no-decoders"]) == 0
         assert load_checkpoint(tmp_path / folder)["decoder_languages"] == []
     assert leftovers(tmp_path) == []

@@ -1,9 +1,9 @@
 """`bridgeembed-bench xnli | sentiment | retrieval`: the crosslingual benchmarks on the command line.
 
-    bridgeembed-bench xnli --model multi30k-m2m --train-langs en,en+de,en+de+fr --test-langs en,de,fr
-    bridgeembed-bench sentiment --model multi30k-m2m --train-langs en --test-langs en,de,fr,es
-    bridgeembed-bench retrieval --model multi30k-m2m --langs en,de,fr,cs --scoring both
-    bridgeembed-bench neutrality --model multi30k-m2m --langs en,de,fr,cs
+    bridgeembed-bench xnli --model general-m2m --train-langs en,en+de,en+de+fr --test-langs en,de,fr
+    bridgeembed-bench sentiment --model general-m2m --train-langs en --test-langs en,de,fr,es
+    bridgeembed-bench retrieval --model general-m2m --langs en,de,fr,cs --scoring both
+    bridgeembed-bench neutrality --model general-m2m --langs en,de,fr,cs
 
 `--model majority` scores the majority-class baseline (no encoder); `--model untrained:NAME` the same
 architecture with random weights. Each run writes JSON, CSV, Markdown and PNG under `--out`.

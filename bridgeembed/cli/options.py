@@ -14,8 +14,8 @@ from bridgeembed.encoders.protocol import FORMS, HeadSpec
 from bridgeembed.errors import ConfigError
 
 OPTIONS = {
-    "--model": {"default": "multi30k-m2m", "help": "a shipped model's name, a checkpoint or an export (default: "
-                "multi30k-m2m); the benchmarks also take untrained:NAME, minilm, use-m and bow"},
+    "--model": {"default": "general-m2m", "help": "a shipped model's name, a checkpoint or an export (default: "
+                "general-m2m); the benchmarks also take untrained:NAME, minilm, use-m and bow"},
     "--data": {"help": "data root (default: $BRIDGEEMBED_DATA or ~/.cache/bridgeembed/data)"},
     "--device": {"help": "cpu, cuda, cuda:N, mps (default: cuda if available)"},
     "--heads": {"default": "mean", "help": f"the vectors: {FORMS} (default: mean, the sentence vector)"},

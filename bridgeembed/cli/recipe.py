@@ -1,11 +1,12 @@
-"""`bridgeembed-recipe`: the recipes that made the shipped weights from other trained models (bridgeembed/recipes.py).
+"""`bridgeembed-recipe`: recipes that build a model from other trained models (bridgeembed/recipes.py).
 
-    bridgeembed-recipe interpolate multi30k-m2m runs/stage10d/best.pt --alpha 0.3 0.5 0.7 --out runs/soup
-    bridgeembed-recipe with-decoders runs/broad-12a multi30k-m2m --out runs/stage12b-init.pt
-    bridgeembed-recipe retokenize runs/stage12b/best.pt pretrained/broad-m2m/stage13.yaml --out runs/stage13-init.pt
+    bridgeembed-recipe interpolate general-m2m runs/tuned/best.pt --alpha 0.3 0.5 0.7 --out runs/soup
+    bridgeembed-recipe with-decoders runs/encoder-only/best.pt runs/general-m2m/last.pt --out runs/init.pt
+    bridgeembed-recipe retokenize runs/general-m2m/best.pt configs/general-m2m.yaml --out runs/retokenized-init.pt
 
 Each writes a checkpoint to start a training run from (`train.init_from`) or to export (`bridgeembed-export`).
 Models are shipped names, model folders or checkpoint files. An output that is one of the inputs is refused.
+The retired shipped models (multi30k-m2m, broad-m2m) were made with them: their recipes are in docs/history/.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`bridgeembed-bench senteval`: score an encoder on SentEval's tasks, per head if asked.
 
-    bridgeembed-bench senteval --model multi30k-m2m --tasks all --config prototype --out runs/senteval
-    bridgeembed-bench senteval --model multi30k-m2m --tasks MR,SST2,Length --heads mean,each --seeds 5 --out runs/heads
+    bridgeembed-bench senteval --model general-m2m --tasks all --config prototype --out runs/senteval
+    bridgeembed-bench senteval --model general-m2m --tasks MR,SST2,Length --heads mean,each --seeds 5 --out runs/heads
 
 Any choice of heads is scored after the mean over heads, its reference: `--heads each` and `--heads mean,each`
 give the same table, a mean row first, then one row per head (`cli.options.bench_heads`, as in every bench).

@@ -113,7 +113,7 @@ def write_report(out_dir: str | Path, stem: str, table: MatrixTable, payload: di
 
 
 def model_name(result: Any) -> str:
-    """The model's name, with the view when it is a head: `multi30k-m2m (head 3)`."""
+    """The model's name, with the view when it is a head: `general-m2m (head 3)`."""
     return result.model if result.view == "mean" else f"{result.model} ({result.view})"
 
 

@@ -4,7 +4,7 @@ The sentence vector is the mean over the k heads of the bridge's M = A H (Vázqu
 Section 4); every head is also available on its own (their Section 5.3 studies each head).
 
     >>> from bridgeembed import BridgeEncoder
-    >>> encoder = BridgeEncoder()                        # the shipped multi30k-m2m model
+    >>> encoder = BridgeEncoder()                        # the shipped general-m2m model
     >>> encoder.encode(["A dog runs.", "Ein Hund rennt."], lang=["en", "de"]).shape
     (2, 512)
 """
@@ -56,7 +56,7 @@ class SentenceAttention(NamedTuple):
 class BridgeEncoder:
     """Sentence vectors from the shared attention bridge of a trained model.
 
-    `BridgeEncoder()` loads the shipped model; `BridgeEncoder("multi30k-m2m")` or
+    `BridgeEncoder()` loads the shipped model; `BridgeEncoder("general-m2m")` or
     `BridgeEncoder("runs/x/best.pt")` a shipped model by name or any checkpoint or export by path,
     as `SentenceTransformer("...")` does; `BridgeEncoder("runs/x")`, a training run's folder, its best.pt.
     `from_pretrained` is the same with a classmethod's name. sentence-transformers' names work too

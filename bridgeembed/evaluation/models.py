@@ -1,6 +1,6 @@
 """`--model SPEC` for every benchmark: one place that turns a name into an encoder.
 
-- a shipped model's name (`multi30k-m2m`) or a path to a checkpoint / encoder export -> `BridgeEncoder`;
+- a shipped model's name (`general-m2m`) or a path to a checkpoint / encoder export -> `BridgeEncoder`;
 - `untrained:NAME_OR_PATH` -> the same architecture and tokenizers with fresh random weights (a control);
   `untrained:NAME_OR_PATH@SEED` draws them with another seed (default 0), for the spread of several controls;
 - `minilm` -> all-MiniLM-L6-v2 through sentence-transformers (reference encoder; `pip install bridgeembed[bench]`);
@@ -61,7 +61,7 @@ def load_encoder(spec: str, device: str | torch.device | None = None) -> Sentenc
 def untrained_seed(rest: str) -> tuple[str, int]:
     """`NAME_OR_PATH[@SEED]` -> (NAME_OR_PATH, SEED). The model is the longest part before an '@' that names one
     (a path may hold '@' itself), and what follows it is the seed: digits for a whole number in [0, 2**63), else
-    a ConfigError naming the seed (`@-1`, `@abc`, `@`, `@1@2` said "no model 'multi30k-m2m@-1'", and
+    a ConfigError naming the seed (`@-1`, `@abc`, `@`, `@1@2` said "no model 'general-m2m@-1'", and
     `@99999999999999999999999` was torch's ValueError). Where nothing before an '@' names a model, a number after
     the last one is still the seed, so the loader names the missing model."""
     if "@" not in rest or _names_a_model(rest):

@@ -2,7 +2,7 @@
 
     >>> import mteb
     >>> from bridgeembed.evaluation.mteb import BridgeMTEBEncoder
-    >>> model = BridgeMTEBEncoder("multi30k-m2m")                 # or a BridgeEncoder, or a checkpoint path
+    >>> model = BridgeMTEBEncoder("general-m2m")                  # or a BridgeEncoder, or a checkpoint path
     >>> mteb.evaluate(model, mteb.get_tasks(tasks=["STS17"], languages=["deu"]))
 
 A bridge model has one encoder per language, so every call must name its language. mteb does not
@@ -33,6 +33,7 @@ from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import UnknownLanguageError
 from bridgeembed.evaluation.languages import check_language, known_languages
 from bridgeembed.evaluation.models import load_encoder
+from bridgeembed.pretrained import DEFAULT_MODEL
 
 if TYPE_CHECKING:  # for annotations only
     import torch
@@ -110,7 +111,7 @@ class BridgeMTEBEncoder:
     batch_size: sentences per forward pass; None follows mteb's `encode_kwargs` (else 64).
     """
 
-    def __init__(self, model: SentenceEncoder | str | Path = "multi30k-m2m", revision: str | None = None, *,
+    def __init__(self, model: SentenceEncoder | str | Path = DEFAULT_MODEL, revision: str | None = None, *,
                  device: str | torch.device | None = None, heads: Heads = "mean", batch_size: int | None = None,
                  languages: Sequence[str] | None = None, normalize: bool = False, name: str | None = None,
                  license: str | None = None, open_weights: bool = True) -> None:

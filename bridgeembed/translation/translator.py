@@ -48,7 +48,7 @@ class Translator:
         if not self.model.decoders:  # an encoder-only export (`bridgeembed-export --no-decoders`)
             raise ConfigError("this model was exported without decoders (bridgeembed-export --no-decoders) and cannot "
                               "translate; export it again without --no-decoders, or translate with a model that has "
-                              "them (of the shipped ones, multi30k-m2m)")
+                              "them (the shipped general-m2m)")
         if tgt not in self.model.decoders:
             raise UnknownLanguageError(tgt, self.model.decoders, "the model (decoders)")
         was_training = self.model.training

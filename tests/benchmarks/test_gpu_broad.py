@@ -30,7 +30,7 @@ def test_gpu_broad_dry_run(real_data, tmp_path):
     # fresh cache, so they are trained here)
     rows = [line.split("|")[1].strip() for line in (out / "domains.md").read_text().splitlines()
             if line.startswith("| ") and not line.startswith("| model")]
-    assert rows == ["multi30k-m2m", str(out / "runs" / "anchor-0.01" / "last.pt"), str(out / "runs" / "scratch" / "last.pt")]
+    assert rows == ["general-m2m", str(out / "runs" / "anchor-0.01" / "last.pt"), str(out / "runs" / "scratch" / "last.pt")]
     if (out / "pick.txt").is_file():  # a pick only where val's worst pair held within a point
         assert (out / "pick.txt").read_text().strip() in rows[1:]
         parts = sorted(out.glob("pick.pt.part-*"))

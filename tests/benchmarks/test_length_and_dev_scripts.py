@@ -22,19 +22,19 @@ def run(script: str, *args) -> str:
 
 def test_sentence_length_counts_the_cut_at_each_length(tmp_path):
     out = tmp_path / "length.json"
-    text = run("sentence_length.py", "multi30k-m2m", "--dry", "--lengths", "50", "256", "--rounds", "1",
+    text = run("sentence_length.py", "general-m2m", "--dry", "--lengths", "50", "256", "--rounds", "1",
                "--json", str(out))
     rows = {r["length"]: r for r in json.loads(out.read_text())}
     # one sentence of six is 80+ pieces long: cut at 50 in every language, whole at 256
     assert all(abs(v - 100 / 6) < 0.01 for v in rows[50]["cut_percent"].values())
     assert all(v == 0 for v in rows[256]["cut_percent"].values())
     assert len(rows[256]["pairs"]) == 12 and rows[256]["seconds"] > 0
-    assert "| multi30k-m2m | dry | 256 | 0.0 |" in text
+    assert "| general-m2m | dry | 256 | 0.0 |" in text
 
 
 def test_dev_retrieval_scores_a_config_dev_sets(tmp_path):
     out = tmp_path / "dev.json"
-    text = run("dev_retrieval.py", str(REPO / "configs" / "general-m2m.yaml"), "multi30k-m2m", "--dry",
+    text = run("dev_retrieval.py", str(REPO / "configs" / "general-m2m.yaml"), "general-m2m", "--dry",
                "--json", str(out))
     row = json.loads(out.read_text())[0]
     assert set(row["sets"]) == {"dry"} and 0 <= row["dev_mean"] <= 100 and len(row["pairs"]["dry"]) == 12
@@ -59,9 +59,9 @@ def test_dev_sets_are_the_ones_the_trainer_holds_out(real_data):
 
 def test_sts_pooling_scores_every_pooling_for_the_model_and_its_controls(tmp_path):
     out = tmp_path / "sts.json"
-    text = run("sts_pooling.py", "multi30k-m2m", "--dry", "--controls", "1", "--json", str(out))
+    text = run("sts_pooling.py", "general-m2m", "--dry", "--controls", "1", "--json", str(out))
     found = json.loads(out.read_text())
-    assert set(found) == {"multi30k-m2m", "untrained seed 1"}
+    assert set(found) == {"general-m2m", "untrained seed 1"}
     for result in found.values():
         assert set(result["sts"]) == {"mean", "centred", "abtt", "heads", "states"}
         assert all(-100 <= v <= 100 for pooled in result["sts"].values() for v in pooled.values())
@@ -70,9 +70,9 @@ def test_sts_pooling_scores_every_pooling_for_the_model_and_its_controls(tmp_pat
 
 
 def test_evaluate_general_runs_its_plumbing_dry(tmp_path):
-    done = subprocess.run(["bash", str(REPO / "benchmarks" / "evaluate_general.sh"), "multi30k-m2m", str(tmp_path)],
+    done = subprocess.run(["bash", str(REPO / "benchmarks" / "evaluate_general.sh"), "general-m2m", str(tmp_path)],
                           capture_output=True, text=True, cwd=REPO, timeout=600,
                           env={**os.environ, "DRY": "1", "PY": sys.executable})
     assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads((tmp_path / "dev.json").read_text())[0]["model"] == "multi30k-m2m"
-    assert (tmp_path / "length.md").read_text().count("| multi30k-m2m | dry |") == 2
+    assert json.loads((tmp_path / "dev.json").read_text())[0]["model"] == "general-m2m"
+    assert (tmp_path / "length.md").read_text().count("| general-m2m | dry |") == 2

@@ -111,11 +111,11 @@ def test_gpu_decision_picks_the_candidate_by_val_and_ships_only_past_the_current
 # --- encoding ------------------------------------------------------------------------------------------
 def test_encode_throughput_times_the_shipped_model_beside_another(shipped_model, tiny_root, tmp_path):
     out = tmp_path / "encode.json"
-    text = run("encode_throughput.py", "--models", "multi30k-m2m,bow", "--data", str(tiny_root), "--sentences", "12",
+    text = run("encode_throughput.py", "--models", "general-m2m,bow", "--data", str(tiny_root), "--sentences", "12",
                "--batch-size", "4", "--threads", "1", "--repeats", "1", "--out", str(out))
     rows = json.loads(out.read_text())
-    assert [r["model"] for r in rows] == ["multi30k-m2m", "bow"] and all(r["sentences"] == 12 for r in rows)
-    assert all(r["sentences_per_s"] > 0 for r in rows) and "| multi30k-m2m |" in text
+    assert [r["model"] for r in rows] == ["general-m2m", "bow"] and all(r["sentences"] == 12 for r in rows)
+    assert all(r["sentences_per_s"] > 0 for r in rows) and "| general-m2m |" in text
 
 
 def test_encode_memory_encodes_short_sentences(shipped_model, tiny_root):
@@ -142,15 +142,15 @@ def test_quantize_measures_every_section_on_a_tiny_root(shipped_model, tiny_root
 # --- mining --------------------------------------------------------------------------------------------
 def test_mining_threshold_picks_a_threshold_on_planted_dev_pairs(shipped_model, tiny_root, tmp_path):
     out, results = tmp_path / "threshold.json", tmp_path / "m-mining.json"
-    text = run("mining_threshold.py", "--model", "multi30k-m2m", "--data", str(tiny_root), "--distractors", "20",
+    text = run("mining_threshold.py", "--model", "general-m2m", "--data", str(tiny_root), "--distractors", "20",
                "--europarl-dev", "10", "--at", "1.1", "--out", str(out), "--results", str(results))
     report = json.loads(out.read_text())
     assert set(report["at_threshold"]) == {"captions", "europarl"} and report["distractors"]["europarl"] == 20
     assert report["at_given"]["threshold"] == 1.1 and "| captions |" in text and "at threshold 1.1:" in text
     record = json.loads(results.read_text())  # --results: the figures for docs/results/ (benchmarks/figures.py)
-    assert record["command"].startswith("python benchmarks/mining_threshold.py --model multi30k-m2m ")
+    assert record["command"].startswith("python benchmarks/mining_threshold.py --model general-m2m ")
     assert record["k"] == 4 and record["distractors"] == report["distractors"] and f"wrote {results}" in text
-    given = report["at_given"]  # with --at, the sets' figures are at that threshold, as the multi30k-m2m card's
+    given = report["at_given"]  # with --at, the sets' figures are at that threshold, as a model card's
     assert record["figures"] == {"best_threshold": report["threshold"], "default_threshold": 1.1,
                                  **{f"{name}.{stat}": pytest.approx(given[name][stat], abs=1e-3)
                                     for name in ("captions", "europarl") for stat in ("precision", "recall", "f1")}}

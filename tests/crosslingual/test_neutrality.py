@@ -126,7 +126,7 @@ def test_runs_on_the_bow_baseline(tmp_path):
 
 @pytest.mark.slow
 def test_shipped_model_and_its_untrained_control_on_multi30k(shared_data, shipped_model, tmp_path):
-    for spec in ("multi30k-m2m", "untrained:multi30k-m2m"):
+    for spec in ("general-m2m", "untrained:general-m2m"):
         out = tmp_path / spec.replace(":", "-")
         assert bench.main(["neutrality", "--model", spec, "--data", str(shared_data), "--out", str(out),
                            "--limit", "300"]) == 0

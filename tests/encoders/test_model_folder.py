@@ -74,7 +74,7 @@ def test_tied_weights_are_stored_once_and_tied_again(tmp_path, toy_corpus):
     config = toy_config(toy_corpus, tmp_path / "run")
     config.model.tie_embeddings = True
     config.tokenizer.lowercase = config.tokenizer.moses = True  # the settings of the tokenizers used (checked at load)
-    shipped = load_checkpoint(REPO / "pretrained" / "multi30k-m2m")["tokenizers"]  # any two tokenizers
+    shipped = load_checkpoint(REPO / "pretrained" / "general-m2m")["tokenizers"]  # any two tokenizers
     tokenizers = {"x": LanguageTokenizer.from_state({**shipped["en"], "lang": "x"}),
                   "y": LanguageTokenizer.from_state({**shipped["de"], "lang": "y"})}
     model = BridgeModel(config.model, {lang: tok.vocab_size for lang, tok in tokenizers.items()})
@@ -110,11 +110,11 @@ def test_a_damaged_or_unfinished_folder_is_refused_by_name(encoder, tmp_path):
 
 
 def test_the_shipped_model_is_a_folder_and_its_name_works_for_export_and_init_from(tmp_path):
-    shipped = REPO / "pretrained" / "multi30k-m2m"
+    shipped = REPO / "pretrained" / "general-m2m"
     assert (shipped / "config.json").is_file() and not (shipped / "model.pt").exists()
     assert (shipped / "README.md").read_text().startswith("---\nlibrary_name: bridgeembed\n")
     assert sum(p.stat().st_size for p in (REPO / "pretrained").rglob("*") if p.is_file()) <= 45_000_000
-    run = subprocess.run([sys.executable, "-m", "bridgeembed.cli.export", "multi30k-m2m", str(tmp_path / "lean"),
+    run = subprocess.run([sys.executable, "-m", "bridgeembed.cli.export", "general-m2m", str(tmp_path / "lean"),
                           "--no-decoders"], capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     lean = BridgeEncoder(tmp_path / "lean")

@@ -38,8 +38,8 @@ def test_untrained_controls_of_several_seeds(toy_run):
     a, b, c = (e.encode(["apple kite"], "x") for e in (zero, same, one))
     assert np.array_equal(a, b) and not np.allclose(a, c)
     assert models.untrained_seed("runs/a@b/last.pt") == ("runs/a@b/last.pt", 0)
-    assert models.untrained_seed("multi30k-m2m@2") == ("multi30k-m2m", 2)
-    assert model_folder("untrained:multi30k-m2m@2") != model_folder("untrained:multi30k-m2m@1")
+    assert models.untrained_seed("general-m2m@2") == ("general-m2m", 2)
+    assert model_folder("untrained:general-m2m@2") != model_folder("untrained:general-m2m@1")
 
 
 def test_the_untrained_control_leaves_the_callers_random_state_alone(toy_run):
@@ -55,7 +55,7 @@ def test_the_untrained_control_leaves_the_callers_random_state_alone(toy_run):
 
 
 def test_model_folder():
-    assert model_folder("untrained:multi30k-m2m") == "untrained-multi30k-m2m"
+    assert model_folder("untrained:general-m2m") == "untrained-general-m2m"
     assert re.fullmatch(r"best\.pt-[0-9a-f]{8}", model_folder("runs/exp 1/best.pt"))
     assert model_folder("runs/a/best.pt") != model_folder("runs/b/best.pt")  # two models, two folders
     assert model_folder("runs/a/best.pt") == model_folder("runs/../runs/a/best.pt")  # one model, one folder

@@ -115,7 +115,7 @@ def test_shards_of_another_model_or_dimension_are_refused(files, tmp_path, capsy
     assert encode.main(["--lang", "de", "--in", str(de), "--shards", str(ours)]) == 0
     pytest.importorskip("faiss", reason="faiss-cpu is not installed")
     assert run_mine("--src", en, "--src-lang", "en", "--tgt", en, "--tgt-lang", "en", "--shards", untrained,
-                    "--model", "untrained:multi30k-m2m", "--out", tmp_path / "p.tsv") == 0
+                    "--model", "untrained:general-m2m", "--out", tmp_path / "p.tsv") == 0
     untrained = untrained / "en.txt.en"
     from bridgeembed.encoders.baselines import HashBowEncoder
     from bridgeembed.mining import encode_options, encode_to_shards
@@ -125,13 +125,13 @@ def test_shards_of_another_model_or_dimension_are_refused(files, tmp_path, capsy
     assert run_mine("--src", ours, "--tgt", bow, "--out", tmp_path / "p.tsv") == 2
     err = capsys.readouterr().err.strip()
     assert err == (f"error: {bow}: shards of dim 300 (model 'bow') cannot be mined against {ours}'s 512 (model "
-                   f"'multi30k-m2m'): encode both with one model and the same --heads")
+                   f"'general-m2m'): encode both with one model and the same --heads")
     assert run_mine("--src", ours, "--tgt", untrained, "--out", tmp_path / "p.tsv") == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith(f"error: {untrained}: shards of fingerprint ") and "'untrained:multi30k-m2m'" in err
-    assert run_mine("--src", ours, "--tgt", en, "--tgt-lang", "en", "--model", "untrained:multi30k-m2m",
+    assert err.startswith(f"error: {untrained}: shards of fingerprint ") and "'untrained:general-m2m'" in err
+    assert run_mine("--src", ours, "--tgt", en, "--tgt-lang", "en", "--model", "untrained:general-m2m",
                     "--out", tmp_path / "p.tsv") == 2
-    assert (f"error: --src {ours} was encoded with model 'multi30k-m2m', not --model untrained:multi30k-m2m"
+    assert (f"error: --src {ours} was encoded with model 'general-m2m', not --model untrained:general-m2m"
             in capsys.readouterr().err)
     assert run_mine("--src", ours, "--tgt", ours, "--heads", "3", "--out", tmp_path / "p.tsv") == 2
     assert f"error: --src {ours} holds vectors of heads 'mean', not --heads 3" in capsys.readouterr().err

@@ -278,7 +278,7 @@ def test_a_bridge_encoder_is_loaded_again_in_a_worker_or_refused():
     from bridgeembed.encoders.bridge import BridgeEncoder
     from bridgeembed.errors import ConfigError
 
-    encoder = BridgeEncoder("multi30k-m2m", device="cpu")
+    encoder = BridgeEncoder("general-m2m", device="cpu")
     again = worker_factory(encoder)()
     assert fingerprint(again) == fingerprint(encoder) and str(again.device) == "cpu"
     untrained = encoder.reinitialized(seed=3)

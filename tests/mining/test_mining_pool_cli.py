@@ -40,8 +40,8 @@ def test_encode_and_mine_with_processes_write_what_one_process_writes(tmp_path, 
 
     de, en = numbered(tmp_path / "de.txt", DE, 30), numbered(tmp_path / "en.txt", EN, 12)
     torch.set_num_threads(1)  # as each of the 2 workers of --threads 2: the same vectors, bit for bit
-    one = encode_to_shards(BridgeEncoder("multi30k-m2m", device="cpu"), de, "de", tmp_path / "one",
-                           encode_options(model="multi30k-m2m"), shard_size=8)
+    one = encode_to_shards(BridgeEncoder("general-m2m", device="cpu"), de, "de", tmp_path / "one",
+                           encode_options(model="general-m2m"), shard_size=8)
     assert encode.main(["--lang", "de", "--in", str(de), "--shards", str(tmp_path / "pool"), "--shard-size", "8",
                         "--processes", "2", "--threads", "2", "--quiet"]) == 0
     assert f"wrote {tmp_path / 'pool'}: 30 sentences, 4 shards of float32 vectors (512,)" in capsys.readouterr().err

@@ -198,17 +198,20 @@ def test_a_shard_copied_over_another_is_found_by_its_checksum(text, tmp_path):
 @pytest.mark.usefixtures("shipped_model")
 def test_a_folder_cut_at_another_length_is_refused(text, tmp_path):
     """Long sentences' vectors depend on max_seq_length: a folder is resumed at the length it was encoded at, and
-    one written before the length was recorded counts as the model's training length (50), not today's 256."""
+    one written before the length was recorded counts as the model's training length (its tokenizer.max_len),
+    not today's 256."""
     from bridgeembed import BridgeEncoder
 
+    trained = BridgeEncoder(device="cpu").config.tokenizer.max_len  # general-m2m: 80
+    assert trained != 256
     folder = tmp_path / "shards"
-    encode_to_shards(BridgeEncoder(device="cpu", max_seq_length=50), text, "en", folder, shard_size=10)
+    encode_to_shards(BridgeEncoder(device="cpu", max_seq_length=trained), text, "en", folder, shard_size=10)
     manifest = json.loads((folder / MANIFEST).read_text())
-    assert manifest["max_seq_length"] == 50
-    with pytest.raises(ShardError, match="these shards were made with max_seq_length 50, not 256"):
+    assert manifest["max_seq_length"] == trained
+    with pytest.raises(ShardError, match=f"these shards were made with max_seq_length {trained}, not 256"):
         encode_to_shards(BridgeEncoder(device="cpu"), text, "en", folder, shard_size=10)
     del manifest["max_seq_length"]  # as written before 2026-11-27
     (folder / MANIFEST).write_text(json.dumps(manifest))
-    with pytest.raises(ShardError, match="these shards were made with max_seq_length 50, not 256"):
+    with pytest.raises(ShardError, match=f"these shards were made with max_seq_length {trained}, not 256"):
         encode_to_shards(BridgeEncoder(device="cpu"), text, "en", folder, shard_size=10)
-    encode_to_shards(BridgeEncoder(device="cpu", max_seq_length=50), text, "en", folder, shard_size=10)  # resumes
+    encode_to_shards(BridgeEncoder(device="cpu", max_seq_length=trained), text, "en", folder, shard_size=10)  # resumes

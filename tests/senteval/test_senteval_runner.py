@@ -178,7 +178,7 @@ def test_bench_commands_share_model_and_out_defaults(dirs, tmp_path, monkeypatch
         parser = argparse.ArgumentParser()
         load(target).add_arguments(parser)
         defaults = parser.parse_args([])
-        assert (defaults.model, defaults.out) == ("multi30k-m2m", None), name
+        assert (defaults.model, defaults.out) == ("general-m2m", None), name
     monkeypatch.chdir(tmp_path)
     senteval_folder = dirs.downstream.parent
     for data in (senteval_folder.parent, senteval_folder):

@@ -89,16 +89,22 @@ def test_prepare_command_reports_bad_files_in_one_line(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_multi30k_gives_the_shipped_models_tokenizers_and_the_in_memory_ids(real_data, shipped_model, tmp_path):
+def test_the_recipe_gives_the_shipped_models_tokenizers_and_the_in_memory_ids(real_data, shipped_model, tmp_path):
+    """The shipped model's recipe (configs/general-m2m.yaml: tokenizers learnt from every corpus's text) prepared
+    from the data gives its tokenizers again, and the cached ids of Multi30k's Czech are those encoded in memory."""
     from bridgeembed.checkpoint import build_from_payload, load_checkpoint
     from bridgeembed.config import Config
+    from bridgeembed.pretrained import DEFAULT_MODEL
     from bridgeembed.training.data import prepare_training_data, tokenizer_settings
+    from bridgeembed.training.prepare import more_tokenizer_text
 
-    config = Config.from_yaml(REPO / "pretrained" / "multi30k-m2m" / "config.yaml")
+    config = Config.from_yaml(REPO / "configs" / f"{DEFAULT_MODEL}.yaml")
     config.train.cache_dir = str(tmp_path)
-    folder = real_data("multi30k") / "multi30k"
-    tokenizers, got = prepare_training_data(config, folder, progress=False)
-    shipped = build_from_payload(load_checkpoint(shipped_model), "multi30k-m2m")[1]
+    root = real_data("multi30k", *(corpus["path"] for corpus in config.data.corpora))
+    folder = root / "multi30k"
+    tokenizers, got = prepare_training_data(config, folder, progress=False,
+                                            vocab_text=more_tokenizer_text(config, root))
+    shipped = build_from_payload(load_checkpoint(shipped_model), DEFAULT_MODEL)[1]
     for lang in config.data.languages:
         assert tokenizers[lang].spm_model == shipped[lang].spm_model, lang
     files = {"cs": folder / "train.cs.gz"}

@@ -70,7 +70,7 @@ def test_model_defaults_to_the_shipped_one_and_threads_apply(toy_run, tmp_path, 
 
     from bridgeembed.cli.translate import parse_args
 
-    assert parse_args(["--src", "de", "--tgt", "en"]).model == "multi30k-m2m"
+    assert parse_args(["--src", "de", "--tgt", "en"]).model == "general-m2m"
     (tmp_path / "in.txt").write_text("apple banana\n")
     before = torch.get_num_threads()
     try:
@@ -125,8 +125,8 @@ def test_a_model_without_decoders_says_so(toy_run):
     translator = Translator(model, tokenizers, config.tokenizer.max_len)
     with pytest.raises(ConfigError, match=r"^this model was exported without decoders \(bridgeembed-export "
                                           r"--no-decoders\) and cannot translate; export it again without "
-                                          r"--no-decoders, or translate with a model that has them \(of the shipped "
-                                          r"ones, multi30k-m2m\)$"):
+                                          r"--no-decoders, or translate with a model that has them \(the shipped "
+                                          r"general-m2m\)$"):
         translator.translate(["apple"], "x", "y")
 
 
