@@ -248,8 +248,11 @@ def test_sigint_at_any_moment_is_one_line(tmp_path):
     argv = ["--src", big, "--src-lang", "de", "--tgt", big, "--tgt-lang", "de", "--out", tmp_path / "p.tsv",
             "--quiet"]
     for delay in (0.3, 1.0, 2.0, 3.5):
+        # a terminal's Ctrl-C: SIGINT handled by default, even where pytest runs as a background job (which
+        # ignores SIGINT, and its children inherit that)
         proc = subprocess.Popen([sys.executable, "-c", script, *map(str, argv)], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env={**os.environ, "OMP_NUM_THREADS": "1"})
+                                stderr=subprocess.PIPE, env={**os.environ, "OMP_NUM_THREADS": "1"},
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
