@@ -58,7 +58,7 @@ FIGURES = {
         # Install
         "make demo    # {install_times/demo_seconds:.0f} s on a fresh clone",
         "# the test suite, with what make demo installed: {install_times/test_minutes:.0f} min on "
-        "{install_times/cpus:.0f} cores",
+        "{install_times/cpus:.0f} cores (load {install_times/load15:.1f})",
         "without its {install_times/history_mib:.0f} MiB of history",
         # The encoder API
         '# CPU: int8 LSTM and Linear layers, {quantize-xeon/int8 / quantize-xeon/float32:.1f}x; "bf16" on CPUs with '
