@@ -55,6 +55,7 @@ FIGURES = {
     README: [
         f"general-m2m, stage 14, reaches {{{G}.test_2016.worst:.0f}}–{{{G}.test_2016.best:.0f}}% on captions and "
         f"{{{G}.pud.worst:.0f}}–{{{G}.pud.best:.0f}}% on PUD's news",
+        "its decoders (newstest2013 BLEU {general-m2m-bleu/mean:.1f}, greedy)",
         # Install
         "make demo    # {install_times/demo_seconds:.0f} s on a fresh clone",
         "# the test suite, with what make demo installed: {install_times/test_minutes:.0f} min on "
