@@ -1,7 +1,7 @@
 """What dev_retrieval.py, sentence_length.py, sts_pooling.py and translate_share.py share (issue 42): their
-options --threads, --data, --json and --dry, the JSON they write, and an encoding that does not warn about the
-length cut. Each script imports it as `from common import ...`: benchmarks/ is the script's folder, first on
-sys.path."""
+options --threads, --data, --json and --dry, the JSON they write, an encoding that does not warn about the
+length cut, and the evaluation sets they name. Each script imports it as `from common import ...`:
+benchmarks/ is the script's folder, first on sys.path."""
 
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ from pathlib import Path
 import torch
 
 from bridgeembed.paths import write_text_atomic
+
+# evaluation sets by name: (corpus folder under the data root, split); PUD and test_2016 are reported, never chosen by
+SETS = {"pud": ("pud", "test"), "news2013": ("newstest-4way", "valid"), "test_2016": ("multi30k", "test_2016_flickr")}
 
 
 def add_run_options(parser: argparse.ArgumentParser, dry: str = "made-up sentences, no data") -> None:

@@ -21,7 +21,7 @@ from itertools import permutations
 from pathlib import Path
 
 import numpy as np
-from common import add_run_options, encode_quietly, parse_run_options, write_json  # benchmarks/, first on sys.path
+from common import SETS, add_run_options, encode_quietly, parse_run_options, write_json  # benchmarks/: sys.path[0]
 
 from bridgeembed import BridgeEncoder
 from bridgeembed.config import Config, corpus_configs
@@ -29,7 +29,7 @@ from bridgeembed.crosslingual.retrieval import accuracy
 from bridgeembed.text.parallel import corpus_dir, read_split
 from bridgeembed.training.corpora import corpus_files, dev_split
 
-REPORT_SETS = {"PUD": ("pud", "test"), "test_2016": ("multi30k", "test_2016_flickr")}  # --report: never chosen by
+REPORT_SETS = {"PUD": SETS["pud"], "test_2016": SETS["test_2016"]}  # --report: never chosen by
 
 
 def dev_sets(config: Config, data_root: str | None) -> dict:

@@ -25,6 +25,8 @@ from pathlib import Path
 
 from results_file import REPO, RESULTS, write_results  # benchmarks/ is this script's folder, first on sys.path
 
+from bridgeembed.devices import available_cores
+
 SUMMARY = re.compile(r"=+ (.*\b(?:passed|failed)\b.*) in [\d.]+s")  # pytest's last line
 
 
@@ -91,7 +93,7 @@ def main(argv: list | None = None) -> int:
             print(f"make test: {seconds / 60:.1f} min, {counts}", flush=True)
         figures["history_mib"] = round(history_mib(), 1)
         # the cores the clone's commands could use, and the load they ran under (over the last 15 minutes)
-        figures["cpus"] = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        figures["cpus"] = available_cores()
         figures["load15"] = round(os.getloadavg()[2], 2)
     finally:
         if args.keep:

@@ -22,6 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bridgeembed.devices import available_cores
 from bridgeembed.paths import write_text_atomic
 
 REPO = Path(__file__).resolve().parents[1]
@@ -42,8 +43,7 @@ def git_commit(repo: Path = REPO) -> tuple[str, bool]:
 
 def machine() -> dict:
     """The cores and the load the figures were measured under (timings depend on both)."""
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return {"cpus": os.cpu_count(), "cpus_usable": usable,
+    return {"cpus": os.cpu_count(), "cpus_usable": available_cores(),
             "loadavg": [round(x, 2) for x in os.getloadavg()], "platform": platform.platform()}
 
 

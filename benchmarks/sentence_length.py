@@ -21,13 +21,12 @@ import time
 from itertools import permutations
 
 import numpy as np
-from common import add_run_options, encode_quietly, parse_run_options, write_json  # benchmarks/, first on sys.path
+from common import SETS, add_run_options, encode_quietly, parse_run_options, write_json  # benchmarks/: sys.path[0]
 
 from bridgeembed import BridgeEncoder
 from bridgeembed.crosslingual.retrieval import accuracy
 from bridgeembed.text.parallel import corpus_dir, read_split
 
-SETS = {"pud": ("pud", "test"), "news2013": ("newstest-4way", "valid"), "test_2016": ("multi30k", "test_2016_flickr")}
 LANGS = ("en", "de", "fr", "cs")
 
 

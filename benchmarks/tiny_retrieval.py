@@ -15,7 +15,6 @@ Pin it (`taskset -c 1`) beside other work: the times are of one thread on a core
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 import tempfile
@@ -23,14 +22,14 @@ import time
 from pathlib import Path
 
 from results_file import REPO, RESULTS, write_results  # benchmarks/ is this script's folder, first on sys.path
+from valid_table import validations
 
 ARMS = ("1.0", "0")  # train.align_weight of each arm
 
 
 def last_validation(log: Path) -> dict:
     """The last `valid` record of a run's log.jsonl."""
-    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
-    valid = [r for r in records if r.get("event") == "valid"]
+    valid = validations(log)
     if not valid:
         raise SystemExit(f"{log} has no validation record: did the run reach train.valid_every?")
     return valid[-1]
