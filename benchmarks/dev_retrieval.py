@@ -58,6 +58,7 @@ def main(argv=None) -> int:
     parser.add_argument("models", nargs="+", help="checkpoints, model folders or shipped model names")
     parser.add_argument("--lines", type=int, default=1000, help="sentences per set and language (default: 1000)")
     parser.add_argument("--report", action="store_true", help="add PUD and test_2016 (reporting only)")
+    parser.add_argument("--device", default="cpu", help="where to encode: cpu (default), cuda, auto")
     add_run_options(parser)
     args = parse_run_options(parser, argv)
     config = Config.from_yaml(args.config)
@@ -72,7 +73,7 @@ def main(argv=None) -> int:
     print("| model | " + " | ".join(sets) + " | dev mean |")
     print("|---" * (len(sets) + 2) + "|")
     for model in args.models:
-        encoder = BridgeEncoder(model, device="cpu")
+        encoder = BridgeEncoder(model, device=args.device)
         pairs = {name: score(encoder, {lang: text[: args.lines] for lang, text in lines.items()
                                        if lang in encoder.languages})
                  for name, lines in sets.items()}

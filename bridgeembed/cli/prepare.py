@@ -13,11 +13,13 @@ import argparse
 import logging
 
 from bridgeembed.cli.options import add_options
-from bridgeembed.config import Config
+from bridgeembed.config import Config, corpus_configs
 from bridgeembed.errors import ConfigError
 from bridgeembed.paths import cache_root
 from bridgeembed.text.cache import size_on_disk
+from bridgeembed.text.packed import PackedCorpus
 from bridgeembed.text.parallel import corpus_dir
+from bridgeembed.training.corpora import corpus_files
 from bridgeembed.training.data import prepare_training_data, reused_tokenizers
 
 logger = logging.getLogger(__name__)
@@ -33,6 +35,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=0, help="processes (default 0: one per available core)")
 
 
+def _report(name: str, split: str, corpus: PackedCorpus) -> None:
+    for lang, lengths in corpus.lengths.items():
+        print(f"{name}: {split}.{lang}: {len(lengths):,} lines, {int(lengths.sum()):,} ids, "
+              f"{corpus.empty[lang]:,} empty, {corpus.truncated[lang]:,} cut to tokenizer.max_len")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.workers < 0:
         raise ConfigError(f"--workers must be 0 (one per core) or a positive number, got {args.workers}")
@@ -41,10 +49,12 @@ def run(args: argparse.Namespace) -> int:
         config.train.cache_dir = args.cache
     cache_root(config.train.cache_dir or None, "--cache" if args.cache else "train.cache_dir")  # checked first
     folder = corpus_dir(config.data.path, args.data)
-    _, corpus = prepare_training_data(config, folder, reused_tokenizers(config), workers=args.workers)
-    for lang, lengths in corpus.lengths.items():
-        print(f"{config.data.train}.{lang}: {len(lengths):,} lines, {int(lengths.sum()):,} ids, "
-              f"{corpus.empty[lang]:,} empty, {corpus.truncated[lang]:,} cut to tokenizer.max_len")
+    tokenizers, corpus = prepare_training_data(config, folder, reused_tokenizers(config), workers=args.workers)
+    _report(config.data.path, config.data.train, corpus)
+    for entry in corpus_configs(config.data):  # every data.corpora entry, as the trainer's first start does
+        where, files = corpus_files(entry, args.data)
+        _, corpus = prepare_training_data(config, where, tokenizers, workers=args.workers, files=files)
+        _report(entry.label, entry.train, corpus)
     cache = cache_root(config.train.cache_dir or None)
     print(f"prepared in {cache} ({size_on_disk(cache) / 2**20:,.0f} MiB in all)")
     return 0

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from bridgeembed.checkpoint import build_from_payload, load_checkpoint
 from bridgeembed.errors import BridgeembedError, DataError
 from bridgeembed.paths import cache_root
+from bridgeembed.pretrained import resolve
 from bridgeembed.text.parallel import corpus_file
 from bridgeembed.text.prepare import TokenizerSettings, prepare
 from bridgeembed.training import distributed
@@ -57,7 +58,7 @@ def reused_tokenizers(config: Config) -> dict | None:
     source = last if last.exists() else config.train.init_from
     if not source:
         return None
-    return build_from_payload(load_checkpoint(source), str(source))[1]
+    return build_from_payload(load_checkpoint(resolve(source)), str(source))[1]  # a shipped name too
 
 
 def prepare_training_data(config: Config, folder: Path, tokenizers: dict | None = None, world: World | None = None,

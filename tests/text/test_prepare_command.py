@@ -13,13 +13,14 @@ import numpy as np
 import pytest
 import yaml
 
+from bridgeembed.config import Config
 from bridgeembed.errors import DataError
 from bridgeembed.text.packed import PackedCorpus
 from bridgeembed.text.prepare import prepare
 from bridgeembed.training.trainer import Trainer
 from tests.helpers import REPO, one_line_error
 from tests.helpers.prepare_corpus import SETTINGS, Spy, in_memory, write_corpus
-from tests.helpers.toy import toy_config
+from tests.helpers.toy import toy_config, write_toy_corpus
 
 
 # --- bad input: one line naming the file and the line, before any work -------------------------------
@@ -76,6 +77,35 @@ def test_prepare_command_then_the_trainer_finds_everything(toy_corpus, tmp_path,
     assert Trainer.from_config(config, show_progress=False).train().step == 2
 
 
+def test_prepare_command_prepares_every_corpus_of_the_config(toy_corpus, tmp_path, monkeypatch, capsys):
+    """Issue 42: `bridgeembed-data prepare` prepared data.path alone; the trainer then tokenised every data.corpora
+    entry on its first start (four runs started at once on a GPU did it four times over)."""
+    from bridgeembed.cli.fetch import main
+
+    second = write_toy_corpus(tmp_path / "second", n_train=300, n_valid=20, seed=11)
+    raw = toy_config(toy_corpus, tmp_path / "run", max_steps=2, valid_every=100, save_every=100).to_dict()
+    raw["data"]["corpora"] = [{"path": str(second), "name": "second", "languages": ["x", "y"]}]
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    assert main(["prepare", str(path), "--cache", str(tmp_path / "cache")]) == 0
+    out = capsys.readouterr().out
+    assert "second: train.x: 300 lines" in out and "second: train.y: 300 lines" in out
+    Spy(monkeypatch, forbid=True)  # the trainer prepares nothing: both corpora are in the cache
+    config = Config.from_dict(raw)
+    config.train.cache_dir = str(tmp_path / "cache")
+    assert Trainer.from_config(config, show_progress=False).train().step == 2
+
+
+def test_prepare_takes_a_shipped_models_name_as_init_from(shipped_model, tmp_path):
+    """`train.init_from=general-m2m` trains from the shipped model; preparing for it said `no checkpoint at
+    general-m2m` (its tokenizers were looked up as a file)."""
+    from bridgeembed.training.data import reused_tokenizers
+
+    config = Config.from_yaml(REPO / "configs" / "general-m2m.yaml",
+                              [f"train.out_dir={tmp_path / 'run'}", f"train.init_from={shipped_model.name}"])
+    assert sorted(reused_tokenizers(config)) == ["cs", "de", "en", "fr"]
+
+
 def test_prepare_command_reports_bad_files_in_one_line(tmp_path, capsys):
     from bridgeembed.cli.fetch import main
 
@@ -122,8 +152,6 @@ def test_sigterm_or_sighup_during_preparation_stops_the_workers_quietly(tmp_path
     import time
 
     import yaml
-
-    from tests.helpers.toy import toy_config, write_toy_corpus
 
     corpus = write_toy_corpus(tmp_path / "corpus", n_train=300_000, n_valid=10)
     config = toy_config(corpus, tmp_path / "run").to_dict()
