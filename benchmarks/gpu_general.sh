@@ -38,7 +38,8 @@ COMMON=(train.init_from=general-m2m "train.device=$DEVICE" train.translate_share
         train.save_every=500 train.log_every=100 "train.cache_dir=$W/cache")
 if [ "${DRY:-0}" = 1 ]; then  # plumbing only
     THREADS=1 WORKERS=1 LINES=50 RESERVE=${RESERVE_SECONDS:-20}
-    COMMON+=(train.batch_size=8 train.max_steps=6 train.save_every=3 train.log_every=1)
+    COMMON+=(train.batch_size=8 train.max_steps=6 train.save_every=3 train.log_every=1 train.valid_sentences=5)
+    # (a run that reaches max_steps unvalidated validates once at its end: on five sentences a set here)
 fi
 BATCH=512 BIG=1024
 [ "${DRY:-0}" = 1 ] && BATCH=8 BIG=16
