@@ -49,11 +49,12 @@ README, CARD, HISTORY = "README.md", "pretrained/general-m2m/README.md", "docs/m
 # The retired models' cards (docs/history/, issue 42) are history: their figures are no longer checked; their results
 # files stay (multi30k-m2m-*.json, broad-m2m-*.json, retired-domains.json, the old domains.json).
 G, M, B, U = "domains/general-m2m", "retired-domains/multi30k-m2m", "retired-domains/broad-m2m", "use-m-domains/use-m"
+S = "stage14-domains/general-m2m"  # stage 14 of general-m2m, replaced by stage 15 (its row in docs/model_history.md)
 
 
 FIGURES = {
     README: [
-        f"general-m2m, stage 14, reaches {{{G}.test_2016.worst:.0f}}–{{{G}.test_2016.best:.0f}}% on captions and "
+        f"general-m2m, stage 15, reaches {{{G}.test_2016.worst:.0f}}–{{{G}.test_2016.best:.0f}}% on captions and "
         f"{{{G}.pud.worst:.0f}}–{{{G}.pud.best:.0f}}% on PUD's news",
         "its decoders (newstest2013 BLEU {general-m2m-bleu/mean:.1f}, greedy)",
         # Install
@@ -80,7 +81,7 @@ FIGURES = {
         "**{tiny/align_0.retrieval:.1f}%** with `train.align_weight=0`, chance, in {tiny/align_0.seconds:.0f} s, "
         "and **{tiny/align_1.0.retrieval:.1f}%** with 1.0, in {tiny/align_1.0.seconds:.0f} s",
         # Evaluating
-        f"| **general-m2m** (stage 14), 12 pairs | {{{G}.test_2016.mean:.1f}}% | {{{G}.test_2016.worst:.1f}}%",
+        f"| **general-m2m** (stage 15), 12 pairs | {{{G}.test_2016.mean:.1f}}% | {{{G}.test_2016.worst:.1f}}%",
         Pending("% | {general-m2m-xnli/en:.1f} / {general-m2m-xnli/de:.1f} / {general-m2m-xnli/fr:.1f} (int8) | ",
                 "% | not measured yet | "),
         Pending("(int8) | {general-m2m-senteval/beats:.0f} of {general-m2m-senteval/tasks:.0f} tasks "
@@ -150,17 +151,26 @@ FIGURES = {
         f"worst pair {{{G}.test_2016.worst:.1f}} against {{{M}.test_2016.worst:.1f}}",
         f"de / fr / cs ↔ en): {{{G}.tatoeba-de.mean:.1f}} / {{{G}.tatoeba-fr.mean:.1f}} / "
         f"{{{G}.tatoeba-cs.mean:.1f}}%",
+        f"(the CPU run alone: PUD {{{S}.pud.mean:.1f}}, test_2016 {{{S}.test_2016.mean:.1f}})",
         Pending("This model beats the controls' mean on {general-m2m-senteval/beats:.0f} of "
                 "{general-m2m-senteval/tasks:.0f} SentEval tasks (above).",
                 "This model's SentEval against the controls is not measured yet (above)."),
     ],
-    HISTORY: [  # stage 14's row
-        f"Tatoeba held out de / fr / cs ↔ en {{{G}.tatoeba-de.mean:.1f}} / {{{G}.tatoeba-fr.mean:.1f}} / "
-        f"{{{G}.tatoeba-cs.mean:.1f}}, newstest2013 {{{G}.news2013.mean:.1f}}; the mean",
-        f"replaces multi30k-m2m and broad-m2m) | {{{G}.test_2016.mean:.1f}} / {{{G}.test_2016.worst:.1f}} "
-        f"| {{{G}.val.mean:.1f}} / {{{G}.val.worst:.1f}} | **{{{G}.pud.mean:.1f}}** | {{{G}.europarl.mean:.1f}} / "
-        f"{{{G}.gnome.mean:.1f}} ",
-        Pending("| newstest2013: {general-m2m-bleu/mean:.2f} ", "| newstest2013: not measured yet "),
+    HISTORY: [  # stage 14's row: its own files (stage14-*.json, the files of its day)
+        f"Tatoeba held out de / fr / cs ↔ en {{{S}.tatoeba-de.mean:.1f}} / {{{S}.tatoeba-fr.mean:.1f}} / "
+        f"{{{S}.tatoeba-cs.mean:.1f}}, newstest2013 {{{S}.news2013.mean:.1f}}; the mean",
+        f"replaces multi30k-m2m and broad-m2m) | {{{S}.test_2016.mean:.1f}} / {{{S}.test_2016.worst:.1f}} "
+        f"| {{{S}.val.mean:.1f}} / {{{S}.val.worst:.1f}} | **{{{S}.pud.mean:.1f}}** | {{{S}.europarl.mean:.1f}} / "
+        f"{{{S}.gnome.mean:.1f}} ",
+        "| newstest2013: {stage14-bleu/mean:.2f} | `configs/general-m2m.yaml` @ b2e8a30",
+        # stage 15's row: the shipped files
+        f"Tatoeba held out (de / fr / cs ↔ en) {{{G}.tatoeba-de.mean:.1f}} / {{{G}.tatoeba-fr.mean:.1f}} / "
+        f"{{{G}.tatoeba-cs.mean:.1f}}, newstest2013 {{{G}.news2013.mean:.1f}}, PUD en→de / de→en "
+        f"{{{G}.pud.en-de:.1f}} / {{{G}.pud.de-en:.1f}}",
+        f"the default (int8, with decoders; replaces stage 14) | {{{G}.test_2016.mean:.1f}} / "
+        f"{{{G}.test_2016.worst:.1f}} | {{{G}.val.mean:.1f}} / {{{G}.val.worst:.1f}} | **{{{G}.pud.mean:.1f}}** "
+        f"| {{{G}.europarl.mean:.1f}} / {{{G}.gnome.mean:.1f}} ",
+        "| newstest2013: {general-m2m-bleu/mean:.2f} | `benchmarks/gpu_general.sh`",
     ],
 }
 
