@@ -73,7 +73,8 @@ FIGURES = {
         f"(test_2016's mean) where multi30k-m2m reached {{{M}.test_2016.mean:.1f}}%",
         "network with *random* weights on only {multi30k-m2m-senteval/beats:.0f} (multi30k-m2m) and "
         "{broad-m2m-senteval/beats:.0f} (broad-m2m) of {multi30k-m2m-senteval/tasks:.0f} SentEval",
-        Pending("tasks (general-m2m: {general-m2m-senteval/beats:.0f} of {general-m2m-senteval/tasks:.0f}); what",
+        Pending("tasks (general-m2m: {general-m2m-senteval/beats:.0f} of {general-m2m-senteval/tasks:.0f}, not unsupervised "
+                "STS13–16); what",
                 "tasks (general-m2m: not measured yet); what"),
         "(the random network retrieves translations at chance, {untrained/test_2016.mean:.1f}%)",
         # Training your own
@@ -129,7 +130,7 @@ FIGURES = {
                 "(use-m: drop {use-m-xnli/drop:.1f}; multi30k-m2m: {multi30k-m2m-xnli/drop:.1f}).",
                 "--results docs/results/general-m2m-xnli.json`): not measured yet."),
         Pending("seeds 0–2): it beats their mean on {general-m2m-senteval/beats:.0f} of "
-                "{general-m2m-senteval/tasks:.0f} tasks.",
+                "{general-m2m-senteval/tasks:.0f} tasks (not STS13–16, MR, SST2).",
                 "seeds 0–2): not measured yet."),
         "beat the controls' mean on {multi30k-m2m-senteval/beats:.0f} (multi30k-m2m) and "
         "{broad-m2m-senteval/beats:.0f} (broad-m2m) of {broad-m2m-senteval/tasks:.0f} tasks",
