@@ -26,6 +26,8 @@ from common import SETS, add_run_options, encode_quietly, parse_run_options, wri
 from bridgeembed import BridgeEncoder
 from bridgeembed.config import Config, corpus_configs
 from bridgeembed.crosslingual.retrieval import accuracy
+from bridgeembed.errors import BridgeembedError
+from bridgeembed.pretrained import resolve
 from bridgeembed.text.parallel import corpus_dir, read_split
 from bridgeembed.training.corpora import corpus_files, dev_split
 
@@ -62,6 +64,12 @@ def main(argv=None) -> int:
     add_run_options(parser)
     args = parse_run_options(parser, argv)
     config = Config.from_yaml(args.config)
+    for model in args.models:  # every model is there before any work (a snapshot not written yet, a typo)
+        try:
+            resolve(model)
+        except BridgeembedError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
     if args.dry:
         sets = {"dry": {lang: [f"{lang} sentence number {i}." for i in range(8)] for lang in config.data.languages}}
     else:

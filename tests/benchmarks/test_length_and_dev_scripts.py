@@ -41,6 +41,16 @@ def test_dev_retrieval_scores_a_config_dev_sets(tmp_path):
     assert text.splitlines()[0] == "| model | dry | dev mean |"
 
 
+def test_dev_retrieval_names_a_missing_model_before_any_work(tmp_path):
+    """A snapshot not written yet, last in the list, was a traceback after the others had been scored."""
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "dev_retrieval.py"),
+                           str(REPO / "configs" / "general-m2m.yaml"), "general-m2m", str(tmp_path / "step4500.pt"),
+                           "--dry"], capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("error: no model ") and "step4500.pt" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
 @pytest.mark.slow
 def test_dev_sets_are_the_ones_the_trainer_holds_out(real_data):
     data_root = real_data("multi30k", "newstest-4way", "tatoeba-en-fr", "europarl-comtrans", "gnome-help")
