@@ -4,13 +4,14 @@ Does what `bridgeembed-train CONFIG` does on its first start (`text.prepare`): c
 files, Moses-tokenises them and encodes them with the run's tokenizers into the cache of prepared
 corpora, using every core. The trainer then finds everything there and reaches its first step in
 seconds. The tokenizers are those the trainer would use: `last.pt` in train.out_dir (a resume), else
-train.init_from, else trained on the corpus.
+train.init_from, else trained on the corpus (with `data.tokenizer_text: all`, on every corpus's text).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+from pathlib import Path
 
 from bridgeembed.cli.options import add_options
 from bridgeembed.config import Config, corpus_configs
@@ -21,6 +22,7 @@ from bridgeembed.text.packed import PackedCorpus
 from bridgeembed.text.parallel import corpus_dir
 from bridgeembed.training.corpora import corpus_files
 from bridgeembed.training.data import prepare_training_data, reused_tokenizers
+from bridgeembed.training.prepare import more_tokenizer_text
 
 logger = logging.getLogger(__name__)
 INTERMIXED = True  # overrides may follow options (`tiny.yaml --quiet data.path=x`), as bridgeembed-train takes them
@@ -49,8 +51,10 @@ def run(args: argparse.Namespace) -> int:
         config.train.cache_dir = args.cache
     cache_root(config.train.cache_dir or None, "--cache" if args.cache else "train.cache_dir")  # checked first
     folder = corpus_dir(config.data.path, args.data)
-    tokenizers, corpus = prepare_training_data(config, folder, reused_tokenizers(config), workers=args.workers)
-    _report(config.data.path, config.data.train, corpus)
+    known = reused_tokenizers(config)
+    more = more_tokenizer_text(config, args.data) if known is None and config.data.tokenizer_text == "all" else None
+    tokenizers, corpus = prepare_training_data(config, folder, known, workers=args.workers, vocab_text=more)
+    _report(Path(config.data.path).name, config.data.train, corpus)
     for entry in corpus_configs(config.data):  # every data.corpora entry, as the trainer's first start does
         where, files = corpus_files(entry, args.data)
         _, corpus = prepare_training_data(config, where, tokenizers, workers=args.workers, files=files)

@@ -77,14 +77,18 @@ def test_prepare_command_then_the_trainer_finds_everything(toy_corpus, tmp_path,
     assert Trainer.from_config(config, show_progress=False).train().step == 2
 
 
-def test_prepare_command_prepares_every_corpus_of_the_config(toy_corpus, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("tokenizer_text", ["main", "all"])
+def test_prepare_command_prepares_every_corpus_of_the_config(toy_corpus, tmp_path, monkeypatch, capsys,
+                                                             tokenizer_text):
     """Issue 42: `bridgeembed-data prepare` prepared data.path alone; the trainer then tokenised every data.corpora
-    entry on its first start (four runs started at once on a GPU did it four times over)."""
+    entry on its first start (four runs started at once on a GPU did it four times over). With
+    data.tokenizer_text=all its tokenizers learnt from the main corpus alone, not the trainer's."""
     from bridgeembed.cli.fetch import main
 
     second = write_toy_corpus(tmp_path / "second", n_train=300, n_valid=20, seed=11)
     raw = toy_config(toy_corpus, tmp_path / "run", max_steps=2, valid_every=100, save_every=100).to_dict()
     raw["data"]["corpora"] = [{"path": str(second), "name": "second", "languages": ["x", "y"]}]
+    raw["data"]["tokenizer_text"] = tokenizer_text
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(raw))
     assert main(["prepare", str(path), "--cache", str(tmp_path / "cache")]) == 0
