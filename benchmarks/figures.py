@@ -73,8 +73,8 @@ FIGURES = {
         f"(test_2016's mean) where multi30k-m2m reached {{{M}.test_2016.mean:.1f}}%",
         "network with *random* weights on only {multi30k-m2m-senteval/beats:.0f} (multi30k-m2m) and "
         "{broad-m2m-senteval/beats:.0f} (broad-m2m) of {multi30k-m2m-senteval/tasks:.0f} SentEval",
-        Pending("tasks (general-m2m: {general-m2m-senteval/beats:.0f} of {general-m2m-senteval/tasks:.0f}, not unsupervised "
-                "STS13–16); what",
+        Pending("tasks (general-m2m: {general-m2m-senteval/beats:.0f} of {general-m2m-senteval/tasks:.0f}, "
+                "not unsupervised STS13–16); what",
                 "tasks (general-m2m: not measured yet); what"),
         "(the random network retrieves translations at chance, {untrained/test_2016.mean:.1f}%)",
         # Training your own
