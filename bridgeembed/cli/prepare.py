@@ -14,15 +14,14 @@ import logging
 from pathlib import Path
 
 from bridgeembed.cli.options import add_options
-from bridgeembed.config import Config, corpus_configs
+from bridgeembed.config import Config
 from bridgeembed.errors import ConfigError
 from bridgeembed.paths import cache_root
 from bridgeembed.text.cache import size_on_disk
 from bridgeembed.text.packed import PackedCorpus
 from bridgeembed.text.parallel import corpus_dir
-from bridgeembed.training.corpora import corpus_files
-from bridgeembed.training.data import prepare_training_data, reused_tokenizers
-from bridgeembed.training.prepare import more_tokenizer_text
+from bridgeembed.training.data import reused_tokenizers
+from bridgeembed.training.prepare import prepare_main_corpus, prepared_corpora
 
 logger = logging.getLogger(__name__)
 INTERMIXED = True  # overrides may follow options (`tiny.yaml --quiet data.path=x`), as bridgeembed-train takes them
@@ -51,13 +50,10 @@ def run(args: argparse.Namespace) -> int:
         config.train.cache_dir = args.cache
     cache_root(config.train.cache_dir or None, "--cache" if args.cache else "train.cache_dir")  # checked first
     folder = corpus_dir(config.data.path, args.data)
-    known = reused_tokenizers(config)
-    more = more_tokenizer_text(config, args.data) if known is None and config.data.tokenizer_text == "all" else None
-    tokenizers, corpus = prepare_training_data(config, folder, known, workers=args.workers, vocab_text=more)
+    tokenizers, corpus = prepare_main_corpus(config, folder, args.data, reused_tokenizers(config),
+                                             workers=args.workers)
     _report(Path(config.data.path).name, config.data.train, corpus)
-    for entry in corpus_configs(config.data):  # every data.corpora entry, as the trainer's first start does
-        where, files = corpus_files(entry, args.data)
-        _, corpus = prepare_training_data(config, where, tokenizers, workers=args.workers, files=files)
+    for _, entry, _, _, corpus in prepared_corpora(config, args.data, tokenizers, workers=args.workers):
         _report(entry.label, entry.train, corpus)
     cache = cache_root(config.train.cache_dir or None)
     print(f"prepared in {cache} ({size_on_disk(cache) / 2**20:,.0f} MiB in all)")

@@ -31,7 +31,10 @@ from bridgeembed.training.data import TrainingData, prepare_training_data, train
 from bridgeembed.training.validation import check_validation_data
 
 if TYPE_CHECKING:  # for annotations only
+    from collections.abc import Iterator
+
     from bridgeembed.config import Config, ModelConfig, TrainConfig
+    from bridgeembed.text.packed import PackedCorpus
     from bridgeembed.training.distributed import World
 
 logger = logging.getLogger(__name__)
@@ -71,8 +74,7 @@ def prepare(config: Config, data_root: str | Path | None = None, world: World | 
     start = resume or init  # its tokenizers are reused: the ids must mean what they meant to its weights
     known = build_from_payload(start, str(last if resume else t.init_from))[1] if start else None
     # the training split from the cache of prepared corpora (tokenised once, memory-mapped; text/prepare.py)
-    more = more_tokenizer_text(config, data_root) if known is None and config.data.tokenizer_text == "all" else None
-    tokenizers, train = prepare_training_data(config, folder, known, world, show_progress, vocab_text=more)
+    tokenizers, train = prepare_main_corpus(config, folder, data_root, known, world, show_progress)
     check_pairs(train, training_directions(config.data), training_files(config, folder),
                 f"the main corpus (data.path {config.data.path})")
     extra = extra_corpora(config, data_root, tokenizers, world, show_progress)
@@ -84,14 +86,33 @@ def prepare(config: Config, data_root: str | Path | None = None, world: World | 
     return Prepared(model.to(device), data, resume)
 
 
+def prepare_main_corpus(config: Config, folder: Path, data_root: str | Path | None, known: dict | None,
+                        world: World | None = None, show_progress: bool | None = None,
+                        workers: int = 0) -> tuple[dict, PackedCorpus]:
+    """({lang: tokenizer}, the main corpus's training split) through the cache: with the tokenizers `known` (a
+    resume's or train.init_from's), else new ones learnt from the main corpus, or with data.tokenizer_text: all
+    from every corpus's text. The trainer's first start and `bridgeembed-data prepare` both come here."""
+    more = more_tokenizer_text(config, data_root) if known is None and config.data.tokenizer_text == "all" else None
+    return prepare_training_data(config, folder, known, world, show_progress, workers=workers, vocab_text=more)
+
+
+def prepared_corpora(config: Config, data_root: str | Path | None, tokenizers: dict, world: World | None = None,
+                     show_progress: bool | None = None, workers: int = 0) -> Iterator[tuple]:
+    """(index, CorpusConfig, folder, {lang: file}, PackedCorpus) of each data.corpora entry, its training split
+    prepared through the cache with the run's tokenizers, one at a time (every entry's files are found first)."""
+    found = [(corpus, *corpus_files(corpus, data_root)) for corpus in corpus_configs(config.data)]
+    for i, (corpus, folder, files) in enumerate(found):
+        _, train = prepare_training_data(config, folder, tokenizers, world, show_progress, workers=workers,
+                                         files=files)
+        yield i, corpus, folder, files, train
+
+
 def extra_corpora(config: Config, data_root: str | Path | None, tokenizers: dict, world: World,
                   show_progress: bool | None) -> list:
     """CorpusData of each data.corpora entry: its training split through the cache (with the run's tokenizers),
     its dev set (checked before step 1, as the main corpus's)."""
-    found = [(corpus, *corpus_files(corpus, data_root)) for corpus in corpus_configs(config.data)]
     out = []
-    for i, (corpus, folder, files) in enumerate(found):
-        _, train = prepare_training_data(config, folder, tokenizers, world, show_progress, files=files)
+    for i, corpus, folder, files, train in prepared_corpora(config, data_root, tokenizers, world, show_progress):
         out.append(load_corpus(corpus, folder, files, train, tokenizers, config.tokenizer.max_len))
         check_pairs(train, training_directions(corpus.as_data(), f"data.corpora[{i}]", corpus.label), files,
                     f"data.corpora[{i}] ({corpus.label})", out[-1].train_rows)
