@@ -200,10 +200,15 @@ def load_results(folder: Path = RESULTS) -> dict:
 OPERATIONS = {" - ": lambda a, b: a - b, " / ": lambda a, b: a / b}  # a field may be `A - B` or `A / B`
 
 
+def parse_field(field: str) -> tuple[str | None, list]:
+    """(its operation or None, its keys) of a field: `A`, `A - B` or `A / B`."""
+    operation = next((op for op in OPERATIONS if op in field), None)
+    return operation, field.split(operation) if operation else [field]
+
+
 def value_of(field: str, values: dict) -> float:
     """A field's value: one key, the difference of two (`A - B`) or their ratio (`A / B`)."""
-    operation = next((op for op in OPERATIONS if op in field), None)
-    keys = field.split(operation) if operation else [field]
+    operation, keys = parse_field(field)
     missing = [k for k in keys if k not in values]
     if missing:
         raise KeyError(f"no results file holds {', '.join(missing)} (FILE/KEY: docs/results/FILE.json, KEY)")
@@ -212,9 +217,8 @@ def value_of(field: str, values: dict) -> float:
 
 def keys_missing(template: str, values: dict) -> list:
     """The keys a template reads that no results file holds."""
-    fields = [field for _, field, _, _ in string.Formatter().parse(template) if field is not None]
-    keys = [key for field in fields
-            for key in field.split(next((op for op in OPERATIONS if op in field), "\0"))]
+    keys = [key for _, field, _, _ in string.Formatter().parse(template) if field is not None
+            for key in parse_field(field)[1]]
     return [key for key in dict.fromkeys(keys) if key not in values]
 
 
