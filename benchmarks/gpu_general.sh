@@ -30,7 +30,6 @@ START=$(date +%s)
 mkdir -p "$R" "$W/runs" "$W/dev"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 log() { echo "[$(date -u +%H:%M:%S) +$(( $(date +%s) - START ))s] $*" | tee -a "$W/session.log"; }
-cli() { local mod=$1; shift; $PY -c "import sys; from bridgeembed.cli.$mod import main; sys.exit(main())" "$@"; }
 
 THREADS=3 WORKERS=0 LINES=1000
 # no validation while training (greedy BLEU on nine dev sets would cost a minute of the lease); scored after it
@@ -61,7 +60,7 @@ yaml.safe_dump(raw, open(sys.argv[1], "w"), sort_keys=False)
 EOF
 
 # 1. tokenise every corpus once, with all cores, into the cache the four runs share
-cli fetch prepare "$CONFIG" train.init_from=general-m2m --data "$DATA" --cache "$W/cache" \
+$PY -m bridgeembed.cli.fetch prepare "$CONFIG" train.init_from=general-m2m --data "$DATA" --cache "$W/cache" \
     --workers "$WORKERS" > "$W/prepare.log" 2>&1 || { log "prepare failed"; tail -5 "$W/prepare.log"; }
 log "prepared"
 
@@ -88,8 +87,8 @@ log "trainings ended: $(grep -h -o 'stopped at step [0-9]*' "$W"/train_*.log | t
 # a first export at once (base), should scoring outrun the lease
 pick() {  # CHECKPOINT: export it in float16 with its decoders, in 15 MiB parts
     rm -f "$R"/pick.pt.part-* "$W/pick.pt"
-    cli export --half "$1" "$W/pick.pt" >> "$W/export.log" 2>&1 && split -b 15M "$W/pick.pt" "$R/pick.pt.part-" \
-        && echo "$1" > "$W/pick.txt" && log "exported $1 ($(du -h "$W/pick.pt" | cut -f1))"
+    $PY -m bridgeembed.cli.export --half "$1" "$W/pick.pt" >> "$W/export.log" 2>&1 \
+        && split -b 15M "$W/pick.pt" "$R/pick.pt.part-" && echo "$1" > "$W/pick.txt" && log "exported $1 ($(du -h "$W/pick.pt" | cut -f1))"
 }
 pick "$W/runs/base/last.pt"
 
