@@ -6,6 +6,7 @@ too), whose errors cross to the parent as themselves (`what_crosses`)."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import multiprocessing
 import os
 import pickle
@@ -118,7 +119,10 @@ _worker: dict = {}
 
 def start_worker(factory: Any, check: SameWeights, threads: int, taken: Any) -> None:
     """A worker's initializer: Ctrl-C is the parent's to handle; its death ends the worker; the encoder is built
-    once. A failure is kept and raised by the first job, so that it reaches the parent as itself."""
+    once. A failure is kept and raised by the first job, so that it reaches the parent as itself. A stop
+    (SIGTERM, `_stop`) while the encoder is still being built leaves the worker quietly: concurrent.futures logs
+    whatever leaves an initializer, and the stop is the parent's to report."""
+    logging.getLogger("concurrent.futures").addFilter(_not_a_stop)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _stop)  # a stop unwinds, letting go of the semaphores it made (tqdm's lock)
     parent = multiprocessing.parent_process()
@@ -131,6 +135,11 @@ def start_worker(factory: Any, check: SameWeights, threads: int, taken: Any) -> 
         check(_worker["encoder"])
     except Exception as err:
         _worker["failed"] = err
+
+
+def _not_a_stop(record: logging.LogRecord) -> bool:
+    """False for the record concurrent.futures logs when `_stop` unwinds through the initializer."""
+    return not (record.exc_info and isinstance(record.exc_info[1], SystemExit))
 
 
 def _stop(signum: int, frame: object) -> None:

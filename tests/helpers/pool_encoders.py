@@ -51,3 +51,15 @@ def gone(pid):
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in "ZXx"
     except OSError:
         return True
+
+
+class StoppedWhileStarting:
+    """A worker's encoder factory that is stopped as it builds: the SIGTERM a pool sends its workers when it
+    stops, arriving in a worker that is still starting (one spawned for a later job)."""
+
+    def __call__(self):
+        import signal
+
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(30)  # the signal's handler runs here
+        raise AssertionError("SIGTERM did not stop the worker")

@@ -22,7 +22,7 @@ from bridgeembed.errors import BridgeembedError, DataError, UnknownLanguageError
 from bridgeembed.mining import encode_multi_process
 from bridgeembed.mining.shards import ShardError, Shards, encode_to_shards, missing_shards, read_manifest, shard_name
 from tests.helpers import REPO, one_line_error
-from tests.helpers.pool_encoders import Poisoned, Slow, gone, shard_bytes
+from tests.helpers.pool_encoders import Poisoned, Slow, StoppedWhileStarting, gone, shard_bytes
 
 
 @pytest.fixture
@@ -148,6 +148,28 @@ def test_the_dead_worker_is_named_from_exit_codes_read_after_the_pools_own_clean
     error = _died(Pool(), {11: killed, 12: stopped}, {1: 12, 2: 11}, running)
     assert str(error) == ("a worker process (pid 11) died (killed by SIGKILL, perhaps for lack of memory) "
                           "while encoding shard-00002.npy")
+
+
+def test_a_worker_stopped_while_it_starts_exits_quietly(capfd):
+    """CI: SIGHUP during `bridgeembed-encode --processes 2` printed the one line and then "Exception in
+    initializer:" with a traceback ending in SystemExit: 143. The pool stopped its workers (SIGTERM) while the
+    second, spawned for a later job, was still loading its encoder; the stop unwound through the initializer, and
+    concurrent.futures logs whatever leaves one. A stop there is the parent's to report: the worker exits
+    quietly."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from bridgeembed.encoders.workers import start_worker
+
+    context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(1, mp_context=context, initializer=start_worker,
+                               initargs=(StoppedWhileStarting(), SameWeights("never checked"), 1, context.SimpleQueue()))
+    with pytest.raises(BrokenProcessPool):
+        pool.submit(abs, -1).result(timeout=120)
+    pool.shutdown(wait=True)
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "initializer" not in err, err
 
 
 def test_a_hung_worker_is_stopped_after_job_timeout_and_the_next_run_finishes(text, tmp_path):
