@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from tests.helpers import REPO
 from tests.helpers.senteval_fixtures import write_tree
@@ -234,3 +235,22 @@ def test_data_pipeline_times_a_first_start_and_a_resume(tiny_root, tmp_path):
     assert record["cache_mb"] >= 0 and "| after | 160 |" in text
     train = gzip.open(tmp_path / "work" / "corpus-160" / "train.de.gz", "rt", encoding="utf-8").read().splitlines()
     assert len(train) == 160 and train[80] == "rep1 " + train[0]  # the second copy marked
+
+
+def test_vocab_size_trains_each_size_alike_and_resumes(tmp_path):
+    """Issue 42: the vocabulary chosen by dev retrieval and pieces a word. Each size is its own run of the
+    trainer (the same steps), its tokenizers of that size; a second call finds the runs done and measures again."""
+    out, runs = tmp_path / "vocab.json", tmp_path / "runs"
+    args = ("vocab_size.py", "--dry", "--sizes", "40,80", "--steps", "4", "--out", str(runs), "--json", str(out))
+    text = run(*args)
+    rows = {row["vocab_size"]: row for row in json.loads(out.read_text())["sizes"]}
+    assert set(rows) == {40, 80} and all(row["steps"] == 4 and 0 <= row["dev_mean"] <= 100 for row in rows.values())
+    # the larger vocabulary spells the same dev text in fewer pieces
+    assert rows[80]["pieces_a_word"]["corpus"] < rows[40]["pieces_a_word"]["corpus"]
+    assert "| 40 |" in text and "| 80 |" in text
+    for size in (40, 80):
+        config = yaml.safe_load((runs / f"vocab-{size}" / "config.yaml").read_text())
+        assert config["tokenizer"]["vocab_size"] == size
+    again = json.loads(out.read_text())
+    run(*args)  # the runs are at their steps: nothing trains again
+    assert [r["dev_mean"] for r in json.loads(out.read_text())["sizes"]] == [r["dev_mean"] for r in again["sizes"]]
