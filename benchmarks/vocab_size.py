@@ -11,7 +11,7 @@ which ends best; the seconds a size took are reported too.
 
     BRIDGEEMBED_DATA=../shared/data BRIDGEEMBED_CACHE=... python benchmarks/vocab_size.py configs/general-m2m.yaml \\
         --sizes 4000,8000,16000 --steps 1500 --out runs/vocab --set train.translate_share=0.5 \\
-        --json docs/results/vocab-size.json
+        --json docs/results/vocab/vocab-size.json
 
 `--dry` trains the tests' toy corpus for a few steps (no data needed).
 """
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -101,6 +102,7 @@ def main(argv=None) -> int:
                         help="another override for every size's training (repeatable)")
     add_run_options(parser, dry="the tests' toy corpus for a few steps, no data")
     args = parse_run_options(parser, argv)
+    command = shlex.join(["python", "benchmarks/vocab_size.py", *(sys.argv[1:] if argv is None else argv)])
     try:
         sizes = [int(s) for s in args.sizes.split(",")]
     except ValueError:
@@ -129,7 +131,8 @@ def main(argv=None) -> int:
             dev_ppw = np.mean([v for name, v in row["pieces_a_word"].items() if name not in REPORT_SETS])
             print(f"| {size} | " + " | ".join(f"{v:.1f}" for v in row["sets"].values())
                   + f" | {row['dev_mean']:.2f} | {dev_ppw:.3f} | {seconds:.0f} |", flush=True)
-            write_json(args.json, {"config": args.config, "steps": args.steps, "overrides": args.set, "sizes": rows})
+            write_json(args.json, {"command": command, "config": args.config, "steps": args.steps,
+                                   "overrides": args.set, "sizes": rows})
     return 0
 
 

@@ -248,6 +248,7 @@ def test_vocab_size_trains_each_size_alike_and_resumes(tmp_path):
     # the larger vocabulary spells the same dev text in fewer pieces
     assert rows[80]["pieces_a_word"]["corpus"] < rows[40]["pieces_a_word"]["corpus"]
     assert "| 40 |" in text and "| 80 |" in text
+    assert json.loads(out.read_text())["command"].startswith("python benchmarks/vocab_size.py --dry --sizes 40,80")
     for size in (40, 80):
         config = yaml.safe_load((runs / f"vocab-{size}" / "config.yaml").read_text())
         assert config["tokenizer"]["vocab_size"] == size
