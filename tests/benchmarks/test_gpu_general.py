@@ -30,8 +30,10 @@ def test_gpu_general_dry_run(real_data, shipped_model, tmp_path):
     assert [row["model"] for row in rows] == [str(work / "runs" / n / f"{f}.pt")
                                               for n in ("base", "lowlr", "b1024", "everyday") for f in ("last", "best")]
     assert {"PUD", "test_2016", "europarl", "gnome"} <= set(rows[0]["sets"])
-    best = max(rows, key=lambda row: row["dev_mean"])["model"]
-    assert (work / "pick.txt").read_text().strip() == best and f"best dev mean: {best}" in session
+    # the pick has the best dev mean (six steps from a converged model can leave several runs tied: any of them)
+    pick = (work / "pick.txt").read_text().strip()
+    best = max(row["dev_mean"] for row in rows)
+    assert pick in {row["model"] for row in rows if row["dev_mean"] == best} and f"best dev mean: {pick}" in session
     parts = sorted(out.glob("pick.pt.part-*"))
     assert len(parts) == 4 and all(p.stat().st_size <= 15 * 2**20 for p in parts)  # what comes back: 15 MiB each
     joined = tmp_path / "pick.pt"
