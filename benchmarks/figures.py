@@ -50,11 +50,12 @@ README, CARD, HISTORY = "README.md", "pretrained/general-m2m/README.md", "docs/m
 # files stay (multi30k-m2m-*.json, broad-m2m-*.json, retired-domains.json, the old domains.json).
 G, M, B, U = "domains/general-m2m", "retired-domains/multi30k-m2m", "retired-domains/broad-m2m", "use-m-domains/use-m"
 S = "stage14-domains/general-m2m"  # stage 14 of general-m2m, replaced by stage 15 (its row in docs/model_history.md)
+S15 = "stage15-domains/general-m2m"  # stage 15, replaced by stage 16
 
 
 FIGURES = {
     README: [
-        f"general-m2m, stage 15, reaches {{{G}.test_2016.worst:.0f}}–{{{G}.test_2016.best:.0f}}% on captions and "
+        f"general-m2m, stage 16, reaches {{{G}.test_2016.worst:.0f}}–{{{G}.test_2016.best:.0f}}% on captions and "
         f"{{{G}.pud.worst:.0f}}–{{{G}.pud.best:.0f}}% on PUD's news",
         "its decoders (newstest2013 BLEU {general-m2m-bleu/mean:.1f}, greedy)",
         # Install
@@ -82,7 +83,7 @@ FIGURES = {
         "**{tiny/align_0.retrieval:.1f}%** with `train.align_weight=0`, chance, in {tiny/align_0.seconds:.0f} s, "
         "and **{tiny/align_1.0.retrieval:.1f}%** with 1.0, in {tiny/align_1.0.seconds:.0f} s",
         # Evaluating
-        f"| **general-m2m** (stage 15), 12 pairs | {{{G}.test_2016.mean:.1f}}% | {{{G}.test_2016.worst:.1f}}%",
+        f"| **general-m2m** (stage 16), 12 pairs | {{{G}.test_2016.mean:.1f}}% | {{{G}.test_2016.worst:.1f}}%",
         Pending("% | {general-m2m-xnli/en:.1f} / {general-m2m-xnli/de:.1f} / {general-m2m-xnli/fr:.1f} (int8) | ",
                 "% | not measured yet | "),
         Pending("(int8) | {general-m2m-senteval/beats:.0f} of {general-m2m-senteval/tasks:.0f} tasks "
@@ -130,7 +131,7 @@ FIGURES = {
                 "(use-m: drop {use-m-xnli/drop:.1f}; multi30k-m2m: {multi30k-m2m-xnli/drop:.1f}).",
                 "--results docs/results/general-m2m-xnli.json`): not measured yet."),
         Pending("seeds 0–2): it beats their mean on {general-m2m-senteval/beats:.0f} of "
-                "{general-m2m-senteval/tasks:.0f} tasks (not STS13–16, MR, SST2).",
+                "{general-m2m-senteval/tasks:.0f} tasks (not STS13–16, SST2).",
                 "seeds 0–2): not measured yet."),
         "beat the controls' mean on {multi30k-m2m-senteval/beats:.0f} (multi30k-m2m) and "
         "{broad-m2m-senteval/beats:.0f} (broad-m2m) of {broad-m2m-senteval/tasks:.0f} tasks",
@@ -153,6 +154,7 @@ FIGURES = {
         f"de / fr / cs ↔ en): {{{G}.tatoeba-de.mean:.1f}} / {{{G}.tatoeba-fr.mean:.1f}} / "
         f"{{{G}.tatoeba-cs.mean:.1f}}%",
         f"(the CPU run alone: PUD {{{S}.pud.mean:.1f}}, test_2016 {{{S}.test_2016.mean:.1f}})",
+        f"(ten GPU minutes: PUD {{{S15}.pud.mean:.1f}}, test_2016 {{{S15}.test_2016.mean:.1f}})",
         Pending("This model beats the controls' mean on {general-m2m-senteval/beats:.0f} of "
                 "{general-m2m-senteval/tasks:.0f} SentEval tasks (above).",
                 "This model's SentEval against the controls is not measured yet (above)."),
@@ -164,14 +166,23 @@ FIGURES = {
         f"| {{{S}.val.mean:.1f}} / {{{S}.val.worst:.1f}} | **{{{S}.pud.mean:.1f}}** | {{{S}.europarl.mean:.1f}} / "
         f"{{{S}.gnome.mean:.1f}} ",
         "| newstest2013: {stage14-bleu/mean:.2f} | `configs/general-m2m.yaml` @ b2e8a30",
-        # stage 15's row: the shipped files
+        # stage 15's row: its own files (stage15-*.json)
+        f"from stage 14 in all; Tatoeba held out (de / fr / cs ↔ en) {{{S15}.tatoeba-de.mean:.1f}} / "
+        f"{{{S15}.tatoeba-fr.mean:.1f}} / {{{S15}.tatoeba-cs.mean:.1f}}, newstest2013 {{{S15}.news2013.mean:.1f}}, "
+        f"PUD en→de / de→en {{{S15}.pud.en-de:.1f}} / {{{S15}.pud.de-en:.1f}}",
+        f"48ccb59 (int8, with decoders; replaces stage 14) | {{{S15}.test_2016.mean:.1f}} / "
+        f"{{{S15}.test_2016.worst:.1f}} | {{{S15}.val.mean:.1f}} / {{{S15}.val.worst:.1f}} | "
+        f"**{{{S15}.pud.mean:.1f}}** | {{{S15}.europarl.mean:.1f}} / {{{S15}.gnome.mean:.1f}} ",
+        "| newstest2013: {stage15-bleu/mean:.2f} | `benchmarks/gpu_general.sh`",
+        # stage 16's row: the shipped files
         f"Tatoeba held out (de / fr / cs ↔ en) {{{G}.tatoeba-de.mean:.1f}} / {{{G}.tatoeba-fr.mean:.1f}} / "
         f"{{{G}.tatoeba-cs.mean:.1f}}, newstest2013 {{{G}.news2013.mean:.1f}}, PUD en→de / de→en "
-        f"{{{G}.pud.en-de:.1f}} / {{{G}.pud.de-en:.1f}}",
-        f"the default (int8, with decoders; replaces stage 14) | {{{G}.test_2016.mean:.1f}} / "
+        f"{{{G}.pud.en-de:.1f}} / {{{G}.pud.de-en:.1f}}; XNLI drop {{general-m2m-xnli/drop:.1f}}, SentEval "
+        "{general-m2m-senteval/beats:.0f} of {general-m2m-senteval/tasks:.0f}",
+        f"the default (int8, with decoders; replaces stage 15) | {{{G}.test_2016.mean:.1f}} / "
         f"{{{G}.test_2016.worst:.1f}} | {{{G}.val.mean:.1f}} / {{{G}.val.worst:.1f}} | **{{{G}.pud.mean:.1f}}** "
         f"| {{{G}.europarl.mean:.1f}} / {{{G}.gnome.mean:.1f}} ",
-        "| newstest2013: {general-m2m-bleu/mean:.2f} | `benchmarks/gpu_general.sh`",
+        "| newstest2013: {general-m2m-bleu/mean:.2f} | `docs/results/gpu-general/everyday.yaml`",
     ],
 }
 
