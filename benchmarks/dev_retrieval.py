@@ -48,10 +48,29 @@ def dev_sets(config: Config, data_root: str | None) -> dict:
     return sets
 
 
+def evaluation_sets(config: Config, data_root: str | None, report: bool) -> dict:
+    """`dev_sets`, and with `report` PUD and test_2016 beside them (reported, never chosen by)."""
+    sets = dev_sets(config, data_root)
+    if report:
+        for name, (path, split) in REPORT_SETS.items():
+            sets[name] = read_split(corpus_dir(path, data_root), split, config.data.languages)
+    return sets
+
+
 def score(encoder: BridgeEncoder, lines: dict) -> dict:
     """Retrieval (%) of every ordered pair of `lines`' languages ("de-en": a German sentence finds its English)."""
     vectors = encode_quietly(encoder, lines)
     return {f"{a}-{b}": 100 * accuracy(vectors[a], vectors[b], lines[b]) for a, b in permutations(lines, 2)}
+
+
+def score_sets(encoder: BridgeEncoder, sets: dict, lines: int) -> dict:
+    """{"sets": each set's mean over its ordered pairs, "dev_mean": their mean over the dev sets (the report
+    sets left out), "pairs": every pair} on the first `lines` sentences of each set's languages the encoder has."""
+    pairs = {name: score(encoder, {lang: text[:lines] for lang, text in by_lang.items() if lang in encoder.languages})
+             for name, by_lang in sets.items()}
+    found = {name: float(np.mean(list(by_pair.values()))) for name, by_pair in pairs.items()}
+    dev = [v for name, v in found.items() if name not in REPORT_SETS]
+    return {"sets": found, "dev_mean": float(np.mean(dev)), "pairs": pairs}
 
 
 def main(argv=None) -> int:
@@ -73,23 +92,14 @@ def main(argv=None) -> int:
     if args.dry:
         sets = {"dry": {lang: [f"{lang} sentence number {i}." for i in range(8)] for lang in config.data.languages}}
     else:
-        sets = dev_sets(config, args.data)
-        if args.report:
-            for name, (path, split) in REPORT_SETS.items():
-                sets[name] = read_split(corpus_dir(path, args.data), split, config.data.languages)
+        sets = evaluation_sets(config, args.data, args.report)
     rows = []
     print("| model | " + " | ".join(sets) + " | dev mean |")
     print("|---" * (len(sets) + 2) + "|")
     for model in args.models:
-        encoder = BridgeEncoder(model, device=args.device)
-        pairs = {name: score(encoder, {lang: text[: args.lines] for lang, text in lines.items()
-                                       if lang in encoder.languages})
-                 for name, lines in sets.items()}
-        found = {name: float(np.mean(list(by_pair.values()))) for name, by_pair in pairs.items()}
-        dev = [v for name, v in found.items() if name not in REPORT_SETS]
-        row = {"model": model, "sets": found, "dev_mean": float(np.mean(dev)), "pairs": pairs}
+        row = {"model": model, **score_sets(BridgeEncoder(model, device=args.device), sets, args.lines)}
         rows.append(row)
-        print(f"| {model} | " + " | ".join(f"{v:.1f}" for v in found.values()) + f" | {row['dev_mean']:.2f} |",
+        print(f"| {model} | " + " | ".join(f"{v:.1f}" for v in row["sets"].values()) + f" | {row['dev_mean']:.2f} |",
               flush=True)
     write_json(args.json, rows)
     return 0

@@ -30,11 +30,10 @@ from pathlib import Path
 import numpy as np
 import yaml
 from common import add_run_options, parse_run_options, write_json  # benchmarks/, first on sys.path
-from dev_retrieval import REPORT_SETS, dev_sets, score
+from dev_retrieval import REPORT_SETS, evaluation_sets, score_sets
 
 from bridgeembed import BridgeEncoder
 from bridgeembed.config import Config
-from bridgeembed.text.parallel import corpus_dir, read_split
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -66,16 +65,13 @@ def pieces_a_word(encoder: BridgeEncoder, sets: dict) -> dict:
     return found
 
 
-def measure(run: Path, config: Config, sets: dict, lines: int) -> dict:
-    """Dev retrieval (the mean over the dev sets, each set's mean over its ordered pairs) and pieces a word."""
+def measure(run: Path, sets: dict, lines: int) -> dict:
+    """Dev retrieval of the run's last.pt as `dev_retrieval.py` scores it, and its tokenizers' pieces a word."""
     encoder = BridgeEncoder(str(run / "last.pt"))
     sets = {name: {lang: text[:lines] for lang, text in by_lang.items() if lang in encoder.languages}
             for name, by_lang in sets.items()}
-    found = {name: float(np.mean(list(score(encoder, by_lang).values()))) for name, by_lang in sets.items()}
-    dev = [v for name, v in found.items() if name not in REPORT_SETS]
-    ppw = pieces_a_word(encoder, sets)
-    return {"sets": found, "dev_mean": float(np.mean(dev)),
-            "pieces_a_word": {name: float(np.mean(list(v.values()))) for name, v in ppw.items()},
+    row, ppw = score_sets(encoder, sets, lines), pieces_a_word(encoder, sets)
+    return {**row, "pieces_a_word": {name: float(np.mean(list(v.values()))) for name, v in ppw.items()},
             "pieces_a_word_by_lang": ppw}
 
 
@@ -114,11 +110,7 @@ def main(argv=None) -> int:
             args.set.append(f"train.cache_dir={out / 'toy' / 'cache'}")
         elif not args.config or not args.out:
             parser.error("give a CONFIG and --out (or --dry)")
-        config = Config.from_yaml(args.config)
-        sets = dev_sets(config, args.data)
-        if not args.dry:
-            for name, (path, split) in REPORT_SETS.items():
-                sets[name] = read_split(corpus_dir(path, args.data), split, config.data.languages)
+        sets = evaluation_sets(Config.from_yaml(args.config), args.data, report=not args.dry)
         rows = []
         print("| vocabulary | " + " | ".join(sets) + " | dev mean | pieces a word (dev sets) | seconds |")
         print("|---" * (len(sets) + 4) + "|")
@@ -126,7 +118,7 @@ def main(argv=None) -> int:
             run = out / f"vocab-{size}"
             seconds = train(args.config, size, run, args.steps, args.threads, args.data, args.set)
             row = {"vocab_size": size, "steps": args.steps, "seconds": seconds,
-                   **measure(run, config, sets, args.lines)}
+                   **measure(run, sets, args.lines)}
             rows.append(row)
             dev_ppw = np.mean([v for name, v in row["pieces_a_word"].items() if name not in REPORT_SETS])
             print(f"| {size} | " + " | ".join(f"{v:.1f}" for v in row["sets"].values())
