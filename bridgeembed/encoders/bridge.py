@@ -32,7 +32,6 @@ from bridgeembed.encoders.protocol import Heads, HeadSpec
 from bridgeembed.encoders.quantize import check_precision, check_quantize, check_quantized_device, quantize_model
 from bridgeembed.encoders.refused import KEYWORDS, REFUSED
 from bridgeembed.encoders.similarity import similarity
-from bridgeembed.encoders.workers import load_again
 from bridgeembed.errors import ConfigError
 from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained, resolve
 from bridgeembed.text.parallel import check_sentences, pad, with_eos
@@ -187,7 +186,7 @@ class BridgeEncoder:
             raise ConfigError(f"BridgeEncoder(source={self.source!r}) wraps a model in memory, which a worker "
                               f"process cannot load again: save it (save_pretrained(folder)) and load "
                               f"BridgeEncoder(folder), or encode in one process")
-        return partial(load_again, *self._recipe, self.max_len)
+        return partial(_load_again, *self._recipe, self.max_len)
 
     # --- properties ---------------------------------------------------------------------------
     @property
@@ -393,3 +392,10 @@ def _target(device: str | torch.device | None, quantize: str | None, stay: bool 
     target = resolve_device("cpu" if quantize and device is None else device)
     check_quantized_device(quantize, target)
     return target
+
+
+def _load_again(path: str, seed: int | None, max_seq_length: int) -> BridgeEncoder:
+    """`BridgeEncoder.worker_factory`'s work, in the worker: the same model on the CPU (reinitialized by `seed`),
+    cutting sentences where the parent's does."""
+    encoder = BridgeEncoder(path, device="cpu", max_seq_length=max_seq_length)
+    return encoder if seed is None else encoder.reinitialized(seed=seed)

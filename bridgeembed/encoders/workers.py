@@ -117,15 +117,6 @@ def run_job(encoder: SentenceEncoder, lines: Sequence[str], path: Any, lang: str
 _worker: dict = {}
 
 
-def load_again(path: str, seed: int | None, max_seq_length: int) -> Any:
-    """`BridgeEncoder.worker_factory`'s work, in the worker: the same model on the CPU (reinitialized by `seed`),
-    cutting sentences where the parent's does."""
-    from bridgeembed.encoders.bridge import BridgeEncoder  # bridge.py imports this module
-
-    encoder = BridgeEncoder(path, device="cpu", max_seq_length=max_seq_length)
-    return encoder if seed is None else encoder.reinitialized(seed=seed)
-
-
 def start_worker(factory: Any, check: SameWeights, threads: int, taken: Any) -> None:
     """A worker's initializer: Ctrl-C is the parent's to handle; its death ends the worker; the encoder is built
     once. A failure is kept and raised by the first job, so that it reaches the parent as itself. A stop
