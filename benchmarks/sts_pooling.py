@@ -10,10 +10,15 @@ each applied to the model and the controls alike:
 - `abtt`: centred, then the top --pcs principal directions removed ("all-but-the-top", Mu and Viswanath 2018);
 - `heads`: the k heads normalised one by one, then concatenated (no head's norm dominates the cosine);
 - `states`: no bridge at all: the mean of the BiLSTM's states H over the sentence's tokens (what the bridge would
-  give with uniform attention), to tell the encoder's states from the bridge's choice of tokens.
+  give with uniform attention), to tell the encoder's states from the bridge's choice of tokens;
+- `sif`: the states weighted by a / (a + p(piece)) (Arora et al. 2017's smooth inverse frequency, a = --sif-a),
+  p counted over the English side of every training corpus under the data root (PUD excepted; at most
+  --sif-lines lines a file): whether frequent pieces dominate the trained model's mean more than a random one's.
 
 Besides the scores it prints the anisotropy of each encoder: the mean cosine of random pairs of sentences (0 for
-an isotropic space) and the share of variance in the top principal direction.
+an isotropic space) and the share of variance in the top principal direction. And how lexical each encoder is:
+the Pearson correlation of its cosines (`mean`) with the pairs' word overlap (Jaccard of the lowercased word sets),
+beside the overlap's own STS score (no encoder at all).
 
     BRIDGEEMBED_DATA=../shared/data python benchmarks/sts_pooling.py general-m2m --controls 3 --json results/sts.json
 
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +48,7 @@ SUBSETS = {  # as bridgeembed.senteval.tasks.TASKS reads them
     "STS15": ["answers-forums", "answers-students", "belief", "headlines", "images"],
     "STS16": ["answer-answer", "headlines", "plagiarism", "postediting", "question-question"],
 }
-POOLINGS = ("mean", "centred", "abtt", "heads", "states")
+POOLINGS = ("mean", "centred", "abtt", "heads", "states", "sif")
 
 
 def pool(each: np.ndarray, how: str, pcs: int) -> np.ndarray:
@@ -60,20 +66,44 @@ def pool(each: np.ndarray, how: str, pcs: int) -> np.ndarray:
     return x
 
 
-def state_means(encoder, sentences: list, lang: str, batch_size: int = 64) -> np.ndarray:
-    """(N, d_h): the mean of each sentence's BiLSTM states H over its tokens (EOS included), cut as encode cuts."""
+def state_means(encoder, sentences: list, lang: str, weights: np.ndarray | None = None,
+                batch_size: int = 64) -> np.ndarray:
+    """(N, d_h): the mean of each sentence's BiLSTM states H over its tokens (EOS included), cut as encode cuts;
+    with `weights` (one per piece id), the mean weighted by them."""
     from bridgeembed.text.parallel import pad, with_eos
 
     ids, _ = with_eos(encoder.tokenizers[lang].encode_many(sentences), encoder.max_len)
+    table = None if weights is None else torch.as_tensor(weights, dtype=torch.float32)
     out = []
     with torch.inference_mode():
         for start in range(0, len(ids), batch_size):
             seqs = ids[start:start + batch_size]
             src, lengths = pad(seqs), torch.tensor([len(x) for x in seqs])
-            states = encoder.model.encoders[lang](src, lengths)  # H: (B, T, d_h)
-            mask = (torch.arange(src.size(1))[None, :] < lengths[:, None]).unsqueeze(-1)
-            out.append(((states * mask).sum(1) / lengths[:, None]).float().numpy())
+            states = encoder.model.encoders[lang](src, lengths).float()  # H: (B, T, d_h)
+            mask = (torch.arange(src.size(1))[None, :] < lengths[:, None]).float()
+            if table is not None:
+                mask = mask * table[src]
+            out.append(((states * mask.unsqueeze(-1)).sum(1) / mask.sum(1, keepdim=True)).numpy())
     return np.concatenate(out)
+
+
+def sif_weights(encoder, root: Path | None, lang: str, a: float, lines: int) -> np.ndarray:
+    """a / (a + p(piece)) for every piece id, p counted over `lang`'s training text under `root` (PUD excepted,
+    the first `lines` lines of each file; EOS counted once a sentence, like any piece); with no root (the dry
+    run), every weight is 1."""
+    from bridgeembed.text.parallel import with_eos
+    from bridgeembed.text.streaming import iter_lines
+
+    size = encoder.tokenizers[lang].sp.get_piece_size()
+    if root is None:
+        return np.ones(size)
+    counts = np.zeros(size)
+    for path in sorted(Path(root).glob(f"*/train*.{lang}.gz")):
+        if path.parent.name != "pud":
+            text = list(islice(iter_lines(path), lines))
+            ids, _ = with_eos(encoder.tokenizers[lang].encode_many(text), encoder.max_len)
+            counts += np.bincount(np.concatenate([np.asarray(x, dtype=np.int64) for x in ids]), minlength=size)
+    return a / (a + counts / max(1.0, counts.sum()))
 
 
 def cosine(u: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -90,10 +120,23 @@ def anisotropy(x: np.ndarray, seed: int = 0) -> dict:
             "top_pc_variance": float(s[0] / s.sum())}
 
 
-def score(encoder, tasks: dict, pcs: int) -> dict:
-    """{pooling: {year: mean Pearson x 100}} and the anisotropy of the mean vectors over every sentence."""
+def overlap(split) -> np.ndarray:
+    """The Jaccard overlap of each pair's lowercased word sets."""
+    sets = [({w.lower() for w in a}, {w.lower() for w in b}) for a, b in zip(split.a, split.b)]
+    return np.array([len(a & b) / max(1, len(a | b)) for a, b in sets])
+
+
+def overlap_scores(tasks: dict) -> dict:
+    """{year: mean Pearson x 100} of the word overlap alone against the gold scores."""
+    return {year: float(np.mean([100 * pearsonr(overlap(split), np.asarray(split.y, dtype=float))[0]
+                                 for split in subsets.values()])) for year, subsets in tasks.items()}
+
+
+def score(encoder, tasks: dict, pcs: int, weights: np.ndarray) -> dict:
+    """{pooling: {year: mean Pearson x 100}}, the anisotropy of the mean vectors over every sentence, and the
+    Pearson x 100 of the `mean` cosines with the word overlap (the mean over every subset)."""
     out = {how: {} for how in POOLINGS}
-    every = []
+    every, lexical = [], []
     for year, subsets in tasks.items():
         per = {how: [] for how in POOLINGS}
         for split in subsets.values():
@@ -102,12 +145,17 @@ def score(encoder, tasks: dict, pcs: int) -> dict:
             each = encoder.encode(a + b, lang="en", heads="each", batch_size=64)  # (2n, k, d)
             every.append(each.mean(axis=1))
             for how in POOLINGS:
-                x = state_means(encoder, a + b, "en") if how == "states" else pool(each, how, pcs)
+                if how in ("states", "sif"):
+                    x = state_means(encoder, a + b, "en", weights if how == "sif" else None)
+                else:
+                    x = pool(each, how, pcs)
                 sim = cosine(x[: len(a)], x[len(a):])
                 per[how].append(100 * pearsonr(sim, np.asarray(split.y, dtype=float))[0])
+                if how == "mean":
+                    lexical.append(100 * pearsonr(sim, overlap(split))[0])
         for how in POOLINGS:
             out[how][year] = float(np.mean(per[how]))
-    return {"sts": out, "anisotropy": anisotropy(np.concatenate(every))}
+    return {"sts": out, "anisotropy": anisotropy(np.concatenate(every)), "word_overlap": float(np.mean(lexical))}
 
 
 def load_tasks(root: Path | None, dry: bool) -> dict:
@@ -126,24 +174,33 @@ def main(argv=None) -> int:
     parser.add_argument("model", help="a shipped model's name or a path")
     parser.add_argument("--controls", type=int, default=3, help="untrained controls, seeds 1..N (default: 3)")
     parser.add_argument("--pcs", type=int, default=3, help="principal directions abtt removes (default: 3)")
+    parser.add_argument("--sif-a", type=float, default=1e-3, help="sif's a (default: 1e-3, Arora et al.'s)")
+    parser.add_argument("--sif-lines", type=int, default=100_000,
+                        help="lines read from each training file to count pieces for sif (default: 100,000)")
     add_run_options(parser, dry="made-up pairs, no data")
     args = parse_run_options(parser, argv)
     tasks = load_tasks(None if args.dry else data_root(args.data), args.dry)
     model = BridgeEncoder(args.model, device="cpu")
     encoders = {args.model: model, **{f"untrained seed {s}": model.reinitialized(seed=s)
                                       for s in range(1, args.controls + 1)}}
-    results = {name: score(encoder, tasks, args.pcs) for name, encoder in encoders.items()}
+    weights = sif_weights(model, None if args.dry else data_root(args.data), "en", args.sif_a, args.sif_lines)
+    results = {name: score(encoder, tasks, args.pcs, weights) for name, encoder in encoders.items()}
     years = list(tasks)
+    alone = overlap_scores(tasks)
     print("| encoder | pooling | " + " | ".join(years) + " | mean |\n|---|---|" + "---|" * (len(years) + 1))
+    print("| none | word overlap | " + " | ".join(f"{alone[y]:.1f}" for y in years)
+          + f" | {np.mean(list(alone.values())):.1f} |")
     for name, found in results.items():
         for how in POOLINGS:
             values = [found["sts"][how][y] for y in years]
             print(f"| {name} | {how} | " + " | ".join(f"{v:.1f}" for v in values) + f" | {np.mean(values):.1f} |")
-    print("\n| encoder | random-pair cosine | top principal direction's variance |\n|---|---|---|")
+    print("\n| encoder | random-pair cosine | top principal direction's variance | cosine ~ word overlap |"
+          "\n|---|---|---|---|")
     for name, found in results.items():
         a = found["anisotropy"]
-        print(f"| {name} | {a['random_pair_cosine']:.3f} | {100 * a['top_pc_variance']:.1f}% |")
-    write_json(args.json, results)
+        print(f"| {name} | {a['random_pair_cosine']:.3f} | {100 * a['top_pc_variance']:.1f}% "
+              f"| {found['word_overlap']:.1f} |")
+    write_json(args.json, {"encoders": results, "word_overlap": alone})
     return 0
 
 

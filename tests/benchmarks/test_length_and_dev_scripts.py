@@ -70,11 +70,17 @@ def test_dev_sets_are_the_ones_the_trainer_holds_out(real_data):
 def test_sts_pooling_scores_every_pooling_for_the_model_and_its_controls(tmp_path):
     out = tmp_path / "sts.json"
     text = run("sts_pooling.py", "general-m2m", "--dry", "--controls", "1", "--json", str(out))
-    found = json.loads(out.read_text())
+    written = json.loads(out.read_text())
+    found = written["encoders"]
     assert set(found) == {"general-m2m", "untrained seed 1"}
+    assert -100 <= written["word_overlap"]["dry"] <= 100
+    assert "| none | word overlap |" in text
     for result in found.values():
-        assert set(result["sts"]) == {"mean", "centred", "abtt", "heads", "states"}
+        assert -100 <= result["word_overlap"] <= 100
+        assert set(result["sts"]) == {"mean", "centred", "abtt", "heads", "states", "sif"}
         assert all(-100 <= v <= 100 for pooled in result["sts"].values() for v in pooled.values())
+        # no data root in the dry run: every piece weighs 1, and the weighted mean is the plain one
+        assert result["sts"]["sif"]["dry"] == pytest.approx(result["sts"]["states"]["dry"], abs=1e-6)
         assert 0 < result["anisotropy"]["top_pc_variance"] <= 1
     assert "| untrained seed 1 | abtt |" in text
 
