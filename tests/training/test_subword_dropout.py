@@ -1,5 +1,9 @@
 """train.subword_dropout: BPE-dropout on the encoder's inputs, seeded so that a resumed run is exact."""
 
+import ast
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -8,6 +12,7 @@ from bridgeembed.errors import ConfigError
 from bridgeembed.text.tokenization import EOS, PAD
 from bridgeembed.training.sampling import SubwordDropout
 from bridgeembed.training.trainer import Trainer
+from tests.helpers import REPO
 from tests.helpers.toy import toy_config
 from tests.training.test_alignment import trainer_for
 from tests.training.test_trainer import assert_same, params, records, run_to
@@ -70,7 +75,8 @@ def test_a_step_resegments_the_encoder_inputs_only(toy_corpus, tmp_path, monkeyp
 
 
 def test_resume_with_subword_dropout_is_exact(toy_corpus, tmp_path):
-    settings = dict(valid_every=25, valid_sentences=20, save_every=10, subword_dropout=0.2, align_weight=1.0)
+    # validated at steps 10 and 20 by both runs: the stopped one makes no validation of its own at its last step
+    settings = dict(valid_every=10, valid_sentences=20, save_every=10, subword_dropout=0.2, align_weight=1.0)
     straight = run_to(toy_corpus, tmp_path / "straight", 30, **settings)
     run_to(toy_corpus, tmp_path / "stopped", 20, **settings)
     resumed = run_to(toy_corpus, tmp_path / "stopped", 30, **settings)
@@ -86,3 +92,26 @@ def test_rate_outside_0_1_is_a_config_error(toy_corpus, tmp_path, value):
     raw["train"]["subword_dropout"] = value
     with pytest.raises(ConfigError, match=r"train\.subword_dropout.*in \[0, 1\)"):
         Config.from_dict(raw)
+
+
+SEGMENT_IN_A_NEW_PROCESS = """
+import numpy as np
+from bridgeembed import BridgeEncoder
+from bridgeembed.text.tokenization import EOS
+from bridgeembed.training.sampling import SubwordDropout
+tokenizers = BridgeEncoder("general-m2m", device="cpu").tokenizers
+lines = ["the unequivocal conclusion of the municipal prosecutor", "internationalisation of lazy conferences"] * 20
+ids = [np.array(x + [EOS]) for x in tokenizers["en"].encode_many(lines)]
+print(SubwordDropout(tokenizers, 0.3, 80, seed=42).resegment("en", ids, (5, 1)))
+"""
+
+
+def test_the_key_gives_the_same_segmentations_in_every_process():
+    """A resumed run is a new process: sentencepiece's own sampling, seeded alike, differed from one process
+    to the next; these segmentations may not."""
+    runs = [subprocess.run([sys.executable, "-c", SEGMENT_IN_A_NEW_PROCESS], capture_output=True, text=True,
+                           cwd=REPO, timeout=300) for _ in range(2)]
+    assert all(run.returncode == 0 for run in runs), runs[0].stderr[-2000:]
+    first = ast.literal_eval(runs[0].stdout)
+    assert runs[0].stdout == runs[1].stdout
+    assert len({tuple(seq) for seq in first}) > 2  # the 20 copies of each line are not all split alike
