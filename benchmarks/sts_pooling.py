@@ -66,25 +66,24 @@ def pool(each: np.ndarray, how: str, pcs: int) -> np.ndarray:
     return x
 
 
-def state_means(encoder, sentences: list, lang: str, weights: np.ndarray | None = None,
-                batch_size: int = 64) -> np.ndarray:
-    """(N, d_h): the mean of each sentence's BiLSTM states H over its tokens (EOS included), cut as encode cuts;
-    with `weights` (one per piece id), the mean weighted by them."""
+def state_means(encoder, sentences: list, lang: str, weights: np.ndarray,
+                batch_size: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """(N, d_h) twice, from one pass of the encoder: the mean of each sentence's BiLSTM states H over its tokens
+    (EOS included, cut as encode cuts), and the same mean weighted by `weights` (one per piece id)."""
     from bridgeembed.text.parallel import pad, with_eos
 
     ids, _ = with_eos(encoder.tokenizers[lang].encode_many(sentences), encoder.max_len)
-    table = None if weights is None else torch.as_tensor(weights, dtype=torch.float32)
-    out = []
+    table = torch.as_tensor(weights, dtype=torch.float32)
+    plain, weighted = [], []
     with torch.inference_mode():
         for start in range(0, len(ids), batch_size):
             seqs = ids[start:start + batch_size]
             src, lengths = pad(seqs), torch.tensor([len(x) for x in seqs])
             states = encoder.model.encoders[lang](src, lengths).float()  # H: (B, T, d_h)
             mask = (torch.arange(src.size(1))[None, :] < lengths[:, None]).float()
-            if table is not None:
-                mask = mask * table[src]
-            out.append(((states * mask.unsqueeze(-1)).sum(1) / mask.sum(1, keepdim=True)).numpy())
-    return np.concatenate(out)
+            for out, w in ((plain, mask), (weighted, mask * table[src])):
+                out.append(((states * w.unsqueeze(-1)).sum(1) / w.sum(1, keepdim=True)).numpy())
+    return np.concatenate(plain), np.concatenate(weighted)
 
 
 def sif_weights(encoder, root: Path | None, lang: str, a: float, lines: int) -> np.ndarray:
@@ -144,13 +143,12 @@ def score(encoder, tasks: dict, pcs: int, weights: np.ndarray) -> dict:
             b = [" ".join(s) for s in split.b]
             each = encoder.encode(a + b, lang="en", heads="each", batch_size=64)  # (2n, k, d)
             every.append(each.mean(axis=1))
+            states = dict(zip(("states", "sif"), state_means(encoder, a + b, "en", weights)))
+            gold = np.asarray(split.y, dtype=float)
             for how in POOLINGS:
-                if how in ("states", "sif"):
-                    x = state_means(encoder, a + b, "en", weights if how == "sif" else None)
-                else:
-                    x = pool(each, how, pcs)
+                x = states[how] if how in states else pool(each, how, pcs)
                 sim = cosine(x[: len(a)], x[len(a):])
-                per[how].append(100 * pearsonr(sim, np.asarray(split.y, dtype=float))[0])
+                per[how].append(100 * pearsonr(sim, gold)[0])
                 if how == "mean":
                     lexical.append(100 * pearsonr(sim, overlap(split))[0])
         for how in POOLINGS:

@@ -35,13 +35,15 @@ class SubwordDropout:
         self._tables: dict[str, tuple[list, dict]] = {}
 
     def _table(self, lang: str) -> tuple[list, dict]:
-        """(piece of each id or None where it is not text: control and unknown ids, {piece: (rank, id)}); rank 0
-        is the piece BPE merges first (sentencepiece's BPE scores are minus the merge order)."""
+        """(the piece of each id, or None for one that cannot be taken apart: control and unknown ids, and pieces
+        with a character the tokenizer has no piece for; {piece: (rank, id)}), rank 0 being the piece BPE merges
+        first (sentencepiece's BPE scores are minus the merge order)."""
         if lang not in self._tables:
             sp = self.tokenizers[lang].sp
-            text = [None if sp.is_control(i) or sp.is_unknown(i) else sp.id_to_piece(i)
-                    for i in range(sp.get_piece_size())]
-            ranks = {piece: (-sp.get_score(i), i) for i, piece in enumerate(text) if piece is not None}
+            pieces = [None if sp.is_control(i) or sp.is_unknown(i) else sp.id_to_piece(i)
+                      for i in range(sp.get_piece_size())]
+            ranks = {piece: (-sp.get_score(i), i) for i, piece in enumerate(pieces) if piece is not None}
+            text = [p if p is not None and all(c in ranks for c in p) else None for p in pieces]
             self._tables[lang] = text, ranks
         return self._tables[lang]
 
@@ -54,7 +56,7 @@ class SubwordDropout:
         out = []
         for ids in sentences:
             seq: list[int] = []
-            for run in _runs([int(i) for i in ids if int(i) != EOS], text, ranks):
+            for run in _runs([i for i in map(int, ids) if i != EOS], text):
                 seq.extend(run if isinstance(run, list) else _merge(run, ranks, self.rate, rng))
             out.append(seq)
         return with_eos(out, self.max_len)[0]
@@ -66,14 +68,13 @@ class SubwordDropout:
         return pad(seqs).to(device), torch.tensor([len(s) for s in seqs], dtype=torch.long)
 
 
-def _runs(ids: list, text: list, ranks: dict) -> list:
+def _runs(ids: list, text: list) -> list:
     """A sentence's ids as the stretches BPE merges within: one str per word (its pieces joined), and a list of
-    ids kept as they are for pieces that cannot be taken apart (unknown or control ids, or characters the
-    tokenizer has no piece for)."""
+    ids kept as they are for pieces that cannot be taken apart (None in `text`)."""
     runs: list = []
     for i in ids:
-        piece = text[i] if 0 <= i < len(text) else None
-        if piece is None or any(c not in ranks for c in piece):
+        piece = text[i]
+        if piece is None:
             runs.append([i])
         elif piece.startswith(WORD) or not runs or not isinstance(runs[-1], str):
             runs.append(piece)
