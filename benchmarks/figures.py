@@ -19,21 +19,30 @@ When a model or a measurement changes: run the script named in the results file'
 A figure whose results file is not there yet is a `Pending(template, missing)`: while a key it reads is missing,
 the document says `missing` (e.g. "not measured yet") exactly once; once the file is there, `--check` reports
 the sentence and `--write` puts the template, filled in, in its place.
+
+Every results file is read through results_file.read_results: a file that is not one (cut short, not JSON, no
+"figures"), or a figure that is not a finite number, is one line naming the file and the key, exit status 2, and
+no document is written.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import math
 import re
 import string
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from results_file import read_figures  # benchmarks/ is this script's folder, first on sys.path
+
+from bridgeembed.errors import BridgeembedError, DataError
+from bridgeembed.paths import write_text_atomic
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "docs" / "results"
-NUMBER = r"(-?\d[\d,]*(?:\.\d+)?)"
+NUMBER = r"(-?\d[\d,]*(?:\.\d+)?|-?nan|-?inf)"  # nan, inf: what an unchecked write once put there, to repair
 SPACE = r"(?:\s*\n>)?\s+"  # a run of whitespace, a line break inside a > quote (the README's Limits) too
 
 
@@ -199,11 +208,12 @@ class Figure:
     span: tuple
 
 
-def load_results(folder: Path = RESULTS) -> dict:
-    """{"FILE/KEY": value} over every results file of `folder` (FILE: its name without .json)."""
+def load_results(folder: Path | None = None) -> dict:
+    """{"FILE/KEY": value} over every results file of `folder` (FILE: its name without .json; default: RESULTS);
+    a file that is not a results file is a DataError naming it (results_file.read_results)."""
     values = {}
-    for path in sorted(folder.glob("*.json")):
-        for key, value in json.loads(path.read_text(encoding="utf-8"))["figures"].items():
+    for path in sorted((RESULTS if folder is None else folder).glob("*.json")):
+        for key, value in read_figures(path).items():
             values[f"{path.stem}/{key}"] = value
     return values
 
@@ -223,7 +233,13 @@ def value_of(field: str, values: dict) -> float:
     missing = [k for k in keys if k not in values]
     if missing:
         raise KeyError(f"no results file holds {', '.join(missing)} (FILE/KEY: docs/results/FILE.json, KEY)")
-    return OPERATIONS[operation](values[keys[0]], values[keys[1]]) if operation else values[keys[0]]
+    try:
+        value = OPERATIONS[operation](values[keys[0]], values[keys[1]]) if operation else values[keys[0]]
+    except ZeroDivisionError:
+        value = math.inf
+    if not math.isfinite(value):
+        raise DataError(f"{field} is {value}, not a finite number: a figure of it is 0 or out of range")
+    return value
 
 
 def keys_missing(template: str, values: dict) -> list:
@@ -281,7 +297,7 @@ def figures(document: str, text: str, templates: list, values: dict) -> tuple[li
         for group, (field, spec) in enumerate(fields, start=1):
             try:
                 expected = format(value_of(field, values), spec)
-            except KeyError as error:
+            except (KeyError, DataError) as error:
                 problems.append(f"{document}: {error.args[0]}")
                 continue
             line = text.count("\n", 0, match.start(group)) + 1
@@ -308,15 +324,35 @@ def rewrite(text: str, found: list) -> str:
     return text
 
 
+def read_document(document: str) -> str:
+    """A document's text, or a DataError naming it."""
+    try:
+        return (REPO / document).read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise DataError(f"{document} is not UTF-8 text (byte {err.object[err.start]:#04x} at offset {err.start})") \
+            from None
+    except OSError as err:
+        raise DataError(f"cannot read {document}: {err.strerror or err}") from None
+
+
 def main(argv: list | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--check", action="store_true", help="report every figure that differs (exit 1 if any)")
     action.add_argument("--write", action="store_true", help="rewrite the figures from the results files")
     args = parser.parse_args(argv)
+    try:
+        return run(args.write)
+    except BridgeembedError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+def run(write: bool) -> int:
+    """--check (`write` False) or --write; every results file and document is read before any is written."""
     values = load_results()
-    texts = {document: (REPO / document).read_text(encoding="utf-8") for document in FIGURES}
-    if args.write:
+    texts = {document: read_document(document) for document in FIGURES}
+    if write:
         for document, templates in FIGURES.items():
             found, problems = figures(document, texts[document], templates, values)
             if problems:
@@ -324,7 +360,7 @@ def main(argv: list | None = None) -> int:
                 return 1
             new = rewrite(texts[document], found)
             if new != texts[document]:
-                (REPO / document).write_text(new, encoding="utf-8")
+                write_text_atomic(REPO / document, new)
                 print(f"rewrote {sum(f.found != f.expected for f in found)} figures of {document}")
         return 0
     problems = check(texts, values)

@@ -9,20 +9,26 @@ so a figure can be traced and measured again:
      "command": "python benchmarks/tiny_retrieval.py", "commit": "91e53d2", "dirty": false,
      "machine": {"cpus": 2, "cpus_usable": 1, "loadavg": [1.1, 1.3, 1.6], "platform": "..."},
      "date": "2026-11-27T10:40:00+00:00"}
+
+A figure is a finite number. `read_results` is the one reader of these files (figures.py reads through it): a file
+that is not one, or a figure that is not a number, is a DataError naming the file and the key.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import platform
 import shlex
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 from bridgeembed.devices import available_cores
+from bridgeembed.errors import DataError, WriteError
 from bridgeembed.paths import write_text_atomic
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,19 +60,84 @@ def this_command() -> str:
     return shlex.join(["python", str(shown), *sys.argv[1:]])
 
 
+def plain(value: object, where: str, not_finite: list) -> object:
+    """`value` as JSON holds it: numpy scalars and arrays as Python numbers and lists (json.dumps refused a
+    float32 or an int64: the measurement was lost at its very end), a NaN or an infinity as null (json.dumps
+    wrote a bare NaN, which is not JSON), its place `where` added to `not_finite`."""
+    if hasattr(value, "tolist") and type(value).__module__ == "numpy":  # a numpy scalar or array
+        value = value.tolist()
+    if isinstance(value, float) and not math.isfinite(value):
+        not_finite.append(where)
+        return None
+    if isinstance(value, dict):
+        return {key: plain(item, f"{where}.{key}" if where else str(key), not_finite) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(item, f"{where}[{i}]", not_finite) for i, item in enumerate(value)]
+    return value
+
+
 def write_results(path: str | Path, figures: dict, command: str | None = None, **facts) -> Path:
-    """Write `figures` ({key: number or text}) with their provenance to `path` (JSON); returns the path.
-    `facts`: anything else worth keeping beside them (the measurement's settings, its raw output)."""
+    """Write `figures` ({key: number}) with their provenance to `path` (JSON); returns the path.
+    `facts`: anything else worth keeping beside them (the measurement's settings, its raw output).
+    numpy numbers are written as numbers; a NaN or infinite figure as null, with a warning (the other figures
+    are kept, and `read_results` refuses the file, naming the key, until it is measured again)."""
     commit, dirty = git_commit()
     record = {"figures": figures, "command": command or this_command(), "commit": commit, "dirty": dirty,
               "machine": machine(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "data": os.environ.get("BRIDGEEMBED_DATA"), **facts}  # the data root the command read, if set
+    not_finite = []
+    record = plain(record, "", not_finite)
+    if not_finite:
+        warnings.warn(f"{path}: {', '.join(not_finite)} not a finite number (NaN or infinite): written as null",
+                      stacklevel=2)
     path = Path(path)
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise WriteError(f"cannot write {path}: {folder} is a file, not a folder; nothing was written")
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    write_text_atomic(path, json.dumps(record, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
     return path
 
 
+def read_results(path: str | Path) -> dict:
+    """A results file's record, checked: JSON text (UTF-8) holding an object whose "figures" map each key to a
+    finite number. Anything else is a DataError naming the file and, for a figure, its key."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except IsADirectoryError:
+        raise DataError(f"{path} is a folder, not a results file") from None
+    except UnicodeDecodeError as err:
+        raise DataError(f"{path} is not UTF-8 text (byte {err.object[err.start]:#04x} at offset {err.start}): "
+                        f"not a results file, or damaged") from None
+    except OSError as err:
+        raise DataError(f"cannot read {path}: {err.strerror or err}") from None
+    if not text.strip():
+        raise DataError(f"{path} is empty: not a results file (cut short?); run the command that wrote it again")
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise DataError(f"{path} is not valid JSON ({err.msg} at line {err.lineno}, column {err.colno}): cut "
+                        f"short or edited; run the command that wrote it again") from None
+    if not isinstance(record, dict) or "figures" not in record:
+        raise DataError(f'{path} has no "figures": not a results file (every JSON file of {path.parent} must '
+                        f"be one, written through benchmarks/results_file.py)")
+    figures = record["figures"]
+    if not isinstance(figures, dict):
+        raise DataError(f'{path}: "figures" is a {type(figures).__name__}, expected an object of KEY: number')
+    for key, value in figures.items():
+        if value is None:
+            raise DataError(f"{path}: figure {key!r} is null, not a number (NaN or infinite when it was "
+                            f"measured?); measure it again")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise DataError(f"{path}: figure {key!r} is {type(value).__name__} {value!r}, not a number")
+        if not math.isfinite(value):
+            raise DataError(f"{path}: figure {key!r} is {value}, not a finite number; measure it again")
+    return record
+
+
 def read_figures(path: str | Path) -> dict:
-    """The figures of a results file."""
-    return json.loads(Path(path).read_text(encoding="utf-8"))["figures"]
+    """The figures of a results file (`read_results`)."""
+    return read_results(path)["figures"]

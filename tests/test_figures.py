@@ -4,6 +4,7 @@ docs/results/, and a figure edited by hand is caught (issue 41). Reads committed
 import importlib.util
 import json
 import re
+import shutil
 import sys
 
 import pytest
@@ -12,7 +13,11 @@ from tests.helpers import REPO
 
 _spec = importlib.util.spec_from_file_location("figures", REPO / "benchmarks" / "figures.py")
 figures = sys.modules["figures"] = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(figures)
+sys.path.insert(0, str(REPO / "benchmarks"))  # figures.py imports results_file, its neighbour, as when it runs
+try:
+    _spec.loader.exec_module(figures)
+finally:
+    sys.path.remove(str(REPO / "benchmarks"))
 
 README_LINES = 300
 
@@ -131,3 +136,79 @@ def test_the_command_checks_the_committed_documents():
     done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "figures.py"), "--check"], capture_output=True,
                           text=True, cwd=REPO)
     assert done.returncode == 0 and done.stdout.strip().endswith("all up to date"), done.stdout + done.stderr
+
+
+@pytest.fixture
+def scratch_repo(tmp_path, monkeypatch):
+    """A copy of the tracked documents and of docs/results/*.json, which figures.py reads and writes instead."""
+    for document in figures.FIGURES:
+        (tmp_path / document).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / document, tmp_path / document)
+    results = tmp_path / "docs" / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    for path in (REPO / "docs" / "results").glob("*.json"):
+        shutil.copy(path, results / path.name)
+    monkeypatch.setattr(figures, "REPO", tmp_path)
+    monkeypatch.setattr(figures, "RESULTS", results)
+    return tmp_path
+
+
+TINY = json.loads((REPO / "docs" / "results" / "tiny.json").read_text(encoding="utf-8"))
+TINY_TEXT = json.dumps(TINY, indent=1)
+BROKEN_RESULTS = {  # (file, its content or None for a folder): what the one line names
+    "truncated": ("tiny.json", TINY_TEXT[: len(TINY_TEXT) // 2], "tiny.json is not valid JSON"),
+    "empty": ("tiny.json", "", "tiny.json is empty"),
+    "no figures": ("tiny.json", json.dumps({k: v for k, v in TINY.items() if k != "figures"}),
+                   'tiny.json has no "figures"'),
+    "stray json": ("stray.json", "[1, 2]", 'stray.json has no "figures"'),
+    "figures a list": ("tiny.json", json.dumps({**TINY, "figures": [43.2]}), 'tiny.json: "figures" is a list'),
+    "string figure": ("tiny.json", json.dumps({**TINY, "figures": {**TINY["figures"], "align_0.seconds": "78"}}),
+                      "tiny.json: figure 'align_0.seconds' is str '78', not a number"),
+    "null figure": ("tiny.json", json.dumps({**TINY, "figures": {**TINY["figures"], "align_0.seconds": None}}),
+                    "tiny.json: figure 'align_0.seconds' is null"),
+    "nan figure": ("tiny.json", json.dumps({**TINY, "figures": {**TINY["figures"], "align_0.seconds": float("nan")}}),
+                   "tiny.json: figure 'align_0.seconds' is nan, not a finite number"),
+    "inf figure": ("tiny.json", json.dumps({**TINY, "figures": {**TINY["figures"], "align_0.seconds": float("inf")}}),
+                   "tiny.json: figure 'align_0.seconds' is inf, not a finite number"),
+    "not utf-8": ("tiny.json", TINY_TEXT.replace("python", "pyth\udcf6n"), "tiny.json is not UTF-8 text (byte 0xf6"),
+    "a folder": ("tiny.json", None, "tiny.json is a folder, not a results file"),
+}
+
+
+@pytest.mark.parametrize("action", ["--check", "--write"])
+@pytest.mark.parametrize("case", list(BROKEN_RESULTS))
+def test_a_broken_results_file_is_one_line_naming_the_file_and_key_and_nothing_is_written(scratch_repo, case, action,
+                                                                                         capsys):
+    """Issue 49, items 8 and 12: NaN and inf went into README.md (--write, exit 0); a cut, empty, stray, non-UTF-8
+    file or one with a list, string or null figure was a traceback (JSONDecodeError, KeyError, ValueError...)."""
+    name, content, said = BROKEN_RESULTS[case]
+    path = scratch_repo / "docs" / "results" / name
+    path.unlink(missing_ok=True)
+    if content is None:
+        path.mkdir()
+    else:
+        path.write_bytes(content.encode("utf-8", errors="surrogateescape"))
+    before = {document: (scratch_repo / document).read_bytes() for document in figures.FIGURES}
+    assert figures.main([action]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and said in err, err
+    assert str(path) in err
+    assert {document: (scratch_repo / document).read_bytes() for document in figures.FIGURES} == before
+
+
+def test_a_missing_document_is_one_line(scratch_repo, capsys):
+    (scratch_repo / "README.md").unlink()
+    assert figures.main(["--check"]) == 2
+    assert capsys.readouterr().err == "error: cannot read README.md: No such file or directory\n"
+
+
+def test_write_repairs_a_figure_an_unchecked_write_left_as_nan(scratch_repo, capsys):
+    readme = scratch_repo / "README.md"
+    readme.write_text(readme.read_text(encoding="utf-8").replace("**43.2%**", "**nan%**", 1), encoding="utf-8")
+    assert figures.main(["--write"]) == 0
+    assert readme.read_text(encoding="utf-8") == (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def test_a_ratio_over_zero_is_a_problem_not_inf():
+    with pytest.raises(figures.DataError, match="a/x / a/y is inf, not a finite number"):
+        figures.value_of("a/x / a/y", {"a/x": 3.0, "a/y": 0})

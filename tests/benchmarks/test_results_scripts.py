@@ -49,6 +49,34 @@ def test_results_file_records_the_command_commit_machine_and_date(bench_module, 
     assert results_file.git_commit(tmp_path) == ("unknown", False)  # outside a checkout
 
 
+def test_results_file_writes_numpy_figures_and_a_nan_as_valid_json(bench_module, tmp_path):
+    """Issue 49, items 9 and 13: numpy float32 and int64 figures were a TypeError at the very end of a benchmark,
+    and nothing was written; a NaN was written as a bare NaN, which is not JSON; a path under a file was a
+    FileExistsError."""
+    import numpy as np
+
+    from bridgeembed.errors import DataError, WriteError
+
+    results_file = bench_module("results_file")
+    path = tmp_path / "r.json"
+    with pytest.warns(UserWarning, match=r"r.json: figures.b, spread not a finite number \(NaN or infinite\)"):
+        results_file.write_results(path, {"a": np.float32(1.5), "n": np.int64(7), "b": float("nan")},
+                                   command="python benchmarks/x.py", spread=np.float64("inf"))
+
+    def no_constant(name):
+        raise AssertionError(f"{name} is not JSON")
+
+    record = json.loads(path.read_text(encoding="utf-8"), parse_constant=no_constant)
+    assert record["figures"] == {"a": 1.5, "n": 7, "b": None} and record["spread"] is None
+    with pytest.raises(DataError, match=r"r.json: figure 'b' is null, not a number"):
+        results_file.read_figures(path)
+    path.write_text('{"figures": {"a": 1.5', encoding="utf-8")
+    with pytest.raises(DataError, match=r"r.json is not valid JSON \(.* at line 1, column \d+\): cut short"):
+        results_file.read_figures(path)
+    with pytest.raises(WriteError, match=r"cannot write .*r.json/x/s.json: .*r.json is a file, not a folder"):
+        results_file.write_results(path / "x" / "s.json", {"a": 1.0}, command="python benchmarks/x.py")
+
+
 def test_tiny_retrieval_trains_both_arms_and_writes_their_figures(tmp_path):
     corpus = write_toy_corpus(tmp_path / "toy", n_train=200, n_valid=20)
     out = tmp_path / "tiny.json"
