@@ -24,14 +24,18 @@ logger = logging.getLogger(__name__)
 def atomic_file(path: str | Path, mode: str = "wb", **open_args: object) -> Iterator[IO]:
     """Write `path` through a temporary file in the same folder, renamed over it only once it is whole
     (flushed and fsynced): a crash, a kill or a full disk leaves the old file, never a cut one. The
-    temporary's name, `.NAME.PID.tmp`, is the one the trainer's stale-temporary sweep knows. Inside a
-    `result_set` block, a file below its folder is staged with the set's other files instead, and lands with them."""
+    temporary's name, `.NAME.PID.tmp`, is the one the stale-temporary sweep knows: what a killed write of this
+    file left beside it is removed here, before the write, whichever writer it was (`remove_stale_temporaries`).
+    Inside a `result_set` block, a file below its folder is staged with the set's other files instead, and lands
+    with them."""
     path = Path(path)
     staged = _RESULT_SET.get()
     if staged is not None and staged.holds(path):
         with staged.file(path, mode, **open_args) as handle:
             yield handle
         return
+    if path.parent.is_dir():
+        remove_stale_temporaries(path.parent, path.name)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, mode, **open_args) as handle:

@@ -40,7 +40,7 @@ from bridgeembed.checkpoint_checks import (  # noqa: F401  (the format's marks, 
 )
 from bridgeembed.config import Config
 from bridgeembed.errors import BridgeembedError, CheckpointError
-from bridgeembed.paths import WriteThrough, atomic_file, atomic_folder, carry, remove_stale_temporaries, write_synced
+from bridgeembed.paths import WriteThrough, atomic_file, atomic_folder, carry, write_synced
 from bridgeembed.storage import halved, quantize
 from bridgeembed.text.tokenization import LanguageTokenizer
 
@@ -152,8 +152,7 @@ def save_model(payload: dict, path: str | Path, card: str | None = None) -> Path
     """An encoder or export payload to `path`: a `.pt` file, or else a model folder (see `save_folder`)."""
     path = Path(path)
     if container(path) == "file" and not path.is_dir():
-        save_atomic(payload, path)
-        remove_stale_temporaries(path.parent, path.name)  # what a killed save of this file left beside it
+        save_atomic(payload, path)  # atomic_file clears what a killed save of this file left beside it
     else:
         save_folder(payload, path, card)
     return path

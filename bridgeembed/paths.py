@@ -129,7 +129,9 @@ def check_output(path: str | Path, option: str, kind: str = "file", suffix: str 
     not a folder, not a symbolic link (a write would replace the link,
     or go where it points), and not an existing file that is read-only. kind "folder": a folder that exists
     or can be made (its nearest existing parent is a writable folder), not a file. Every problem is a
-    ConfigError naming `option` and the path."""
+    ConfigError naming `option` and the path. An empty path is refused: it would be the working directory."""
+    if str(path) == "":
+        raise ConfigError(f"{option} '' is an empty path: give a {kind}'s name")
     path = Path(path).expanduser()
     if path.is_symlink():
         raise ConfigError(f"{option} {path} is a symbolic link (to {os.readlink(path)}); give the real path")

@@ -74,7 +74,10 @@ class Interpolate:
         inputs = _models(("START", args.start), ("TUNED", args.tuned))
         folder = check_output(args.out, "--out", "folder")
         paths = [folder / f"soup-{alpha:g}.pt" for alpha in args.alpha]
-        for path in paths:
+        for i, path in enumerate(paths):
+            if path in paths[:i]:  # one file written twice, the second over the first
+                raise ConfigError(f"--alpha {args.alpha[paths.index(path)]:.10g} and {args.alpha[i]:.10g} would both "
+                                  f"be written to {path} (names keep 6 digits): give each weight once")
             check_not_input(path, "--out", inputs)
         start, tuned = (_load(path) for _, path in inputs)
         check_same_model(start, tuned)

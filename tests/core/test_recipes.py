@@ -234,3 +234,53 @@ def test_a_missing_input_is_named_on_one_line(command, toy_run, tmp_path, capsys
                             str(tmp_path / "o.pt")]) == 2
         assert f"config file {tmp_path / 'c.yaml'} does not exist" in one_line_error(capsys)
     assert not list(tmp_path.glob("o.pt")) and not (tmp_path / "soup").exists()
+
+
+def test_alphas_that_name_one_file_are_refused_before_any_work(toy_run, tmp_path, capsys):
+    """Issue 49, item 1: --alpha 0.3 0.3000001 wrote both to soup-0.3.pt, the second over the first, and said
+    "wrote" twice."""
+    run_dir, _ = toy_run
+    for alphas in (["0.3", "0.3000001"], ["0.5", "0.5"]):
+        assert recipe.main(["interpolate", str(run_dir / "best.pt"), str(run_dir / "last.pt"), "--alpha", *alphas,
+                            "--out", str(tmp_path / "soup")]) == 2
+        assert one_line_error(capsys) == (f"error: --alpha {alphas[0]} and {alphas[1]} would both be written to "
+                                          f"{tmp_path / 'soup' / ('soup-' + alphas[0] + '.pt')} (names keep 6 "
+                                          "digits): give each weight once")
+        assert not list((tmp_path / "soup").glob("*.pt"))
+
+
+@pytest.mark.parametrize("command", ["interpolate", "with-decoders", "retokenize"])
+def test_an_empty_out_is_refused(command, toy_run, tmp_path, capsys, monkeypatch):
+    """Issue 49, item 2: interpolate --out '' wrote soup-0.5.pt into the working directory."""
+    run_dir, _ = toy_run
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text("model:\n  heads: 2\n")
+    argv = {"interpolate": [str(run_dir / "best.pt"), str(run_dir / "last.pt"), "--alpha", "0.5"],
+            "with-decoders": [str(run_dir / "best.pt"), str(run_dir / "last.pt")],
+            "retokenize": [str(run_dir / "last.pt"), str(tmp_path / "c.yaml")]}[command]
+    assert recipe.main([command, *argv, "--out", ""]) == 2
+    kind = "folder" if command == "interpolate" else "file"
+    assert one_line_error(capsys) == f"error: --out '' is an empty path: give a {kind}'s name"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]
+
+
+@pytest.mark.parametrize("command", ["interpolate", "with-decoders"])
+def test_what_a_killed_recipe_write_left_is_cleared_by_the_next(command, toy_run, tmp_path, capsys):
+    """Issue 49, item 3: a killed write left `.soup-0.5.pt.PID.tmp`; interpolate and with-decoders never removed
+    it (export and train did): every atomic write now clears its own file's (`atomic_file`)."""
+    import subprocess
+    import sys
+
+    run_dir, _ = toy_run
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    out = tmp_path / "out"
+    out.mkdir()
+    name = "soup-0.5.pt" if command == "interpolate" else "init.pt"
+    stale = out / f".{name}.{dead}.tmp"
+    stale.write_bytes(b"half a checkpoint")
+    argv = {"interpolate": [str(run_dir / "best.pt"), str(run_dir / "last.pt"), "--alpha", "0.5", "--out", str(out)],
+            "with-decoders": [str(run_dir / "best.pt"), str(run_dir / "last.pt"), "--out", str(out / name)]}[command]
+    assert recipe.main([command, *argv]) == 0
+    capsys.readouterr()
+    assert sorted(p.name for p in out.iterdir()) == [name]
