@@ -15,15 +15,15 @@ the first --lines), caption test_2016. `--dry` runs one tiny set of made-up sent
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from itertools import permutations
 
 import numpy as np
-from common import SETS, add_run_options, encode_quietly, parse_run_options, write_json  # benchmarks/: sys.path[0]
 
 from bridgeembed import BridgeEncoder
+from bridgeembed.cli.scripts import parse_script, script_parser, write_json
+from bridgeembed.crosslingual.dev_retrieval import SETS, encode_quietly
 from bridgeembed.crosslingual.retrieval import accuracy
 from bridgeembed.text.parallel import corpus_dir, read_split
 
@@ -48,15 +48,14 @@ def measure(encoder: BridgeEncoder, lines: dict, length: int) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__, "--data", first_paragraph=True, dry="made-up sentences, no data", json_out=True)
     parser.add_argument("models", nargs="+", help="shipped model names or paths")
     parser.add_argument("--lengths", nargs="+", type=int, default=[50, 256],
                         help="max_seq_length values (default: 50 256)")
     parser.add_argument("--sets", nargs="+", choices=list(SETS), default=list(SETS), help="default: all")
     parser.add_argument("--lines", type=int, default=1000, help="sentences per set and language (default: 1000)")
     parser.add_argument("--rounds", type=int, default=2, help="timing rounds, lengths alternating (default: 2)")
-    add_run_options(parser)
-    args = parse_run_options(parser, argv)
+    args = parse_script(parser, argv)
     results = []
     for model in args.models:
         encoder = BridgeEncoder(model, device="cpu")

@@ -25,6 +25,7 @@ from bridgeembed.errors import ConfigError, DataError, UnknownLanguageError
 from bridgeembed.evaluation.encoding import EncodingCache
 from bridgeembed.evaluation.evaluator import Evaluator
 from bridgeembed.evaluation.writer import view_stem
+from bridgeembed.translation.matching import translation_found
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.encoders.protocol import SentenceEncoder
@@ -40,10 +41,10 @@ def normalize(x: np.ndarray) -> np.ndarray:
 
 def accuracy(src_vectors: np.ndarray, tgt_vectors: np.ndarray, tgt_texts: Sequence[str],
              scoring: str = "cosine") -> float:
-    """Fraction of rows i whose nearest target (by `scoring`) is row i (or a row with the very same target text)."""
+    """Fraction of rows i whose nearest target (by `scoring`) is row i (or a row with the very same target text):
+    `translation.matching.translation_found`, the rule training's dev retrieval applies too."""
     hits = nearest(normalize(src_vectors), normalize(tgt_vectors), scoring)  # (N,)
-    texts = np.asarray(tgt_texts, dtype=object)
-    return float((texts[hits] == texts).mean())
+    return translation_found(hits, np.asarray(tgt_texts, dtype=object))
 
 
 def encode_parallel(cache: EncodingCache, lines: Dict[str, List[str]], skipped: dict, task: str,

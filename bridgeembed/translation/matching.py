@@ -1,5 +1,7 @@
-"""Do translations find each other? The mixed-pool rule, shared by dev retrieval during training
-(`training/validation.py`) and the language-neutrality benchmark (`crosslingual/neutrality.py`).
+"""Do translations find each other? The one rule of "is the nearest sentence its translation", for line-aligned
+sentences (`translation_found`: dev retrieval during training, `training/validation.py`, and every retrieval
+benchmark, `crosslingual/retrieval.py`), and the mixed-pool rule, shared by dev retrieval during training and the
+language-neutrality benchmark (`crosslingual/neutrality.py`).
 
 The pool holds every sentence of L languages, N caption rows each, language by language (row i of
 each language is one caption). A sentence's nearest other pool sentence is a hit when it is a
@@ -13,6 +15,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+
+
+def translation_found(nearest: np.ndarray, texts: np.ndarray) -> float:
+    """nearest (N,): the target row each query retrieved, query i's translation being row i; texts (N,): the target
+    rows' text. -> the share of queries whose retrieved row is their translation, or holds its very text (a
+    sentence that repeats cannot be told apart from its copy, so retrieving either is no error of the encoder)."""
+    return float((texts[nearest] == texts).mean())
 
 
 def pool_hits(nearest: np.ndarray, texts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

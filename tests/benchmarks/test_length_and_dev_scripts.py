@@ -1,5 +1,6 @@
-"""benchmarks/sentence_length.py, dev_retrieval.py and sts_pooling.py (issue 42) run, in their dry modes, with
-the options and the quiet encoding they share from benchmarks/common.py."""
+"""benchmarks/sentence_length.py, dev_retrieval.py and docs/history/studies/sts_pooling.py (issue 42) run, in their
+dry modes, with the options they share from bridgeembed.cli.scripts and the quiet encoding of
+bridgeembed.crosslingual.dev_retrieval."""
 
 import json
 import os
@@ -14,8 +15,9 @@ pytestmark = pytest.mark.usefixtures("shipped_model")
 
 
 def run(script: str, *args) -> str:
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *args], capture_output=True,
-                          text=True, cwd=REPO, timeout=600)
+    """SCRIPT, a path below the repository (benchmarks/ when it names no folder); its stdout."""
+    done = subprocess.run([sys.executable, str(REPO / ("benchmarks/" if "/" not in script else "") / script), *args],
+                          capture_output=True, text=True, cwd=REPO, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
@@ -54,12 +56,8 @@ def test_dev_retrieval_names_a_missing_model_before_any_work(tmp_path):
 @pytest.mark.slow
 def test_dev_sets_are_the_ones_the_trainer_holds_out(real_data):
     data_root = real_data("multi30k", "newstest-4way", "tatoeba-en-fr", "europarl-comtrans", "gnome-help")
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        from dev_retrieval import dev_sets
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
     from bridgeembed.config import Config
+    from bridgeembed.crosslingual.dev_retrieval import dev_sets
 
     sets = dev_sets(Config.from_yaml(REPO / "configs" / "general-m2m.yaml"), data_root)
     assert {"multi30k", "news", "tatoeba-en-de", "tatoeba-de-cs", "europarl", "gnome"} <= set(sets)
@@ -69,7 +67,7 @@ def test_dev_sets_are_the_ones_the_trainer_holds_out(real_data):
 
 def test_sts_pooling_scores_every_pooling_for_the_model_and_its_controls(tmp_path):
     out = tmp_path / "sts.json"
-    text = run("sts_pooling.py", "general-m2m", "--dry", "--controls", "1", "--json", str(out))
+    text = run("docs/history/studies/sts_pooling.py", "general-m2m", "--dry", "--controls", "1", "--json", str(out))
     written = json.loads(out.read_text())
     found = written["encoders"]
     assert set(found) == {"general-m2m", "untrained seed 1"}

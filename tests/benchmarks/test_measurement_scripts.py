@@ -55,10 +55,11 @@ def tiny_root(tmp_path_factory):
 
 
 def run(script: str, *args, env=None) -> str:
-    """benchmarks/SCRIPT with this checkout's bridgeembed, one thread; its stdout (a failure shows its stderr)."""
+    """SCRIPT (below benchmarks/ unless it names a folder) with this checkout's bridgeembed, one thread; its stdout
+    (a failure shows its stderr)."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", **(env or {})}
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *args], capture_output=True,
-                          text=True, cwd=REPO, timeout=600, env=env)
+    done = subprocess.run([sys.executable, str(REPO / ("benchmarks/" if "/" not in script else "") / script), *args],
+                          capture_output=True, text=True, cwd=REPO, timeout=600, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
@@ -241,14 +242,14 @@ def test_vocab_size_trains_each_size_alike_and_resumes(tmp_path):
     """Issue 42: the vocabulary chosen by dev retrieval and pieces a word. Each size is its own run of the
     trainer (the same steps), its tokenizers of that size; a second call finds the runs done and measures again."""
     out, runs = tmp_path / "vocab.json", tmp_path / "runs"
-    args = ("vocab_size.py", "--dry", "--sizes", "40,80", "--steps", "4", "--out", str(runs), "--json", str(out))
+    args = ("docs/history/studies/vocab_size.py", "--dry", "--sizes", "40,80", "--steps", "4", "--out", str(runs), "--json", str(out))
     text = run(*args)
     rows = {row["vocab_size"]: row for row in json.loads(out.read_text())["sizes"]}
     assert set(rows) == {40, 80} and all(row["steps"] == 4 and 0 <= row["dev_mean"] <= 100 for row in rows.values())
     # the larger vocabulary spells the same dev text in fewer pieces
     assert rows[80]["pieces_a_word"]["corpus"] < rows[40]["pieces_a_word"]["corpus"]
     assert "| 40 |" in text and "| 80 |" in text
-    assert json.loads(out.read_text())["command"].startswith("python benchmarks/vocab_size.py --dry --sizes 40,80")
+    assert json.loads(out.read_text())["command"].startswith("python docs/history/studies/vocab_size.py --dry --sizes 40,80")
     for size in (40, 80):
         config = yaml.safe_load((runs / f"vocab-{size}" / "config.yaml").read_text())
         assert config["tokenizer"]["vocab_size"] == size

@@ -324,14 +324,14 @@ def test_translate_share_out_of_range_is_refused(toy_corpus, tmp_path):
 
 
 def test_translate_share_benchmark_times_both_kinds_of_step(tmp_path):
-    """benchmarks/translate_share.py --dry: the same batches trained with and without the decoders."""
+    """docs/history/studies/translate_share.py --dry: the same batches trained with and without the decoders."""
     import subprocess
     import sys
 
     from tests.helpers import REPO
 
     out = tmp_path / "share.json"
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "translate_share.py"), "--dry", "--steps", "4",
+    done = subprocess.run([sys.executable, str(REPO / "docs/history/studies/translate_share.py"), "--dry", "--steps", "4",
                            "--warmup", "1", "--json", str(out)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     row = json.loads(out.read_text())

@@ -3,13 +3,14 @@
 For each size in --sizes, trains CONFIG from scratch with `tokenizer.vocab_size` set to it (tokenizers learnt as
 the recipe learns them, `data.tokenizer_text` included) for --steps steps in OUT/vocab-SIZE, through
 `bridgeembed-train`, so that a stopped measurement resumes where it was: run the same command again. Then scores
-the run's last.pt on the recipe's dev sets as `dev_retrieval.py` does (their mean chooses; PUD and test_2016
+the run's last.pt on the recipe's dev sets as `benchmarks/dev_retrieval.py` does (their mean chooses; PUD and test_2016
 are reported beside, never chosen by) and counts the pieces a word of its tokenizers on each dev set. Every
 size gets the same steps, batches and seed: the sizes differ in their tokenizers alone. A short run favours a
 small vocabulary (fewer embeddings to learn), so the table says which size learns fastest at this budget, not
 which ends best; the seconds a size took are reported too.
 
-    BRIDGEEMBED_DATA=../shared/data BRIDGEEMBED_CACHE=... python benchmarks/vocab_size.py configs/general-m2m.yaml \\
+    BRIDGEEMBED_DATA=../shared/data BRIDGEEMBED_CACHE=... python docs/history/studies/vocab_size.py \\
+        configs/general-m2m.yaml \\
         --sizes 4000,8000,16000 --steps 1500 --out runs/vocab --set train.translate_share=0.5 \\
         --json docs/results/vocab/vocab-size.json
 
@@ -18,7 +19,6 @@ which ends best; the seconds a size took are reported too.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shlex
 import subprocess
@@ -29,13 +29,13 @@ from pathlib import Path
 
 import numpy as np
 import yaml
-from common import add_run_options, parse_run_options, write_json  # benchmarks/, first on sys.path
-from dev_retrieval import REPORT_SETS, evaluation_sets, score_sets
 
 from bridgeembed import BridgeEncoder
+from bridgeembed.cli.scripts import parse_script, script_parser, write_json
 from bridgeembed.config import Config
+from bridgeembed.crosslingual.dev_retrieval import REPORT_SETS, evaluation_sets, score_sets
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def train(config: str, size: int, out: Path, steps: int, threads: int, data: str | None, extra: list) -> float:
@@ -66,7 +66,8 @@ def pieces_a_word(encoder: BridgeEncoder, sets: dict) -> dict:
 
 
 def measure(run: Path, sets: dict, lines: int) -> dict:
-    """Dev retrieval of the run's last.pt as `dev_retrieval.py` scores it, and its tokenizers' pieces a word."""
+    """Dev retrieval of the run's last.pt as `benchmarks/dev_retrieval.py` scores it, and its tokenizers' pieces a
+    word."""
     encoder = BridgeEncoder(str(run / "last.pt"))
     sets = {name: {lang: text[:lines] for lang, text in by_lang.items() if lang in encoder.languages}
             for name, by_lang in sets.items()}
@@ -87,7 +88,8 @@ def dry_config(folder: Path) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__, "--data", first_paragraph=True,
+                           dry="the tests' toy corpus for a few steps, no data", json_out=True)
     parser.add_argument("config", nargs="?", help="the recipe (YAML)")
     parser.add_argument("--sizes", default="4000,8000,16000", help="vocabulary sizes a language (default: "
                                                                    "4000,8000,16000)")
@@ -96,9 +98,8 @@ def main(argv=None) -> int:
     parser.add_argument("--lines", type=int, default=1000, help="dev sentences a set and language (default: 1000)")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="another override for every size's training (repeatable)")
-    add_run_options(parser, dry="the tests' toy corpus for a few steps, no data")
-    args = parse_run_options(parser, argv)
-    command = shlex.join(["python", "benchmarks/vocab_size.py", *(sys.argv[1:] if argv is None else argv)])
+    args = parse_script(parser, argv)
+    command = shlex.join(["python", "docs/history/studies/vocab_size.py", *(sys.argv[1:] if argv is None else argv)])
     try:
         sizes = [int(s) for s in args.sizes.split(",")]
     except ValueError:

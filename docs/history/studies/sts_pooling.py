@@ -20,24 +20,24 @@ an isotropic space) and the share of variance in the top principal direction. An
 the Pearson correlation of its cosines (`mean`) with the pairs' word overlap (Jaccard of the lowercased word sets),
 beside the overlap's own STS score (no encoder at all).
 
-    BRIDGEEMBED_DATA=../shared/data python benchmarks/sts_pooling.py general-m2m --controls 3 --json results/sts.json
+    BRIDGEEMBED_DATA=../shared/data python docs/history/studies/sts_pooling.py general-m2m --controls 3 \\
+        --json results/sts.json
 
 `--dry` uses made-up pairs (the test's mode).
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from itertools import islice
 from pathlib import Path
 
 import numpy as np
 import torch
-from common import add_run_options, parse_run_options, write_json  # benchmarks/, first on sys.path
 from scipy.stats import pearsonr
 
 from bridgeembed import BridgeEncoder
+from bridgeembed.cli.scripts import parse_script, script_parser, write_json
 from bridgeembed.paths import data_root
 from bridgeembed.senteval import readers
 
@@ -168,15 +168,14 @@ def load_tasks(root: Path | None, dry: bool) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__, "--data", first_paragraph=True, dry="made-up pairs, no data", json_out=True)
     parser.add_argument("model", help="a shipped model's name or a path")
     parser.add_argument("--controls", type=int, default=3, help="untrained controls, seeds 1..N (default: 3)")
     parser.add_argument("--pcs", type=int, default=3, help="principal directions abtt removes (default: 3)")
     parser.add_argument("--sif-a", type=float, default=1e-3, help="sif's a (default: 1e-3, Arora et al.'s)")
     parser.add_argument("--sif-lines", type=int, default=100_000,
                         help="lines read from each training file to count pieces for sif (default: 100,000)")
-    add_run_options(parser, dry="made-up pairs, no data")
-    args = parse_run_options(parser, argv)
+    args = parse_script(parser, argv)
     tasks = load_tasks(None if args.dry else data_root(args.data), args.dry)
     model = BridgeEncoder(args.model, device="cpu")
     encoders = {args.model: model, **{f"untrained seed {s}": model.reinitialized(seed=s)

@@ -7,7 +7,7 @@ penalty), so that a change in the machine's load hits both alike. Reports pairs/
 the speed-up of a run with train.translate_share=S is 1 / (S + (1 - S) * ratio). Whether fewer translation
 steps cost dev retrieval is measured by training (see docs/training.md), not here.
 
-    BRIDGEEMBED_DATA=../shared/data BRIDGEEMBED_CACHE=... python benchmarks/translate_share.py \\
+    BRIDGEEMBED_DATA=../shared/data BRIDGEEMBED_CACHE=... python docs/history/studies/translate_share.py \\
         configs/general-m2m.yaml --init runs/general-m2m/last.pt --steps 20 --threads 1 --json share.json
 
 `--dry` times the toy corpus of the tests (no data needed).
@@ -15,18 +15,16 @@ steps cost dev retrieval is measured by training (see docs/training.md), not her
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from common import add_run_options, parse_run_options, write_json  # benchmarks/, first on sys.path
-
+from bridgeembed.cli.scripts import parse_script, script_parser, write_json
 from bridgeembed.config import Config
 from bridgeembed.training.trainer import Trainer
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def timed_steps(trainer: Trainer, steps: int, first: int = 1) -> dict:
@@ -47,13 +45,13 @@ def timed_steps(trainer: Trainer, steps: int, first: int = 1) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__, "--data", first_paragraph=True, dry="the tests' toy corpus, no data",
+                           json_out=True)
     parser.add_argument("config", nargs="?", help="the training config (YAML)")
     parser.add_argument("--init", help="weights to start from (a checkpoint, folder or shipped name)")
     parser.add_argument("--steps", type=int, default=20, help="batches, each timed both ways (default: 20)")
     parser.add_argument("--warmup", type=int, default=4, help="untimed steps first (default: 4)")
-    add_run_options(parser, dry="the tests' toy corpus, no data")
-    args = parse_run_options(parser, argv)
+    args = parse_script(parser, argv)
     with tempfile.TemporaryDirectory() as tmp:
         if args.dry:
             sys.path.insert(0, str(REPO))

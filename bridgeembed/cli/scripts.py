@@ -1,0 +1,58 @@
+"""The front door of the measurement scripts of benchmarks/: their parser, their threads and their JSON.
+
+A script asks for the shared options it takes (`script_parser(__doc__, "--data", "--model")`: declared once, in
+`cli/options.py`; --threads always, at the script's own default, since a measurement names its threads), adds its
+own on the parser it gets, and parses with `parse_script`, which sets the process's CPU threads by the one setter,
+`devices.set_threads`. Its JSON lands through `write_json`, atomically. A script that times several thread counts
+in one process sets each through `devices.set_threads` too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from bridgeembed.cli.options import add_options
+
+
+def script_parser(doc: str, *shared: str, threads: int | None | bool = 1, first_paragraph: bool = False,
+                  dry: str | None = None, json_out: bool = False, **parser_args: object) -> argparse.ArgumentParser:
+    """A parser for a benchmarks/ script described by `doc` (its first paragraph alone with `first_paragraph`),
+    with the shared options `shared` and --threads (default `threads`; None: the cores other work leaves idle; False:
+    no --threads, for a script that sets no threads of its own); --dry with `dry` (what the dry mode, the test's,
+    uses instead of the data), --json with `json_out`."""
+    description = doc.split("\n\n")[0] if first_paragraph else doc
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     **parser_args)
+    add_options(parser, *(() if threads is False else ("--threads",)), *shared)
+    if threads is not None and threads is not False:
+        parser.set_defaults(threads=threads)
+        parser._option_string_actions["--threads"].help = f"CPU threads for torch (default: {threads})"
+    if dry:
+        parser.add_argument("--dry", action="store_true", help=f"{dry} (the test's mode)")
+    if json_out:
+        parser.add_argument("--json", help="write the results here, as JSON")
+    return parser
+
+
+def parse_script(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None,
+                 libraries: Sequence[str] = ("torch",)) -> argparse.Namespace:
+    """The parsed arguments, the process's threads for `libraries` set to --threads (`devices.set_threads`) where the
+    script takes --threads."""
+    from bridgeembed.devices import set_threads
+
+    args = parser.parse_args(argv)
+    if "threads" in vars(args):
+        set_threads(args.threads, libraries=libraries)
+    return args
+
+
+def write_json(path: str | Path | None, results: object, indent: int = 1, **dump_args: object) -> None:
+    """`results` as indented JSON to `path` (its folder made), atomically; nothing when `path` is None."""
+    from bridgeembed.atomic import write_text_atomic
+
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, json.dumps(results, indent=indent, **dump_args) + "\n")
