@@ -208,6 +208,10 @@ class TrainConfig:
     # learning without forgetting (Li and Hoiem 2016): weight of mean(1 - cos(v, v_0)) on the steps of the main
     # corpus (data.path), v the sentence vector of each source sentence and v_0 that of train.init_from, frozen
     keep_weight: float = 0.0
+    # parts of the model that do not train: [encoders, bridge] trains the decoders alone, so that every sentence
+    # vector of train.init_from stays bit-identical (e.g. decoders restored for translation on top of a model
+    # shipped for its vectors); the frozen parts run without dropout, as they encode ([]: all parts train)
+    freeze: list = field(default_factory=list)
 
 
 SECTIONS = {"model": ModelConfig, "tokenizer": TokenizerConfig, "data": DataConfig, "train": TrainConfig}
@@ -330,8 +334,9 @@ def validate(config: Config, source: str = "config") -> None:
 def check_run(config: Config, source: str = "config") -> None:
     """What a run refuses to start with, beyond `validate` (which a saved model's config meets too, so these
     settings, harmless to a model that exists, are checked only where training starts): steps that would train
-    nothing but the attention penalty."""
+    nothing but the attention penalty, and train.freeze settings under which some terms or steps train nothing."""
     t = config.train
+    _check_freeze(config, source)
     for i, corpus in enumerate(corpus_configs(config.data, source)):
         if corpus.use != "alignment":
             continue
@@ -346,9 +351,37 @@ def check_run(config: Config, source: str = "config") -> None:
                               f"(logged as nll 0.000); set train.align_weight above 0, or give the corpus use: both")
 
 
+def _check_freeze(config: Config, source: str) -> None:
+    """train.freeze: frozen parts keep train.init_from's weights, and no step or term may train only frozen parts
+    (with the encoders and the bridge frozen, the sentence vectors cannot move: only translation trains)."""
+    t, frozen = config.train, set(config.train.freeze)
+    if not frozen:
+        return
+    if not t.init_from:
+        raise ConfigError(f"{source}: train.freeze keeps {', '.join(t.freeze)} as train.init_from gave them, but "
+                          f"train.init_from is not set: frozen random weights would never learn; give the model to "
+                          f"start from, or train.freeze=[]")
+    if frozen >= {"encoders", "bridge", "decoders"}:
+        raise ConfigError(f"{source}: train.freeze=[{', '.join(t.freeze)}] freezes every part: nothing would train")
+    if frozen >= {"encoders", "bridge"}:
+        moved = [f"train.{k}={getattr(t, k)}" for k in ("align_weight", "align_per_head", "anchor_weight",
+                                                         "keep_weight") if getattr(t, k) > 0]
+        if moved:
+            raise ConfigError(f"{source}: {', '.join(moved)} trains the sentence vectors, which "
+                              f"train.freeze=[{', '.join(t.freeze)}] keeps as they are: set it to 0")
+        if t.translate_share < 1:
+            raise ConfigError(f"{source}: train.translate_share={t.translate_share} leaves steps without the "
+                              f"decoders, the only part train.freeze=[{', '.join(t.freeze)}] trains: set it to 1")
+        alignment = [c.label for c in corpus_configs(config.data, source) if c.use == "alignment"]
+        if alignment:
+            raise ConfigError(f"{source}: data.corpora {', '.join(alignment)} trains only the sentence vectors "
+                              f"(use: alignment), which train.freeze=[{', '.join(t.freeze)}] keeps as they are: "
+                              f"leave it out of this run")
+
+
 # train keys that change what the loss is: a resumed run must keep them (train.init_from starts anew with others)
 ALIGNMENT_KEYS = ("align_weight", "align_loss", "align_temperature", "align_per_head", "align_multiway",
-                  "anchor_weight", "keep_weight")
+                  "anchor_weight", "keep_weight", "freeze")
 
 
 def scaled_lr(t: TrainConfig) -> float:

@@ -85,6 +85,8 @@ def _language_codes(codes: list) -> bool:
             and all(isinstance(c, str) and c.replace("_", "").isalnum() for c in codes))
 
 
+FREEZABLE = ("encoders", "bridge", "decoders")  # train.freeze: the parts of a BridgeModel
+
 # section.key -> (test, what the test expects): every rule that reads one field; NaN fails every test.
 # Before its rule, each field must have its annotated type (bool is no int; an int is a float).
 FIELDS = {
@@ -127,6 +129,8 @@ FIELDS = {
     "train.anchor_weight": (_non_negative, "0 (off) or positive"),
     "train.keep_weight": (_non_negative, "0 (off) or positive"),
     "train.subword_dropout": (lambda v: 0 <= v < 1, "in [0, 1) (0: off; 0.1 is BPE-dropout's rate)"),
+    "train.freeze": (lambda v: len(set(map(str, v))) == len(v) and all(x in FREEZABLE for x in v),
+                     f"a list of distinct parts among {', '.join(FREEZABLE)} (e.g. [encoders, bridge])"),
 }
 TYPES = {"bool": bool, "int": int, "float": (int, float), "str": str, "list": list, "object": object}
 

@@ -120,7 +120,12 @@ class Trainer(StepInputs):
         self.batches = [DirectionBatches(self._trained_pairs(u), self.corpora[u.corpus].lengths[u.direction.src],
                                          train.batch_size, train.seed, key) for key, u in enumerate(self.units)]
         self.shares = shares(self.units, visits, [Path(data.data_config.path).name] + [c.name for c in data.corpora])
-        self.optimizer = make_optimizer(model.parameters(), train.optimizer, train.lr)
+        # train.freeze: these parts keep their weights (no gradient, not in the optimizer) and run without dropout
+        self.frozen = [getattr(model, part) for part in train.freeze]
+        for part in self.frozen:
+            part.requires_grad_(False)
+        self.optimizer = make_optimizer((p for p in model.parameters() if p.requires_grad), train.optimizer,
+                                        train.lr)
         self.subword_dropout = (SubwordDropout(data.tokenizers, train.subword_dropout, data.tokenizer_config.max_len,
                                                train.seed) if train.subword_dropout > 0 else None)
         self.state = TrainState(lr=scaled_lr(train))
@@ -250,6 +255,8 @@ class Trainer(StepInputs):
         b, partners = local.batch, self._partners(step, unit, mine)
         translated = self.translates(step, unit)
         self.model.train()
+        for part in self.frozen:  # as they encode: a frozen encoder gives the decoders the vectors users get
+            part.eval()
         with self._autocast():
             output = (self.ddp or self.model)(b.src, b.lengths, b.src_lang, b.tgt_in, b.tgt_lang, real=local.real,
                                               partners=partners, decode=translated)

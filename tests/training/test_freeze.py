@@ -1,0 +1,75 @@
+"""train.freeze: parts of a model kept as train.init_from gave them. With the encoders and the bridge frozen only the
+decoders train, so every sentence vector stays bit-identical (translations restored on top of a shipped encoder)."""
+
+import pytest
+import torch
+
+from bridgeembed.encoders.bridge import BridgeEncoder
+from bridgeembed.errors import ConfigError
+from bridgeembed.training.trainer import Trainer
+from tests.helpers.toy import toy_config
+
+
+def frozen_config(corpus, out, init_from, **train):
+    return toy_config(corpus, out, init_from=init_from, freeze=["encoders", "bridge"], align_weight=0.0, **train)
+
+
+def test_frozen_encoders_and_bridge_keep_every_vector_while_the_decoders_learn(toy_run, toy_corpus, tmp_path):
+    run, _ = toy_run
+    start = str(run / "best.pt")
+    trainer = Trainer.from_config(frozen_config(toy_corpus, tmp_path / "dec", start, max_steps=12, lr=3e-3),
+                                  show_progress=False)
+    before = {k: v.clone() for k, v in trainer.model.state_dict().items()}
+    trainer.train()
+    after = trainer.model.state_dict()
+    moved = [k for k in before if not torch.equal(before[k], after[k])]
+    assert moved and all(k.startswith("decoders.") for k in moved), moved
+    kept = [k for k in before if k.startswith(("encoders.", "bridge."))]
+    assert kept and all(torch.equal(before[k], after[k]) for k in kept)
+    # the optimizer holds the decoders only, and the saved run encodes exactly as the model it started from
+    trained = {id(p) for group in trainer.optimizer.param_groups for p in group["params"]}
+    assert trained == {id(p) for p in trainer.model.decoders.parameters()}
+    sentences = ["apple dog", "dog"]
+    lang = next(iter(trainer.model.encoders))
+    old = BridgeEncoder.from_pretrained(start).encode(sentences, lang)
+    new = BridgeEncoder.from_pretrained(tmp_path / "dec" / "last.pt").encode(sentences, lang)
+    assert (old == new).all()
+
+
+def test_frozen_parts_run_without_dropout_while_the_rest_trains(toy_run, toy_corpus, tmp_path):
+    run, _ = toy_run
+    trainer = Trainer.from_config(frozen_config(toy_corpus, tmp_path / "d", str(run / "best.pt"), max_steps=2),
+                                  show_progress=False)
+    trainer.train_step(0)
+    assert not any(m.training for m in trainer.model.encoders.modules())
+    assert not any(m.training for m in trainer.model.bridge.modules())
+    assert all(m.training for m in trainer.model.decoders.modules())
+
+
+@pytest.mark.parametrize(("train", "message"), [
+    ({"freeze": ["encoders", "bridge"], "align_weight": 1.0}, "align_weight=1.0 trains the sentence vectors"),
+    ({"freeze": ["encoders", "bridge"], "align_weight": 0.0, "translate_share": 0.5},
+     "translate_share=0.5 leaves steps without the decoders"),
+    ({"freeze": ["encoders", "bridge", "decoders"]}, "freezes every part"),
+])
+def test_a_freeze_under_which_something_trains_nothing_is_refused(toy_run, toy_corpus, tmp_path, train, message):
+    run, _ = toy_run
+    config = toy_config(toy_corpus, tmp_path / "x", init_from=str(run / "best.pt"), **train)
+    with pytest.raises(ConfigError, match=message):
+        Trainer.from_config(config, show_progress=False)
+
+
+def test_freeze_needs_a_model_to_start_from_and_names_known_parts(toy_corpus, tmp_path):
+    with pytest.raises(ConfigError, match="train.init_from is not set"):
+        Trainer.from_config(toy_config(toy_corpus, tmp_path / "x", freeze=["decoders"]), show_progress=False)
+    with pytest.raises(ConfigError, match="train.freeze.*encoders, bridge, decoders"):
+        toy_config(toy_corpus, tmp_path / "y", freeze=["encoder"])
+
+
+def test_a_resume_keeps_the_freeze(toy_run, toy_corpus, tmp_path):
+    run, _ = toy_run
+    start = str(run / "best.pt")
+    Trainer.from_config(frozen_config(toy_corpus, tmp_path / "r", start, max_steps=2), show_progress=False).train()
+    with pytest.raises(ConfigError, match="train.freeze"):
+        Trainer.from_config(toy_config(toy_corpus, tmp_path / "r", init_from=start, align_weight=0.0, max_steps=4),
+                            show_progress=False)
