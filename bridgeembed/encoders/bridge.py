@@ -27,7 +27,7 @@ from tqdm.auto import tqdm
 from bridgeembed.checkpoint import check_model_target, load_model, make_payload, save_model
 from bridgeembed.devices import resolve_device
 from bridgeembed.encoders.arguments import check_batch_size, check_langs, check_max_seq_length, normalize_flag
-from bridgeembed.encoders.codes import CALIBRATED, quantize_embeddings
+from bridgeembed.encoders.codes import CALIBRATED, check_packable, quantize_embeddings
 from bridgeembed.encoders.protocol import Heads, HeadSpec
 from bridgeembed.encoders.quantize import check_precision, check_quantize, check_quantized_device, quantize_model
 from bridgeembed.encoders.refused import KEYWORDS, REFUSED
@@ -129,13 +129,16 @@ class BridgeEncoder:
     def save(self, path: str | Path, half: bool = False, int8: bool = False) -> None:
         """An encoder-only export that `from_pretrained(path)` loads back (float16 weights with `half`, int8
         matrices with `int8`): a model folder (see `save_pretrained`), or one checkpoint file where `path` ends
-        in `.pt`."""
+        in `.pt`. Encoder only: no decoders, so it encodes but cannot translate (`bridgeembed-export MODEL OUT`
+        keeps the decoders)."""
         # a link, a read-only place, a foreign folder: refused first
         self._save(check_model_target(path, "path", inputs=self._loaded_from()), half, int8)
 
     def save_pretrained(self, folder: str | Path, half: bool = False, int8: bool = False) -> None:
         """A model folder: config.json, model.safetensors, sentencepiece.LANG.model and a README.md card
-        (kept when the folder held the same model), loaded back by `BridgeEncoder(folder)` and every `--model`."""
+        (kept when the folder held the same model), loaded back by `BridgeEncoder(folder)` and every `--model`.
+        What an encoder holds: encoders, bridge and tokenizers, no decoders, so the folder encodes but cannot
+        translate (`bridgeembed-export MODEL FOLDER` keeps the decoders); the log says so at INFO."""
         self._save(check_model_target(folder, "folder", "folder", self._loaded_from()), half, int8)
 
     def _loaded_from(self) -> list:
@@ -156,6 +159,8 @@ class BridgeEncoder:
             raise ConfigError("half and int8 are two ways to store the weights: choose one")
         save_model(make_payload(self.model, self.tokenizers, self.config, kind="encoder", half=bool(half),
                                 int8=bool(int8)), path)
+        logger.info("saved %s: the encoder only (encoders, bridge, tokenizers), no decoders: it encodes but cannot "
+                    "translate (bridgeembed-export MODEL OUT keeps the decoders)", path)
 
     def reinitialized(self, seed: int = 0) -> "BridgeEncoder":
         """The same architecture and tokenizers with fresh random weights (by `seed`): a control for benchmarks.
@@ -271,6 +276,7 @@ class BridgeEncoder:
                 raise TypeError(f"{name} must be True or False, got {flag!r}")
         normalize = normalize_flag(normalize, normalize_embeddings)
         precision = check_precision(precision)
+        check_packable(self.dim, precision)
         if precision in CALIBRATED and (single or len(sentences) < 2):
             raise ConfigError(f"precision={precision!r} puts each dimension's range over the sentences encoded "
                               f"together into 256 buckets (as sentence-transformers), and one sentence gives no "

@@ -17,6 +17,11 @@ int8 and uint8 are calibrated on the vectors quantized together, so codes quanti
 corpus) differ in scale unless one `ranges` (or `calibration_embeddings`) serves both. Shards
 (`bridgeembed-encode --shards --precision`) are encoded apart by design, so their int8 is not calibrated:
 each row is scaled on its own (`scale_rows_int8`); `shard_codes` is what a shard stores.
+
+binary and ubinary pack whole bytes: the vectors' dimension must be a multiple of 8 (`check_packable`), so that
+a code of w bytes is exactly 8 w signs, and a Hamming distance over w bytes is over the d dimensions. np.packbits
+padded other dimensions with 0 bits, which every comparison counted as agreeing (a vector and its negation,
+d = 12, were 0.25 alike, not 0).
 """
 
 from __future__ import annotations
@@ -25,10 +30,21 @@ from typing import Any
 
 import numpy as np
 
+from bridgeembed.errors import ConfigError
+
 PRECISIONS = ("float32", "float16", "int8", "uint8", "binary", "ubinary")  # encode(precision=), as theirs
 CALIBRATED = ("int8", "uint8")  # buckets from each dimension's range over the vectors quantized together
 BITS = ("binary", "ubinary")  # packed sign bits: int8 (minus 128) and uint8
 CODE_DTYPES = {"int8": np.int8, "uint8": np.uint8, "binary": np.int8, "ubinary": np.uint8}
+
+
+def check_packable(dim: int, precision: str) -> None:
+    """The one bit-length rule of packed codes: binary and ubinary take vectors whose dimension is a multiple of 8
+    (no padding bits); anything else is a ConfigError (a ValueError) before any work."""
+    if precision in BITS and dim % 8:
+        raise ConfigError(f"precision={precision!r} packs sign bits 8 to a byte, and vectors of {dim} dimensions "
+                          f"would leave {-dim % 8} bits of padding that every comparison counts as agreeing: binary "
+                          f"and ubinary need a dimension that is a multiple of 8; use int8 or float16")
 
 
 def quantize_embeddings(embeddings: Any, precision: str, ranges: np.ndarray | None = None,
@@ -38,7 +54,8 @@ def quantize_embeddings(embeddings: Any, precision: str, ranges: np.ndarray | No
     `ranges` ((2, ...): row 0 the minima, row 1 the maxima) if given, else the min and max over the first axis
     of `calibration_embeddings`, else of `embeddings` themselves (at least two vectors then). A value outside
     the range gets the nearest bucket; a dimension whose range is one value gets bucket 0 (-128 for int8).
-    binary and ubinary pack the last axis. A torch tensor or a list is taken as an array."""
+    binary and ubinary pack the last axis, whose length must be a multiple of 8 (`check_packable`). A torch
+    tensor or a list is taken as an array."""
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
     x = _as_array(embeddings)
@@ -47,6 +64,7 @@ def quantize_embeddings(embeddings: Any, precision: str, ranges: np.ndarray | No
     if precision in ("float32", "float16"):
         return x.astype(precision)
     if precision in BITS:
+        check_packable(x.shape[-1], precision)
         bits = np.packbits(x > 0, axis=-1)  # (..., ceil(d / 8)) uint8, big-endian within a byte
         return (bits ^ np.uint8(0x80)).view(np.int8) if precision == "binary" else bits  # binary: the bytes - 128
     lows, highs = _ranges(x, ranges, calibration_embeddings, precision)
@@ -119,7 +137,8 @@ def unpack_binary(codes: np.ndarray, dim: int) -> np.ndarray:
 
 def bit_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """(N, w) and (M, w) packed sign bits (ubinary) -> (N, M) float32: 1 - Hamming distance / (8 w) bits, the
-    share of dimensions whose signs agree (1: the same bits, 0.5: unrelated, 0: every sign flipped)."""
+    share of dimensions whose signs agree (1: the same bits, 0.5: unrelated, 0: every sign flipped); 8 w is d,
+    as `check_packable` rules."""
     bits = 8 * a.shape[1]
     x, y = unpack_binary(a, bits), unpack_binary(b, bits)  # ±1: x . y = bits - 2 Hamming, exact in float32
     return ((x @ y.T) / bits + 1.0) / 2.0

@@ -320,3 +320,21 @@ def test_translate_command_refuses_int8_on_a_gpu(toy_run, monkeypatch, capsys):
     assert translate(["--model", str(toy_run[0] / "last.pt"), "--src", "x", "--tgt", "y", "--device", "cuda",
                       "--quantize", "int8"]) == 2
     assert "quantize='int8' runs on the CPU only" in capsys.readouterr().err
+
+
+def test_packed_codes_have_no_padding_bits_so_a_vector_and_its_negation_share_none(encoders, monkeypatch):
+    """Issue 49, item 4: np.packbits padded a dimension that is not a multiple of 8 with 0 bits, which the bit
+    similarity counted as agreeing: +1 against -1 in 12 dimensions was 0.25, not 0, and thresholds shifted with
+    the dimension. One rule: binary and ubinary take a multiple of 8 dimensions; 8 bits a byte are then d."""
+    for bits in ("binary", "ubinary"):
+        ones = np.ones((1, 16), np.float32)
+        assert BridgeEncoder.similarity(quantize_embeddings(ones, bits), quantize_embeddings(-ones, bits),
+                                        precision=bits)[0, 0] == 0.0
+        for dim in (12, 36):
+            with pytest.raises(ConfigError, match=f"precision='{bits}' packs sign bits 8 to a byte, and vectors of "
+                                                  f"{dim} dimensions would leave 4 bits of padding"):
+                quantize_embeddings(np.ones((1, dim), np.float32), bits)
+    fp32, _ = encoders
+    monkeypatch.setattr(BridgeEncoder, "dim", property(lambda self: 36))  # a model of dimension 36
+    with pytest.raises(ConfigError, match="vectors of 36 dimensions would leave 4 bits of padding"):
+        fp32.encode(["apple", "dog"], "x", precision="binary")

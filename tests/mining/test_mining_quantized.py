@@ -66,11 +66,11 @@ def text(tmp_path):
 
 def test_int8_and_binary_shards_hold_what_encode_gives(text, tmp_path):
     lines = text.read_text().splitlines()
-    vectors = HashBowEncoder(dim=20).encode(lines)
-    for precision, width, dtype in (("int8", 20, np.int8), ("binary", 3, np.int8), ("ubinary", 3, np.uint8)):
-        shards = encode_to_shards(HashBowEncoder(dim=20), text, "en", tmp_path / precision,
+    vectors = HashBowEncoder(dim=24).encode(lines)
+    for precision, width, dtype in (("int8", 24, np.int8), ("binary", 3, np.int8), ("ubinary", 3, np.uint8)):
+        shards = encode_to_shards(HashBowEncoder(dim=24), text, "en", tmp_path / precision,
                                   encode_options(precision=precision), shard_size=10)
-        assert (shards.precision, shards.dim, shards.width, shards.shape) == (precision, 20, width, (25, 20))
+        assert (shards.precision, shards.dim, shards.width, shards.shape) == (precision, 24, width, (25, 24))
         np.testing.assert_array_equal(shards.read(0, 25), shard_codes(vectors, precision))
         if precision != "int8":  # the sign bits packed as encode(precision=) packs them
             np.testing.assert_array_equal(shards.read(0, 25), quantize_embeddings(vectors, precision))
@@ -80,7 +80,7 @@ def test_int8_and_binary_shards_hold_what_encode_gives(text, tmp_path):
         assert (manifest["precision"], manifest["dtype"]) == (precision, np.dtype(dtype).name)
     # int8 is scaled per row (not calibrated as encode's): shards cut otherwise, in other batches, hold the same rows
     np.testing.assert_array_equal(Shards(tmp_path / "int8").read(0, 25), scale_rows_int8(vectors))
-    other = encode_to_shards(HashBowEncoder(dim=20), text, "en", tmp_path / "int8-7",
+    other = encode_to_shards(HashBowEncoder(dim=24), text, "en", tmp_path / "int8-7",
                              encode_options(precision="int8", batch_size=3), shard_size=7)
     np.testing.assert_array_equal(other.read(0, 25), Shards(tmp_path / "int8").read(0, 25))
 
