@@ -108,3 +108,45 @@ def test_missing_data_is_one_line_naming_the_root_data_and_the_download(argv, fe
 
     named = re.findall(r"`bridgeembed-data (\w+)", err)
     assert all(name in COMMANDS for name in named), named  # a real subcommand (there is no `download`)
+
+
+@pytest.mark.usefixtures("shipped_model")
+def test_an_encoder_saved_with_save_pretrained_says_it_has_no_decoders(tmp_path, caplog, capsys):
+    """Issue 50: `encoder.save_pretrained("my-encoder")` dropped the decoders without a word, and
+    `bridgeembed-translate --model my-encoder` blamed `bridgeembed-export --no-decoders`, an option never passed.
+    The save logs what it wrote; the refusal names save_pretrained; the README says it."""
+    import logging
+
+    from bridgeembed import BridgeEncoder
+    from bridgeembed.cli import translate
+    from tests.test_docs import README
+
+    with caplog.at_level(logging.INFO, logger="bridgeembed"):
+        BridgeEncoder().save_pretrained(tmp_path / "my-encoder")
+    assert "no decoders: it encodes but cannot translate" in caplog.text, caplog.text
+    (tmp_path / "de.txt").write_text("Ein Hund rennt.\n", encoding="utf-8")
+    argv = ["--model", str(tmp_path / "my-encoder"), "--src", "de", "--tgt", "en", "--in", str(tmp_path / "de.txt")]
+    assert translate.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "has no decoders" in err and "BridgeEncoder.save_pretrained" in err, err
+    assert "exported without decoders" not in err, err
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    assert "no decoders, so it cannot translate" in text and "`bridgeembed-translate` refuses it" in text
+
+
+@pytest.mark.usefixtures("shipped_model")
+def test_the_readme_states_the_int8_weights_size_that_save_pretrained_gives(tmp_path):
+    """Issue 50: the README said int8 saves at about 60% of float16's size; the shipped model's model.safetensors
+    is 67.7%. The figure is measured here, to the percent the README prints."""
+    from bridgeembed import BridgeEncoder
+    from tests.test_docs import README
+
+    stated = re.search(r"int8=True\)\s+# int8 matrices: weights (\d+)% of float16's bytes",
+                       README.read_text(encoding="utf-8"))
+    assert stated, "the README's save_pretrained(int8=True) line no longer states the size"
+    encoder = BridgeEncoder()
+    encoder.save_pretrained(tmp_path / "half", half=True)
+    encoder.save_pretrained(tmp_path / "int8", int8=True)
+    ratio = (tmp_path / "int8" / "model.safetensors").stat().st_size / \
+        (tmp_path / "half" / "model.safetensors").stat().st_size
+    assert round(100 * ratio) == int(stated.group(1)), f"int8 weights are {100 * ratio:.1f}% of float16's"

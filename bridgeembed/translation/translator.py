@@ -45,10 +45,11 @@ class Translator:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         check_beam(beam)
-        if not self.model.decoders:  # an encoder-only export (`bridgeembed-export --no-decoders`)
-            raise ConfigError("this model was exported without decoders (bridgeembed-export --no-decoders) and cannot "
-                              "translate; export it again without --no-decoders, or translate with a model that has "
-                              "them (the shipped general-m2m)")
+        if not self.model.decoders:  # an encoder-only save: BridgeEncoder.save(_pretrained), export --no-decoders
+            raise ConfigError("this model has no decoders and cannot translate: it is an encoder only, as "
+                              "BridgeEncoder.save_pretrained (or save) and bridgeembed-export --no-decoders write "
+                              "them; translate with the model it was saved from, or one that has decoders (the "
+                              "shipped general-m2m)")
         if tgt not in self.model.decoders:
             raise UnknownLanguageError(tgt, self.model.decoders, "the model (decoders)")
         was_training = self.model.training

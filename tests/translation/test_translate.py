@@ -123,9 +123,10 @@ def test_a_model_without_decoders_says_so(toy_run):
     model, tokenizers, config = load_model(toy_run[0] / "best.pt")
     model.decoders = torch.nn.ModuleDict()  # what `bridgeembed-export --no-decoders` leaves
     translator = Translator(model, tokenizers, config.tokenizer.max_len)
-    with pytest.raises(ConfigError, match=r"^this model was exported without decoders \(bridgeembed-export "
-                                          r"--no-decoders\) and cannot translate; export it again without "
-                                          r"--no-decoders, or translate with a model that has them \(the shipped "
+    with pytest.raises(ConfigError, match=r"^this model has no decoders and cannot translate: it is an encoder "
+                                          r"only, as BridgeEncoder.save_pretrained \(or save\) and "
+                                          r"bridgeembed-export --no-decoders write them; translate with the model "
+                                          r"it was saved from, or one that has decoders \(the shipped "
                                           r"general-m2m\)$"):
         translator.translate(["apple"], "x", "y")
 
