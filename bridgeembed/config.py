@@ -15,11 +15,10 @@ from pathlib import Path
 
 import yaml
 
-from bridgeembed.config_checks import (  # noqa: F401  (TYPES re-exported: config.TYPES, beside config.FIELDS)
+from bridgeembed.config_checks import (
     CORPUS_FIELDS,
     FIELDS,
     MAX_CONFIG_BYTES,
-    TYPES,
     UniqueKeyLoader,
     check_expanded_size,
     check_section,
@@ -191,6 +190,9 @@ class TrainConfig:
     align_weight: float = 0.0
     align_loss: str = "infonce"  # infonce (in-batch contrastive, symmetric) | mse
     align_temperature: float = 0.05  # InfoNCE temperature on cosine similarities
+    # InfoNCE's additive margin (LaBSE: 0.3): a translation's cosine counts this much less in the softmax, so it
+    # must beat every other sentence by the margin (0: off)
+    align_margin: float = 0.0
     # weight of the same loss on every single head's column of M (mean over the k heads), so that each head is
     # crosslingual, not only their mean (0: off)
     align_per_head: float = 0.0
@@ -337,6 +339,9 @@ def check_run(config: Config, source: str = "config") -> None:
     nothing but the attention penalty, and train.freeze settings under which some terms or steps train nothing."""
     t = config.train
     _check_freeze(config, source)
+    if t.align_margin > 0 and t.align_loss != "infonce":
+        raise ConfigError(f"{source}: train.align_margin={t.align_margin} is a margin in the InfoNCE softmax, but "
+                          f"train.align_loss is {t.align_loss!r}: use align_loss infonce, or align_margin 0")
     for i, corpus in enumerate(corpus_configs(config.data, source)):
         if corpus.use != "alignment":
             continue
@@ -380,8 +385,8 @@ def _check_freeze(config: Config, source: str) -> None:
 
 
 # train keys that change what the loss is: a resumed run must keep them (train.init_from starts anew with others)
-ALIGNMENT_KEYS = ("align_weight", "align_loss", "align_temperature", "align_per_head", "align_multiway",
-                  "anchor_weight", "keep_weight", "freeze")
+ALIGNMENT_KEYS = ("align_weight", "align_loss", "align_temperature", "align_margin", "align_per_head",
+                  "align_multiway", "anchor_weight", "keep_weight", "freeze")
 
 
 def scaled_lr(t: TrainConfig) -> float:

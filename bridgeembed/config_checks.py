@@ -125,6 +125,7 @@ FIELDS = {
     "train.align_weight": (_non_negative, "0 (off) or positive"),
     "train.align_loss": _one_of("infonce", "mse"),
     "train.align_temperature": (lambda v: 0 < v < float("inf"), "a positive number"),
+    "train.align_margin": (lambda v: 0 <= v < 2, "in [0, 2) (a cosine margin; 0: off, LaBSE's is 0.3)"),
     "train.align_per_head": (_non_negative, "0 (off) or positive"),
     "train.anchor_weight": (_non_negative, "0 (off) or positive"),
     "train.keep_weight": (_non_negative, "0 (off) or positive"),

@@ -140,7 +140,7 @@ def sentence_vectors(bridge: BridgeOutput) -> torch.Tensor:
 
 
 def alignment_loss(output: ModelOutput, rows: Sequence[torch.Tensor], kind: str = "infonce",
-                   temperature: float = 0.05, per_head: bool = False) -> torch.Tensor:
+                   temperature: float = 0.05, per_head: bool = False, margin: float = 0.0) -> torch.Tensor:
     """Pull the mean bridge vector of a sentence towards that of its translation (mean over pairs).
 
     infonce: the in-batch contrastive loss of SimCLR (NT-Xent; Chen et al. 2020) over the 2P
@@ -156,7 +156,10 @@ def alignment_loss(output: ModelOutput, rows: Sequence[torch.Tensor], kind: str 
     exactly the loss above.
 
     per_head: the same loss on each head's column of M instead of their mean, averaged over the k
-    heads, so that every single head (the paper's unit of analysis) becomes crosslingual too."""
+    heads, so that every single head (the paper's unit of analysis) becomes crosslingual too.
+
+    margin (infonce): the additive margin softmax of LaBSE (Yang et al. 2019; Feng et al. 2022 use 0.3): each
+    positive's cosine counts `margin` less, so a translation must beat every other sentence by that much."""
     partners = output.partners
     if not partners or sum(r.numel() for r in rows) == 0:
         return output.bridge.memory.new_zeros(())
@@ -174,18 +177,23 @@ def alignment_loss(output: ModelOutput, rows: Sequence[torch.Tensor], kind: str 
         return source.new_zeros(())
     z = torch.cat([source[:, used], *[views(p) for p in partners]], dim=1)  # (h, n, d_h)
     labels = torch.cat([used, *rows])  # (n,) the row each vector is a sentence of
-    return supervised_contrastive(F.normalize(z, dim=-1), labels, temperature)
+    return supervised_contrastive(F.normalize(z, dim=-1), labels, temperature, margin)
 
 
-def supervised_contrastive(z: torch.Tensor, labels: torch.Tensor, temperature: float) -> torch.Tensor:
+def supervised_contrastive(z: torch.Tensor, labels: torch.Tensor, temperature: float,
+                           margin: float = 0.0) -> torch.Tensor:
     """z: (h, n, d) unit vectors in h views, labels: (n,). For each anchor, the mean over its
     positives (same label, not itself) of -log softmax over all other vectors, then the mean over
-    the anchors that have a positive and over the views (Khosla et al. 2020, Eq. 2, L_out)."""
+    the anchors that have a positive and over the views (Khosla et al. 2020, Eq. 2, L_out). `margin` is
+    taken off every positive's cosine before the softmax (additive margin; 0: the plain loss)."""
     n = z.size(1)
-    scores = z @ z.transpose(1, 2) / temperature  # (h, n, n)
     itself = torch.eye(n, dtype=torch.bool, device=z.device)
-    log_p = scores.masked_fill(itself, float("-inf")).log_softmax(dim=-1)  # (h, n, n): not itself
     positive = (labels[:, None] == labels[None, :]) & ~itself  # (n, n)
+    cosines = z @ z.transpose(1, 2)  # (h, n, n)
+    if margin:
+        cosines = cosines - margin * positive
+    scores = cosines / temperature  # (h, n, n)
+    log_p = scores.masked_fill(itself, float("-inf")).log_softmax(dim=-1)  # (h, n, n): not itself
     count = positive.sum(dim=1)  # (n,)
     per_anchor = -log_p.masked_fill(~positive, 0.0).sum(dim=-1) / count.clamp_min(1)  # (h, n)
     return per_anchor[:, count > 0].mean()

@@ -98,7 +98,8 @@ class StepInputs:
         t = self.cfg.train
         if not rows:
             return 0.0, 0.0
-        align = alignment_loss(output, rows, t.align_loss, t.align_temperature) if t.align_weight > 0 else 0.0
-        heads = (alignment_loss(output, rows, t.align_loss, t.align_temperature, per_head=True)
+        align = (alignment_loss(output, rows, t.align_loss, t.align_temperature, margin=t.align_margin)
+                 if t.align_weight > 0 else 0.0)
+        heads = (alignment_loss(output, rows, t.align_loss, t.align_temperature, per_head=True, margin=t.align_margin)
                  if t.align_per_head > 0 else 0.0)
         return align, heads

@@ -338,3 +338,39 @@ def test_translate_share_benchmark_times_both_kinds_of_step(tmp_path):
     assert row["translate_pairs_per_s"] > 0 and row["bridge_pairs_per_s"] > 0
     assert abs(row["speedup"]["0.5"] - 1 / (0.5 + 0.5 * row["bridge_step_cost"])) < 1e-9
     assert "a step without the decoders costs" in done.stdout
+
+
+def test_the_additive_margin_is_taken_off_each_translations_cosine_before_the_softmax():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(6, 16))
+    y = x + 0.6 * rng.normal(size=(6, 16))  # translations: close, not equal
+    output, rows = ModelOutput(None, _bridge(x), [_bridge(y)]), [torch.arange(6)]
+    plain = float(alignment_loss(output, rows, "infonce", 0.1))
+    assert float(alignment_loss(output, rows, "infonce", 0.1, margin=0.0)) == plain
+    # the reference, written out: 12 vectors, each the positive of one other; softmax over the 11 others
+    z = np.concatenate([x, y])
+    z = z / np.linalg.norm(z, axis=1, keepdims=True)
+    cos = z @ z.T
+    losses = []
+    for i in range(12):
+        j = (i + 6) % 12
+        logits = np.array([(cos[i, m] - (0.3 if m == j else 0.0)) / 0.1 for m in range(12) if m != i])
+        others = [m for m in range(12) if m != i]
+        losses.append(-(logits[others.index(j)] - np.log(np.exp(logits).sum())))
+    margin = float(alignment_loss(output, rows, "infonce", 0.1, margin=0.3))
+    assert margin == pytest.approx(float(np.mean(losses)), rel=1e-4)
+    assert margin > plain
+
+
+def test_an_alignment_margin_needs_the_infonce_loss(tmp_path):
+    from bridgeembed.config import check_run
+    from bridgeembed.errors import ConfigError
+    from tests.helpers.toy import toy_config
+
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    check_run(toy_config(corpus, tmp_path / "a", align_weight=1.0, align_margin=0.3))
+    with pytest.raises(ConfigError, match="align_margin=0.3 is a margin in the InfoNCE softmax"):
+        check_run(toy_config(corpus, tmp_path / "b", align_weight=1.0, align_margin=0.3, align_loss="mse"))
+    with pytest.raises(ConfigError, match="align_margin"):
+        toy_config(corpus, tmp_path / "c", align_margin=-0.1)
