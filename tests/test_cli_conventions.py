@@ -145,8 +145,8 @@ def test_a_warning_is_one_plain_line_in_every_command(shipped_model, tmp_path):
                            str(tmp_path / "v.npy"), long], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
-    assert "warning: 1 of 1 sentences are longer than the model's maximum of 50 subword tokens and were " \
-           "truncated" in lines, lines
+    assert "warning: 1 of 1 sentences are longer than max_seq_length, 50 subword tokens, and were truncated " \
+           "(encoder.max_seq_length or --max-seq-length sets it)" in lines, lines
     assert not any("UserWarning" in line or ".py:" in line for line in lines), lines
 
 

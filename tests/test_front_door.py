@@ -150,3 +150,24 @@ def test_the_readme_states_the_int8_weights_size_that_save_pretrained_gives(tmp_
     ratio = (tmp_path / "int8" / "model.safetensors").stat().st_size / \
         (tmp_path / "half" / "model.safetensors").stat().st_size
     assert round(100 * ratio) == int(stated.group(1)), f"int8 weights are {100 * ratio:.1f}% of float16's"
+
+
+@pytest.mark.usefixtures("shipped_model")
+def test_sentence_transformers_names_without_meaning_here_say_what_to_use(recwarn):
+    """Issue 50: `encode(..., output_value="token_embeddings")` was a bare "unexpected keyword argument" and
+    `encoder.tokenizer` a bare AttributeError; the long-sentence warning named "the model's maximum", not the
+    `max_seq_length` that sets it."""
+    from bridgeembed import BridgeEncoder
+
+    encoder = BridgeEncoder()
+    with pytest.raises(TypeError, match=r"^encode\(output_value=\.\.\.\): .*heads='each'"):
+        encoder.encode(["A dog runs."], lang="en", output_value="token_embeddings")
+    same = encoder.encode(["A dog runs."], lang="en", output_value="sentence_embedding")  # the default, taken
+    assert same.shape == (1, encoder.dim)
+    with pytest.raises(AttributeError, match=r"^BridgeEncoder\.tokenizer: .*encoder\.tokenizers\[lang\]"):
+        encoder.tokenizer  # noqa: B018 - the attribute access is the test
+    assert not hasattr(encoder, "tokenizer")
+    encoder.max_seq_length = 5
+    with pytest.warns(UserWarning, match=r"^1 of 1 sentences are longer than max_seq_length, 5 subword tokens, "
+                                         r"and were truncated \(encoder\.max_seq_length or --max-seq-length sets it\)$"):
+        encoder.encode(["A dog runs on the beach with a ball."], lang="en")

@@ -248,7 +248,7 @@ class BridgeEncoder:
                device: str | torch.device | None = None, convert_to_tensor: bool = False,
                normalize_embeddings: bool | None = None, convert_to_numpy: bool = True,
                precision: str = "float32", prompt_name: str | None = None,
-               prompt: str | None = None) -> np.ndarray | torch.Tensor:
+               prompt: str | None = None, output_value: str = "sentence_embedding") -> np.ndarray | torch.Tensor:
         """float32 vectors: (N, d) for heads="mean" or one head, (N, k, d) for "each", (N, len, d) for a list.
 
         A single string gives one vector ((d,) or (k, d)). `lang` is one code or one per sentence.
@@ -261,11 +261,14 @@ class BridgeEncoder:
         over the sentences encoded together in 256 buckets: two sentences at least), binary (int8) or ubinary
         (uint8) sign bits packed, (..., d/8) (bridgeembed.encoders.codes). `prompt_name` and `prompt` are
         refused (no prompts). Every argument is checked before any work, so a bad one is a TypeError or
-        ValueError naming it, never a silently wrong array.
+        ValueError naming it, never a silently wrong array. `output_value` takes sentence-transformers'
+        "sentence_embedding" only: "token_embeddings" is refused, pointing at `heads="each"`.
         """
         for name, value in (("prompt_name", prompt_name), ("prompt", prompt)):
             if value is not None:
                 raise TypeError(f"encode({name}=...): {REFUSED[name]}")
+        if output_value != "sentence_embedding":
+            raise TypeError(f"encode(output_value=...): {REFUSED['output_value']}")
         single = isinstance(sentences, str)
         sentences = check_sentences([sentences] if single else sentences)
         langs = check_langs(lang, len(sentences), self.languages, self.tokenizers)
@@ -369,8 +372,9 @@ class BridgeEncoder:
             jobs += [(code, [rows[j] for j in order[s:s + batch_size]], [ids[j] for j in order[s:s + batch_size]])
                      for s in range(0, len(rows), batch_size)]
         if truncated:
-            warnings.warn(f"{truncated} of {N} sentences are longer than the model's maximum of {self.max_len} "
-                          f"subword tokens and were truncated", stacklevel=3)
+            warnings.warn(f"{truncated} of {N} sentences are longer than max_seq_length, {self.max_len} subword "
+                          f"tokens, and were truncated (encoder.max_seq_length or --max-seq-length sets it)",
+                          stacklevel=3)
         with torch.inference_mode():
             for code, rows, seqs in tqdm(jobs, desc="encode", unit="batch", disable=not progress, leave=False):
                 src = pad(seqs).to(self.device)  # (B, T)

@@ -24,6 +24,11 @@ REFUSED = {
     "encode_document": _NO_ROLES,
     "prompt_name": _NO_PROMPTS,
     "prompt": _NO_PROMPTS,
+    "output_value": "there are no token embeddings: the vectors under a sentence's are the bridge's k heads, "
+                    "which encode(..., heads='each') gives, (N, k, d), or heads=[0, 5] some of; "
+                    "output_value='sentence_embedding' (their mean, the default) is the one value taken",
+    "tokenizer": "each language has its own tokenizer: encoder.tokenizers[lang] (its .encode(text) gives a "
+                 "sentence's subword ids, .pieces(text) its pieces), and encode() runs it",
     "tokenize": "each language has its own tokenizer, and encode() runs it: encoder.tokenizers[lang].encode(text) "
                 "gives a sentence's subword ids, encoder.tokenizers[lang].pieces(text) its pieces",
     "similarity_fn_name": "similarity is always the cosine (on packed binary codes, 1 - Hamming distance / bits, "
@@ -33,4 +38,4 @@ REFUSED = {
             "quantize='int8' or 'bf16'), on a GPU torch.autocast; for smaller vectors, encode(..., "
             "precision='float16')",
 }
-KEYWORDS = ("prompt_name", "prompt")  # keywords of encode(); the other names are attributes or methods
+KEYWORDS = ("prompt_name", "prompt", "output_value")  # keywords of encode(); the other names are attributes or methods

@@ -236,7 +236,7 @@ def test_encode_command_max_seq_length_cuts_where_told(toy_run, tmp_path, capsys
     assert main([*model, "--out", str(tmp_path / "whole"), long]) == 0
     assert "warning:" not in capsys.readouterr().err  # nothing is cut
     assert main([*model, "--max-seq-length", "4", "--out", str(tmp_path / "cut"), long]) == 0
-    assert "warning: 1 of 1 sentences are longer than the model's maximum of 4 subword tokens" in capsys.readouterr().err
+    assert "warning: 1 of 1 sentences are longer than max_seq_length, 4 subword tokens" in capsys.readouterr().err
     assert not np.allclose(np.load(tmp_path / "whole.npy"), np.load(tmp_path / "cut.npy"))
 
 

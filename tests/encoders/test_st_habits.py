@@ -61,7 +61,7 @@ def test_max_seq_length_to_and_eval(encoder):
     try:
         encoder.max_seq_length = 10
         assert encoder.max_len == 10
-        with pytest.warns(UserWarning, match="maximum of 10"):
+        with pytest.warns(UserWarning, match="longer than max_seq_length, 10 subword tokens"):
             short = encoder.encode(long, lang="en")
         assert not np.allclose(short, full)
         # worker processes load the model again and cut where the parent does (each warns on its own stderr)
@@ -81,7 +81,7 @@ def test_sentences_past_the_training_length_are_encoded_whole(encoder):
         warnings.simplefilter("error")  # no cut, so no warning
         whole = encoder.encode(long, lang="en")
     cut = BridgeEncoder(device="cpu", max_seq_length=50)
-    with pytest.warns(UserWarning, match="maximum of 50"):
+    with pytest.warns(UserWarning, match="longer than max_seq_length, 50 subword tokens"):
         assert not np.allclose(cut.encode(long, lang="en"), whole)
     with pytest.raises(ValueError, match="max_seq_length must be an integer >= 2 .*, got 0"):
         BridgeEncoder(device="cpu", max_seq_length=0)
