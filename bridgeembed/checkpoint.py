@@ -250,6 +250,15 @@ def default_card(payload: dict) -> str:
             f"vectors = encoder.encode([\"A sentence.\"], lang=\"{langs[0] if langs else 'en'}\")\n```\n")
 
 
+# The folders saved before config.json recorded a checksum (2026-11-27) that load without one, by the sha256 of their
+# model.safetensors: the retired shipped models, as `git checkout pretrained.RETIRED_IN -- pretrained/NAME` gives them
+# back. Any other folder must have its checksum: one deleted key would switch the check of every edit off.
+SAVED_BEFORE_CHECKSUMS = {
+    "e8e00d7ef3217dc5de1c5250a6772f5a00679a89e8293f6144488455981cec57": "multi30k-m2m",
+    "459efea4d678ac2986ab77bb78fe9088e1ed3dec9f64315c753b3bd181f825d7": "broad-m2m",
+}
+
+
 def _read_folder(folder: Path) -> dict:
     """A model folder -> the payload dict a checkpoint file holds (checked by sha256 first)."""
     from safetensors import SafetensorError
@@ -261,6 +270,10 @@ def _read_folder(folder: Path) -> dict:
         raise CheckpointError(f"{folder / FOLDER_CONFIG} is not readable JSON: {err}") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise CheckpointError(f"{folder} is not a bridgeembed model folder ({FOLDER_CONFIG} has no format marker)")
+    if "checksum" not in meta and (meta.get("sha256") or {}).get(FOLDER_WEIGHTS) not in SAVED_BEFORE_CHECKSUMS:
+        raise CheckpointError(f"{folder / FOLDER_CONFIG} records no checksum of its content, as every folder saved "
+                              f"since 2026-11-27 does: the key was deleted (and a setting edited?); restore it, or "
+                              f"save the model again")
     if "checksum" in meta and meta["checksum"] != meta_checksum(meta):
         raise CheckpointError(f"{folder / FOLDER_CONFIG} was edited after the model was saved: its content no longer "
                               f"matches the checksum it records (a tokenizer's lowercase or moses would change every "

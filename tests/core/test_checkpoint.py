@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from bridgeembed.checkpoint import build_from_payload, load_checkpoint, load_model, save_atomic
+from bridgeembed.checkpoint_checks import meta_checksum
 from bridgeembed.cli.export import main as export_main
 from bridgeembed.errors import CheckpointError
 
@@ -170,8 +171,8 @@ def test_edited_config_json_values_are_checked_at_load(shipped_model, tmp_path, 
     folder = tmp_path / "m"
     shutil.copytree(shipped_model, folder)
     meta = json.loads((folder / "config.json").read_text())
-    meta.pop("checksum", None)  # a folder saved before config.json had one: its values are checked one by one
     edit(meta)
+    meta["checksum"] = meta_checksum(meta)  # the checksum made again too: the values are still checked one by one
     (folder / "config.json").write_text(json.dumps(meta))
     with pytest.raises(CheckpointError, match=message):
         load_model(folder)
@@ -227,8 +228,8 @@ def test_a_changed_setting_or_swapped_tokenizer_files_are_refused(shipped_model,
     folder = tmp_path / "m"
     shutil.copytree(shipped_model, folder)
     meta = json.loads((folder / "config.json").read_text())
-    meta.pop("checksum", None)  # a folder saved before config.json had one: its settings are checked one by one
     edit(folder, meta)
+    meta["checksum"] = meta_checksum(meta)  # the checksum made again too: the settings are still checked one by one
     (folder / "config.json").write_text(json.dumps(meta))
     with pytest.raises(CheckpointError, match=message):
         load_model(folder)
@@ -253,6 +254,27 @@ def test_a_saved_folder_records_a_checksum_of_its_config_json(checkpoint, tmp_pa
     with pytest.raises(CheckpointError, match=r"m/config.json was edited after the model was saved: its content no "
                                               r"longer matches the checksum it records"):
         load_model(tmp_path / "m")
+
+
+def test_a_folder_of_today_without_its_checksum_is_refused(checkpoint, tmp_path):
+    """Issue 49, item 7: a config.json whose "checksum" key was deleted loaded its edits without a word (a flipped
+    tokenizer.lowercase encoded APPLE otherwise). Only the folders saved before config.json had a checksum, the
+    retired shipped models, known by their weights, load without one."""
+    import json
+
+    from bridgeembed.checkpoint import save_folder
+
+    save_folder(load_checkpoint(checkpoint), tmp_path / "m")
+    saved = json.loads((tmp_path / "m" / "config.json").read_text())
+    for flip in (False, True):  # the key deleted alone, or with tokenizer.lowercase flipped everywhere
+        meta = json.loads(json.dumps(saved))
+        del meta["checksum"]
+        for tok in [*meta["tokenizers"].values(), meta["config"]["tokenizer"]] if flip else []:
+            tok["lowercase"] = not tok["lowercase"]
+        (tmp_path / "m" / "config.json").write_text(json.dumps(meta))
+        with pytest.raises(CheckpointError, match=r"m/config.json records no checksum of its content, as every "
+                                                  r"folder saved since 2026-11-27 does: the key was deleted"):
+            load_model(tmp_path / "m")
 
 
 def test_tokenizers_swapped_in_a_pt_file_with_their_fingerprints_removed_are_refused(shipped_model, tmp_path):
