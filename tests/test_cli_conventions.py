@@ -165,3 +165,33 @@ def test_guarded_shows_warnings_plainly_for_tools_with_subcommands_too(capsys):
         assert guarded(run, argparse.Namespace()) == 0
     assert capsys.readouterr().err == "warning: two lines\n"
     assert warnings.showwarning is shown
+
+
+INTERRUPTED_IMPORT = '''
+import importlib.abc
+import sys
+
+
+class Stop(importlib.abc.MetaPathFinder):  # Ctrl-C while torch imports: after fake_tensor, before torch._logging
+    def find_spec(self, name, path, target=None):
+        if name == "torch.func":
+            raise KeyboardInterrupt
+        return None
+
+
+sys.meta_path.insert(0, Stop())
+from bridgeembed.cli.encode import main
+
+sys.exit(main(["--lang", "en", "A dog."]))
+'''
+
+
+def test_ctrl_c_while_torch_imports_is_one_line():
+    """Issue 49, item 14: SIGINT 1.2-1.5 s into bridgeembed-encode, while torch imports: "interrupted" was followed
+    by three INFO lines of torch ("FakeTensor cache stats"), which a half-imported torch logs at exit through our
+    INFO handler (torch sets its loggers' levels only at the end of its import)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", INTERRUPTED_IMPORT], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 130 and done.stderr == "interrupted\n" and done.stdout == "", done.stderr

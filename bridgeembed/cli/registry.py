@@ -149,8 +149,12 @@ def interrupted() -> int:
 
 
 def setup_logging(verbose: bool = False, quiet: bool = False) -> None:
+    """Our records at INFO (DEBUG with -v, WARNING with --quiet); torch's at WARNING, as torch sets them itself at
+    the end of its import: a Ctrl-C during that import left them at our INFO, and the half-imported torch's exit
+    handler then logged "FakeTensor cache stats" after "interrupted"."""
     level = logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("torch").setLevel(logging.WARNING)
 
 
 def dispatch(prog: str, description: str, commands: dict, argv: Sequence[str] | None = None,
