@@ -72,8 +72,9 @@ def retired_message(name: str) -> str:
     commit = RETIRED[name]
     return (f"{name!r} was retired in favour of {DEFAULT_MODEL} (issue 42), and is no longer shipped: use "
             f"--model {DEFAULT_MODEL} (BridgeEncoder({DEFAULT_MODEL!r})), or get it back from git history in a "
-            f"checkout: `git checkout {commit[:7]} -- pretrained/{name}` (the last commit that has it), "
-            f"after which {name!r} loads again")
+            f"checkout: `git checkout {commit[:7]} -- pretrained/{name}` (the last commit that has it; a "
+            f"`--depth 1` clone lacks it: `git fetch --depth 1 origin {commit}` first), after which {name!r} "
+            f"loads again")
 
 
 def resolve(name_or_path: str | Path) -> Path:

@@ -171,3 +171,26 @@ def test_sentence_transformers_names_without_meaning_here_say_what_to_use(recwar
     with pytest.warns(UserWarning, match=r"^1 of 1 sentences are longer than max_seq_length, 5 subword tokens, "
                                          r"and were truncated \(encoder\.max_seq_length or --max-seq-length sets it\)$"):
         encoder.encode(["A dog runs on the beach with a ball."], lang="en")
+
+
+@pytest.mark.slow  # a shallow clone of the checkout and a fetch of the retired models' commit: ~10 s, 70 MB
+def test_the_hint_for_a_retired_model_works_in_the_shallow_clone_the_readme_recommends(tmp_path):
+    """Issue 50: in the `git clone --depth 1` the README recommends, `git checkout b65b99d -- pretrained/...` failed:
+    the commit is not there. The message's commands, run in order in such a clone, put the model back."""
+    import subprocess
+
+    from bridgeembed.pretrained import RETIRED, RETIRED_IN, retired_message
+
+    if subprocess.run(["git", "cat-file", "-e", f"{RETIRED_IN}^{{commit}}"], cwd=REPO).returncode != 0:
+        pytest.skip(f"this checkout lacks {RETIRED_IN[:7]} (a shallow clone itself): nothing to fetch it from")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{REPO}", str(clone)], check=True)
+    for name in RETIRED:
+        message = retired_message(name)
+        commands = re.findall(r"`(git [^`]+)`", message)
+        fetch = [c for c in commands if c.startswith("git fetch")]
+        assert fetch and message.index(fetch[0]) > message.index("--depth 1"), message
+        for command in [*fetch, *(c for c in commands if not c.startswith("git fetch"))]:
+            done = subprocess.run(command.split(), cwd=clone, capture_output=True, text=True)
+            assert done.returncode == 0, f"`{command}` in a --depth 1 clone: {done.stderr}"
+        assert (clone / "pretrained" / name / "config.json").is_file(), name
