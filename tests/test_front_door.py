@@ -3,6 +3,7 @@ installs what the tests need; arguments are checked before FAISS is looked for."
 
 import re
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -194,3 +195,38 @@ def test_the_hint_for_a_retired_model_works_in_the_shallow_clone_the_readme_reco
             done = subprocess.run(command.split(), cwd=clone, capture_output=True, text=True)
             assert done.returncode == 0, f"`{command}` in a --depth 1 clone: {done.stderr}"
         assert (clone / "pretrained" / name / "config.json").is_file(), name
+
+
+def test_the_readmes_picture_is_the_shipped_model_as_its_figures_say():
+    """Issue 50: the README's first picture was stage 2 of a retired model. It is the shipped model's neutrality
+    heat map on test_2016, and its results file agrees with the model's figures (docs/results/domains.json), so a
+    new model whose figures change fails here until the picture is drawn again."""
+    import json
+
+    from bridgeembed.pretrained import DEFAULT_MODEL
+    from tests.test_docs import README
+
+    text = README.read_text(encoding="utf-8")
+    alt, picture = re.search(r"!\[([^\]]*)\]\(([^)]+)\)", text).groups()
+    assert "history/" not in picture and DEFAULT_MODEL in alt and DEFAULT_MODEL in picture, picture
+    assert (REPO / picture).is_file()
+    results = json.loads((REPO / "docs" / "results" / "neutrality" / f"{DEFAULT_MODEL}.json").read_text())
+    assert results["model"] == DEFAULT_MODEL and Path(results["picture"].split()[0]) == Path(picture)
+    figures = json.loads((REPO / "docs" / "results" / "domains.json").read_text())["figures"]
+    raw = results["summary"]["raw"]
+    assert round(100 * raw["pair_accuracy_mean"], 1) == round(figures[f"{DEFAULT_MODEL}.test_2016.mean"], 1)
+    assert round(100 * raw["pair_accuracy_min"], 1) == round(figures[f"{DEFAULT_MODEL}.test_2016.worst"], 1)
+
+
+def test_the_results_files_said_to_lack_a_machine_lack_one():
+    """Issue 50: docs/results/README.md said install_times.json had no recorded command ("the README's 51 s"),
+    long after the script had measured it on a recorded machine. Every file that paragraph names has
+    `"machine": null`."""
+    import json
+
+    text = (REPO / "docs" / "results" / "README.md").read_text(encoding="utf-8")
+    paragraph = text.split('Files with `"machine": null`')[1].split("\n\n")[0]
+    for name in re.findall(r"`([\w./-]+\.json)`", paragraph):
+        results = json.loads((REPO / "docs" / "results" / name).read_text(encoding="utf-8"))
+        assert results.get("machine") is None, f"docs/results/README.md says {name} has no machine; it has one"
+    assert " s has no recorded" not in text
