@@ -15,12 +15,11 @@ JSON/CSV/Markdown/PNG files of `bridgeembed-bench` under OUT/MODEL/.
     python benchmarks/crosslingual_tables.py --model bow majority --limit 500 --out /tmp/quick
 """
 
-import argparse
 import csv
-import json
 import logging
 from pathlib import Path
 
+from bridgeembed.cli.scripts import parse_script, script_parser, write_json
 from bridgeembed.crosslingual import (
     ClassifierConfig,
     XlmtTweets,
@@ -137,19 +136,17 @@ def long_rows(all_results: dict):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_parser(__doc__, "--data", "--batch-size", threads=False)
     parser.add_argument("--model", nargs="+", required=True, help="model specs; 'majority' is the baseline")
     parser.add_argument("--out", required=True)
-    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA or ~/.cache/bridgeembed/data)")
     parser.add_argument("--tasks", default="xnli,sentiment,retrieval")
     parser.add_argument("--xnli-train", nargs="+", default=TABLE6_TRAIN)
     parser.add_argument("--test-langs", default=TEST_LANGS)
     parser.add_argument("--retrieval-langs", default=RETRIEVAL_LANGS)
     parser.add_argument("--limit", type=int, help="first N examples of every file (quick checks)")
-    parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device")
-    args = parser.parse_args(argv)
+    args = parse_script(parser, argv)
     args.tasks = parse_langs(args.tasks)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     root, out = data_root(args.data), Path(args.out)
@@ -169,8 +166,8 @@ def main(argv=None) -> int:
         writer.writerow(["model", "task", "train_or_query", "test_or_target", "accuracy", "supervised"])
         writer.writerows(long_rows(all_results))
     summary = {spec: {task: r.to_dict() for task, r in results.items()} for spec, results in all_results.items()}
-    (out / "crosslingual_tables.json").write_text(json.dumps({"results": summary, "not_scored": failed}, indent=2,
-                                                             ensure_ascii=False) + "\n", encoding="utf-8")
+    write_json(out / "crosslingual_tables.json", {"results": summary, "not_scored": failed}, indent=2,
+               ensure_ascii=False)
     print("\n".join(lines))
     logger.info("tables in %s", out)
     return 1 if failed else 0

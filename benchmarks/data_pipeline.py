@@ -17,7 +17,6 @@ the config (the test makes the model tiny and runs a few hundred lines).
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import os
@@ -27,6 +26,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from bridgeembed.cli.scripts import parse_script, script_parser, write_json
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "docs" / "history" / "multi30k-m2m" / "config.yaml"  # captions only, as the corpora built here
@@ -117,7 +118,7 @@ def du(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
 
 
-def measure(args: argparse.Namespace, lines: int) -> dict:
+def measure(args, lines: int) -> dict:
     work = Path(args.work)
     corpus = build_corpus(Path(args.data) / "multi30k", work / f"corpus-{lines}", lines) if lines != MULTI30K \
         else Path(args.data) / "multi30k"
@@ -156,7 +157,7 @@ def table(records: list) -> str:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_parser(__doc__, threads=False)
     parser.add_argument("--data", required=True, help="data root with multi30k/")
     parser.add_argument("--sizes", default="29000,290000", help="lines per language, comma-separated")
     parser.add_argument("--work", default="/tmp/bridgeembed-data-pipeline", help="corpora, runs and caches")
@@ -168,12 +169,11 @@ def main(argv=None) -> None:
     parser.add_argument("--out", default="results/data_pipeline.json")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="another override of the config (repeat; the test's tiny model)")
-    args = parser.parse_args(argv)
+    args = parse_script(parser, argv)
     records = [measure(args, int(size)) for size in args.sizes.split(",")]
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     previous = json.loads(out.read_text()) if out.exists() else []
-    out.write_text(json.dumps(previous + records, indent=1))
+    write_json(out, previous + records)
     print(table(previous + records))
 
 

@@ -16,11 +16,12 @@ reporting: never choose a checkpoint or a setting by it.
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+from bridgeembed.cli.scripts import parse_script, script_parser
 
 SETS = ("test_2016", "val", "pud")
 
@@ -91,17 +92,16 @@ def results_figures(results: dict, dev: dict) -> dict:
 
 
 def main(argv: list | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__, first_paragraph=True)
     parser.add_argument("models", nargs="+", help="model names, checkpoints or export folders (also use-m)")
     parser.add_argument("--out", default="results/domains", help="results folder (default: results/domains)")
-    parser.add_argument("--threads", type=int, default=1, help="CPU threads per run (default: 1)")
     parser.add_argument("--fresh", action="store_true", help="recompute results that are there already")
     parser.add_argument("--dev", action="append", default=[], metavar="NAME=TEMPLATE",
                         help="a dev set of line-aligned files with {lang}, e.g. europarl=dev/europarl.{lang}")
     parser.add_argument("--results", metavar="FILE",
                         help="also write the figures, with this command, to a results file, e.g. "
                              "docs/results/general-m2m-domains.json (benchmarks/figures.py; default: none)")
-    args = parser.parse_args(argv)
+    args = parse_script(parser, argv)
     dev = dict(item.split("=", 1) for item in args.dev if "=" in item)
     if len(dev) < len(args.dev) or any(name in SETS or "{lang}" not in template for name, template in dev.items()):
         parser.error(f"--dev takes NAME=TEMPLATE with a name other than {', '.join(SETS)} and {{lang}} in the "

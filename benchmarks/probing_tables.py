@@ -15,13 +15,11 @@ Every output lands under --out: corpora/, probing-<lang>/ (with README.md: sizes
 results-<lang>-<heads>/ (the harness's tables and plots).
 """
 
-import argparse
 import csv
 import logging
 from pathlib import Path
 
-import torch
-
+from bridgeembed.cli.scripts import parse_script, script_parser
 from bridgeembed.crosslingual.sources import XnliXtreme
 from bridgeembed.evaluation.models import load_encoder
 from bridgeembed.paths import data_root
@@ -82,9 +80,7 @@ def spacy_model_for(lang: str):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="general-m2m")
-    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA or ~/.cache/bridgeembed/data)")
+    parser = script_parser(__doc__, "--model", "--data")
     parser.add_argument("--out", type=Path, default=Path("runs/probing"))
     parser.add_argument("--langs", default="en,de,fr")
     parser.add_argument("--heads", default="mean,each", help="comma-separated --heads values for the harness")
@@ -93,10 +89,8 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--build-only", action="store_true", help="build the probing folders, score nothing")
     parser.add_argument("--reuse", action="store_true", help="keep probing folders that a previous run built")
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads of the harness")
-    args = parser.parse_args(argv)
+    args = parse_script(parser, argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    torch.set_num_threads(args.threads)
     root = data_root(args.data)
     encoder = None if args.build_only else load_encoder(args.model)
     for lang in args.langs.split(","):

@@ -22,18 +22,17 @@
 Speeds beside other work are only comparable within one run: compare the ratios, not the absolute numbers.
 """
 
-import argparse
 import json
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
 
 from bridgeembed import BridgeEncoder
 from bridgeembed.checkpoint import load_model
+from bridgeembed.cli.scripts import parse_script, script_parser, write_json
 from bridgeembed.crosslingual.retrieval import accuracy
-from bridgeembed.devices import bf16_lstm_runs
+from bridgeembed.devices import bf16_lstm_runs, set_threads
 from bridgeembed.encoders.codes import quantize_embeddings, scale_rows_int8
 from bridgeembed.encoders.quantize import quantize_model, runnable
 from bridgeembed.evaluation.models import load_encoder
@@ -59,7 +58,7 @@ def speed(args, encoders: dict) -> list:
     sentences = read_lines(corpus_dir("multi30k", args.data) / "val.en.gz")[: args.sentences]
     rows = []
     for threads in args.threads:
-        torch.set_num_threads(threads)
+        set_threads(threads)
         calls = {name: (lambda s, e=enc: e.encode(s, "en", batch_size=args.batch_size))
                  for name, enc in encoders.items()}
         for call in calls.values():
@@ -147,12 +146,9 @@ def search(args, fp32: BridgeEncoder) -> list:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="general-m2m")
-    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
+    parser = script_parser(__doc__, "--model", "--data", "--batch-size", threads=False)
     parser.add_argument("--threads", type=int, nargs="+", default=[1], help="torch threads of the speed runs")
     parser.add_argument("--sentences", type=int, default=1000)
-    parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--translate", type=int, default=200, help="test_2016 sentences per direction")
     parser.add_argument("--corpus", type=int, default=100_000, help="sentences of the search corpus")
@@ -160,8 +156,8 @@ def main(argv=None) -> int:
                         help="the --model spec the speeds are compared with (default: use-m; bow needs no extra)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["speed", "retrieval", "translation", "search"])
     parser.add_argument("--out", help="write the results as JSON here")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads[0])
+    args = parse_script(parser, argv, libraries=())  # --threads: several, each set below as its run starts
+    set_threads(args.threads[0])
     encoders = {"fp32": BridgeEncoder(args.model, device="cpu"),
                 **{name: BridgeEncoder(args.model, quantize=name) for name in runnable(torch.device("cpu"))}}
     results = {"torch": torch.__version__, "bf16_lstm_runs": bf16_lstm_runs(torch.device("cpu")),
@@ -171,12 +167,10 @@ def main(argv=None) -> int:
                 "search": lambda: search(args, encoders["fp32"])}
     for name, run in sections.items():
         if name not in args.skip:
-            torch.set_num_threads(args.threads[0])
+            set_threads(args.threads[0])
             results[name] = run()
             print(name, json.dumps(results[name], indent=1), flush=True)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    write_json(args.out, results, indent=2)
     return 0
 
 

@@ -25,8 +25,6 @@ which changes the timings of neither. Nothing is written except what Trainer.fro
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 import sys
 import time
@@ -36,6 +34,7 @@ import torch
 import yaml
 from torch import nn
 
+from bridgeembed.cli.scripts import parse_script, script_parser, write_json
 from bridgeembed.config import Config
 from bridgeembed.model import encoder, nmt
 from bridgeembed.model.dropout import Dropout
@@ -76,20 +75,16 @@ def use(variant: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_parser(__doc__, "--data", json_out=True)
     parser.add_argument("config")
-    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
     parser.add_argument("--start", type=int, default=100, help="first step of the schedule to time (after 3 more)")
     parser.add_argument("--steps", type=int, default=12, help="steps a round")
     parser.add_argument("--rounds", type=int, default=3, help="rounds a variant (alternating; the median is kept)")
     parser.add_argument("--precisions", nargs="+", choices=["fp32", "bf16", "auto"],
                         help="train.precision of each trainer (default: the config's); every variant runs in each")
-    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", default="/tmp/recipe_step", help="train.out_dir for the trainer's preparation")
     parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
-    parser.add_argument("--json", help="write the results here")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    args = parse_script(parser, argv)
     raw = yaml.safe_load(Path(args.config).read_text())
     trainers = {}
     for precision in args.precisions or [raw.get("train", {}).get("precision", "fp32")]:
@@ -122,8 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     result = {"config": args.config, "steps": list(steps), "pairs": pairs, "threads": args.threads,
               "runs": [{"precision": p, "variant": n, "pairs_per_s": rates[p, n], "median": medians[p, n],
                         "against_first": medians[p, n] / base} for p, n in runs]}
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=1))
+    write_json(args.json, result)
     return 0
 
 

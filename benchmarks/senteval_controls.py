@@ -13,7 +13,6 @@ Runs whose results.json is there already are reused (--fresh to recompute).
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -21,10 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
+from bridgeembed.cli.scripts import parse_script, script_parser
 from bridgeembed.paths import model_folder
 
 
-def run(spec: str, args: argparse.Namespace) -> dict:
+def run(spec: str, args) -> dict:
     """The tasks of results.json of one run of `bridgeembed-bench senteval`, run where missing."""
     folder = Path(args.out) / f"{model_folder(spec)}-{args.config}"
     if args.fresh or not (folder / "results.json").is_file():
@@ -71,20 +71,18 @@ def table(model: str, scores: dict, controls: dict) -> tuple[str, int, int]:
 
 
 def main(argv: list | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__, "--data", first_paragraph=True)
     parser.add_argument("model", help="a --model spec: a shipped name, a checkpoint or an export folder")
     parser.add_argument("--seeds", default="0,1,2", help="control seeds, comma-separated (default: 0,1,2)")
     parser.add_argument("--config", default="default", choices=["default", "prototype"])
     parser.add_argument("--tasks", default="classification,nli,similarity",
                         help="SentEval task groups or names (default: classification,nli,similarity)")
-    parser.add_argument("--threads", type=int, default=1, help="CPU threads per run (default: 1)")
-    parser.add_argument("--data", help="data root (default: $BRIDGEEMBED_DATA)")
     parser.add_argument("--out", default="results/senteval-controls", help="results folder")
     parser.add_argument("--fresh", action="store_true", help="recompute results that are there already")
     parser.add_argument("--results", metavar="FILE",
                         help="also write the figures, with this command, to a results file, e.g. "
                              "docs/results/general-m2m-senteval.json (benchmarks/figures.py; default: none)")
-    args = parser.parse_args(argv)
+    args = parse_script(parser, argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     scores = run(args.model, args)
     controls = {seed: run(f"untrained:{args.model}@{seed}", args) for seed in seeds}

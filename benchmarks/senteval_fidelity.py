@@ -8,12 +8,9 @@ accuracy won, the last check, and the test accuracy at both).
     python benchmarks/senteval_fidelity.py --model general-m2m --data ../shared/data --seeds 5 --threads 1
 """
 
-import argparse
-import json
 import logging
 
-import torch
-
+from bridgeembed.cli.scripts import parse_script, script_parser, write_json
 from bridgeembed.evaluation.encoding import EncodingCache
 from bridgeembed.evaluation.models import load_encoder
 from bridgeembed.senteval import protocols
@@ -33,16 +30,12 @@ def features(encoder, name: str, dirs: Dirs):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="general-m2m")
-    parser.add_argument("--data", default=None, help="data root holding senteval/")
+    parser = script_parser(__doc__, "--model", "--data")
     parser.add_argument("--tasks", default="TREC,MRPC")
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", help="write every figure here as JSON")
-    args = parser.parse_args(argv)
+    args = parse_script(parser, argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    torch.set_num_threads(args.threads)
     encoder, spec, out = load_encoder(args.model, device="cpu"), get_config("default").classifier, {}
     for name in args.tasks.split(","):
         X, y, train, test, nclasses = features(encoder, name, Dirs.under(args.data))
@@ -59,9 +52,7 @@ def main(argv=None) -> int:
                   f"{100 * trace[best][2]:.1f} / {100 * trace[-1][2]:.1f} |", flush=True)
             out.setdefault(name, []).append({"seed": seed, "harness": ours.acc, "reference": ref.acc,
                                              "reference_dev_by_reg": ref.devacc_by_reg, "trace": trace})
-    if args.out:
-        with open(args.out, "w") as handle:
-            json.dump(out, handle, indent=1)
+    write_json(args.out, out)
     return 0
 
 

@@ -8,8 +8,6 @@ OUT/suite.json and OUT/suite.md with the wall time of every task and of each run
 machine (cores, torch threads) they were measured on.
 """
 
-import argparse
-import json
 import logging
 import os
 import platform
@@ -18,6 +16,7 @@ from pathlib import Path
 
 import torch
 
+from bridgeembed.cli.scripts import parse_script, script_parser, write_json
 from bridgeembed.evaluation.models import load_encoder
 from bridgeembed.evaluation.writer import markdown_table
 from bridgeembed.paths import data_root, model_folder
@@ -29,21 +28,17 @@ log = logging.getLogger("senteval_suite")
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_parser(__doc__, "--data", threads=None)
     parser.add_argument("--model", action="append", required=True, help="a --model spec; repeat for several")
     parser.add_argument("--config", action="append", choices=["default", "prototype"],
                         help="repeat for several (default: both)")
     parser.add_argument("--tasks", default="all")
     parser.add_argument("--heads", default="mean")
     parser.add_argument("--seeds", type=int, default=1)
-    parser.add_argument("--data", default=None)
     parser.add_argument("--probing-data", default=None)
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--out", default="results/senteval_suite", help="results folder (default: %(default)s)")
-    args = parser.parse_args(argv)
+    args = parse_script(parser, argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    if args.threads:
-        torch.set_num_threads(args.threads)
     dirs = Dirs.under(data_root(args.data), args.probing_data)
     out = Path(args.out)
     runs = []
@@ -61,7 +56,7 @@ def main(argv=None) -> int:
             log.info("%s / %s: %.1f min", spec, config, wall / 60)
     machine = {"cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(), "torch": torch.__version__,
                "platform": platform.platform(), "load_average_at_end": os.getloadavg()}
-    (out / "suite.json").write_text(json.dumps({"machine": machine, "runs": runs}, indent=2) + "\n")
+    write_json(out / "suite.json", {"machine": machine, "runs": runs}, indent=2)
     (out / "suite.md").write_text(_markdown(machine, runs))
     print(_markdown(machine, runs))
     return 0

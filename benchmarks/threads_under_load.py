@@ -9,8 +9,6 @@ each run and the median per setting. The spinners stop when it ends, however it 
     python benchmarks/threads_under_load.py --tasks MR --busy 0 --repeats 1   # an idle machine
 """
 
-import argparse
-import json
 import multiprocessing as mp
 import os
 import statistics
@@ -18,7 +16,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
+
+from bridgeembed.cli.scripts import parse_script, script_parser, write_json
 
 
 def spin() -> None:
@@ -41,15 +40,14 @@ def run_bench(tasks: str, threads: int | None, data: str | None, model: str, con
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_parser(__doc__, "--data", threads=False)
     parser.add_argument("--tasks", default="MR,TREC")
     parser.add_argument("--model", default="general-m2m")
     parser.add_argument("--config", default="prototype")
-    parser.add_argument("--data", default=None)
     parser.add_argument("--busy", type=int, default=2, help="spinning processes started as other work (default: 2)")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--out", default="results/threads_under_load.json")
-    args = parser.parse_args(argv)
+    args = parse_script(parser, argv)
 
     from bridgeembed.devices import available_cores, default_threads
 
@@ -75,8 +73,7 @@ def main(argv=None) -> int:
               "seconds": times, "median": {name: statistics.median(v) for name, v in times.items()}}
     for name, value in result["median"].items():
         print(f"{name:>12}: median {value:7.1f} s ({value / result['median']['--threads 1']:.2f}x --threads 1)")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.out, result, indent=2)
     return 0
 
 

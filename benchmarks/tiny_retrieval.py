@@ -14,7 +14,6 @@ Pin it (`taskset -c 1`) beside other work: the times are of one thread on a core
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 import tempfile
@@ -23,6 +22,8 @@ from pathlib import Path
 
 from results_file import REPO, RESULTS, write_results  # benchmarks/ is this script's folder, first on sys.path
 from valid_table import validations
+
+from bridgeembed.cli.scripts import parse_script, script_parser
 
 ARMS = ("1.0", "0")  # train.align_weight of each arm
 
@@ -50,13 +51,12 @@ def train_arm(align_weight: str, config: str, overrides: list, data: str | None,
 
 
 def main(argv: list | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__, "--data", first_paragraph=True, threads=False)
     parser.add_argument("--config", default="configs/tiny.yaml", help="the training config (default: %(default)s)")
-    parser.add_argument("--data", help="the data root (default: $BRIDGEEMBED_DATA, as bridgeembed-train)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="a config override for both arms, as bridgeembed-train takes it (default: none)")
     parser.add_argument("--out", default=str(RESULTS / "tiny.json"), help="the results file (default: %(default)s)")
-    args = parser.parse_args(argv)
+    args = parse_script(parser, argv)
 
     figures = {}
     with tempfile.TemporaryDirectory(prefix="tiny-retrieval-") as tmp:

@@ -24,8 +24,6 @@ GPU's throughput grows with the batch; train with `train.lr_batch` to scale the 
     python benchmarks/train_throughput.py --devices cuda --batch 64,256,512 --out results/gpu_throughput.json
 """
 
-import argparse
-import json
 import time
 from contextlib import nullcontext
 from pathlib import Path
@@ -33,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from bridgeembed.cli.scripts import parse_script, script_parser, write_json
 from bridgeembed.config import Config, ModelConfig
 from bridgeembed.devices import pick_precision
 from bridgeembed.model import BridgeModel
@@ -133,18 +132,15 @@ def measure(cfg: ModelConfig, vocab: int, batch: int, device, steps: int, varian
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_parser(__doc__, threads=None)
     parser.add_argument("--configs", default="paper,shipped", help="comma-separated: paper, shipped")
     parser.add_argument("--steps", type=int, default=30, help="timed steps per configuration")
-    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     parser.add_argument("--devices", default="auto", help="auto (cpu, and cuda if available) or e.g. cpu")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per variant (median reported)")
     parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated: baseline, synced, fast")
     parser.add_argument("--batch", default="", help="comma-separated batch sizes (default: each config's own)")
     parser.add_argument("--out", help="write the results as JSON here")
-    args = parser.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    args = parse_script(parser, argv)
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else []) if args.devices == "auto" \
         else args.devices.split(",")
     variants = args.variants.split(",")
@@ -176,9 +172,7 @@ def main(argv=None) -> int:
                 print(f"| {name} | {row['device']} | {variant} | {row['precision']} | {batch} | "
                       f"{row['parameters'] / 1e6:.1f} M | {row['pairs_per_s']:.0f} | {row['tokens_per_s']:.0f} | "
                       f"{row['pairs_per_s'] / base:.2f}x |", flush=True)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    write_json(args.out, results, indent=2)
     return 0
 
 

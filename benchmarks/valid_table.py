@@ -11,11 +11,12 @@ neighbour in the query's own language, mean over single heads). A run logged wit
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import yaml
+
+from bridgeembed.cli.scripts import parse_script, script_parser
 
 COLUMNS = ("run", "step", "pairs seen", "dev BLEU", "pairs: mean", "pairs: worst", "mixed pool", "own language",
            "single heads")
@@ -60,10 +61,10 @@ def table(specs: list, every: int = 1) -> str:
 
 
 def main(argv: list | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = script_parser(__doc__.split("\n")[0], threads=False)
     parser.add_argument("logs", nargs="+", help="NAME=OUT_DIR/log.jsonl (or just the path)")
     parser.add_argument("--every", type=int, default=1, help="every N-th validation (default: all)")
-    args = parser.parse_args(argv)
+    args = parse_script(parser, argv)
     if args.every < 1:
         parser.error(f"--every must be a positive integer, got {args.every}")
     print(table(args.logs, args.every))

@@ -10,7 +10,6 @@ in %, to a results file that `python benchmarks/figures.py --write` puts into th
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -18,6 +17,8 @@ from pathlib import Path
 
 from domains import label  # benchmarks/ is this script's folder, first on sys.path
 from results_file import write_results
+
+from bridgeembed.cli.scripts import parse_script, script_parser
 
 TEST_LANGS = ("en", "de", "fr")
 
@@ -40,14 +41,13 @@ def results_figures(result: dict) -> dict:
 
 
 def main(argv: list | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__, first_paragraph=True)
     parser.add_argument("model", help="a --model spec: a shipped name, a checkpoint, an export folder, use-m")
     parser.add_argument("--out", default="results/xnli-en", help="results folder (default: %(default)s)")
-    parser.add_argument("--threads", type=int, default=1, help="CPU threads (default: 1)")
     parser.add_argument("--fresh", action="store_true", help="recompute a result that is there already")
     parser.add_argument("--results", required=True, metavar="FILE",
                         help="the results file to write, e.g. docs/results/general-m2m-xnli.json")
-    args = parser.parse_args(argv)
+    args = parse_script(parser, argv)
     result = xnli(args.model, Path(args.out) / label(args.model), args.threads, args.fresh)
     figures = results_figures(result)
     print(f"{args.model}: " + ", ".join(f"{k} {v:.1f}" for k, v in figures.items()))

@@ -15,7 +15,7 @@ from tests.helpers.toy import toy_config
 
 # the code a user runs: the package and the measurement scripts (tests may build what they like)
 PACKAGE = sorted((REPO / "bridgeembed").rglob("*.py"))
-SOURCES = PACKAGE + sorted((REPO / "benchmarks").glob("*.py"))
+SOURCES = PACKAGE + sorted([*(REPO / "benchmarks").rglob("*.py"), *(REPO / "docs" / "history").rglob("*.py")])
 
 
 def calls(name: str, sources: list = SOURCES) -> list:
@@ -51,12 +51,14 @@ def test_one_place_builds_encode_options():
 
 
 def test_one_threads_setter():
-    """One setter, devices.set_threads, the package's only call of torch's and FAISS's own. (The measurement
-    scripts call torch's directly: quantize.py times each thread count in one process.)"""
+    """One setter, devices.set_threads, the only call of torch's and FAISS's own in the package and in the
+    measurement scripts (quantize.py times each thread count in one process through it too)."""
     assert definitions("set_threads") == ["bridgeembed/devices.py"]
     assert definitions("available_cores") == ["bridgeembed/devices.py"]
     assert calls("set_num_threads", PACKAGE) == [("bridgeembed/devices.py", "set_threads")]
     assert calls("omp_set_num_threads", PACKAGE) == [("bridgeembed/devices.py", "set_threads")]
+    assert calls("set_num_threads") == [("bridgeembed/devices.py", "set_threads")]  # the scripts included
+    assert calls("omp_set_num_threads") == [("bridgeembed/devices.py", "set_threads")]
 
 
 def test_bridge_encoder_resolves_its_device_and_quantize_once():

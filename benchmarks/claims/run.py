@@ -19,7 +19,6 @@ thread) or paper (the paper's sizes: a GPU's work). Each claim writes OUT/claims
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Callable
@@ -38,6 +37,8 @@ from steps import (
     senteval,
     train,
 )
+
+from bridgeembed.cli.scripts import parse_script, script_parser, write_json  # after steps: this checkout's
 
 TABLE = list[list]  # header first
 
@@ -228,20 +229,19 @@ def run_claim(name: str, ctx: Context) -> dict:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{name}.md").write_text(text, encoding="utf-8")
     result = {"claim": title, "scale": ctx.scale, "table": rows, "check": check, "seconds": ctx.seconds, **extra}
-    (folder / f"{name}.json").write_text(json.dumps(result, indent=2, default=float) + "\n", encoding="utf-8")
+    write_json(folder / f"{name}.json", result, indent=2, default=float)
     print(text, flush=True)
     return result
 
 
 def main(argv: list | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_parser(__doc__)
     parser.add_argument("claim", choices=[*CLAIMS, "all"], help="which claim to test (all: in the order above)")
     parser.add_argument("--data", required=True, type=Path, help="data root holding multi30k/ (and senteval/)")
     parser.add_argument("--scale", choices=list(SCALES), default="cpu",
                         help="toy: seconds (tests); cpu: ~10 min a model on one thread; paper: the paper's sizes")
     parser.add_argument("--out", type=Path, help="models and results (default: runs/claims/SCALE)")
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads for training and benches")
-    args = parser.parse_args(argv)
+    args = parse_script(parser, argv)
     ctx = Context(args.data, args.out or Path("runs") / "claims" / args.scale, args.scale, args.threads)
     names = list(CLAIMS) if args.claim == "all" else [args.claim]
     try:

@@ -40,11 +40,11 @@ def script_parser(doc: str, *shared: str, threads: int | None | bool = 1, first_
 def parse_script(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None,
                  libraries: Sequence[str] = ("torch",)) -> argparse.Namespace:
     """The parsed arguments, the process's threads for `libraries` set to --threads (`devices.set_threads`) where the
-    script takes --threads."""
+    script takes --threads (no `libraries`: the script sets them itself, through `devices.set_threads`)."""
     from bridgeembed.devices import set_threads
 
     args = parser.parse_args(argv)
-    if "threads" in vars(args):
+    if libraries and "threads" in vars(args):
         set_threads(args.threads, libraries=libraries)
     return args
 
