@@ -1,4 +1,4 @@
-"""benchmarks/gpu_broad.sh, the plan of a 15-minute GPU lease for issue 29, dry-run on the CPU as
+"""docs/history/broad-m2m/gpu_broad.sh, the plan of a 15-minute GPU lease for issue 29, dry-run on the CPU as
 docs/training.md shows: one anchor strength, a minute and a half, and in the scratch slot the next model's recipe
 (configs/general-m2m.yaml) made tiny, on the three corpora the fine-tunes train on (its tokenizers learnt from every
 corpus). It checks the plumbing
@@ -19,7 +19,7 @@ def test_gpu_broad_dry_run(real_data, tmp_path):
     recipe["data"]["corpora"] = [c for c in recipe["data"]["corpora"] if c["name"] in ("europarl", "gnome")]
     scratch = tmp_path / "scratch.yaml"  # general-m2m on captions, Europarl and GNOME help
     scratch.write_text(yaml.safe_dump(recipe))
-    dry_run_gpu_script("gpu_broad.sh", out, root, timeout=900, TRAIN_MINUTES="1.5", ANCHORS="0.01",
+    dry_run_gpu_script("docs/history/broad-m2m/gpu_broad.sh", out, root, timeout=900, TRAIN_MINUTES="1.5", ANCHORS="0.01",
                        SCRATCH=str(scratch), BRIDGEEMBED_CACHE=str(tmp_path / "cache"))
     assert (out / "DONE").is_file()
     for name in ("train_throughput.json", "results.tar.gz", "dev/europarl.de", "dev/gnome.cs"):

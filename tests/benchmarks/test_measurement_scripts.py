@@ -105,7 +105,7 @@ def test_gpu_decision_picks_the_candidate_by_val_and_ships_only_past_the_current
         neutrality(folder / "neutrality-test_2016_flickr" / "neutrality.json", val - 0.02)
         neutrality(folder / "heads-val" / "neutrality-head0.json", 0.3)
         bleu_json(folder / "bleu" / "bleu.json", bleu)
-    text = run("gpu_decision.py", str(tmp_path))
+    text = run("docs/history/multi30k-m2m/gpu_decision.py", str(tmp_path))
     assert text.startswith("candidate: align (best val retrieval of align, heads)\nships: yes")
     assert "| current | 89.50 | 88.00 | 50.00 |" in text
 

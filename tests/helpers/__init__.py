@@ -17,9 +17,10 @@ def one_line_error(capsys) -> str:
 
 
 def dry_run_gpu_script(name: str, out: Path, data: Path, timeout: int, **env: str) -> None:
-    """benchmarks/NAME (a GPU lease's plan) in its DRY mode on the CPU, one thread, with this Python, data root
-    `data` and the other variables in `env`; its results land in `out`. A failure raises with its output."""
+    """NAME (a GPU lease's plan: a path below the repository, below benchmarks/ where it names no folder) in its
+    DRY mode on the CPU, one thread, with this Python, data root `data` and the other variables in `env`; its
+    results land in `out`. A failure raises with its output."""
     env = {**os.environ, "DRY": "1", "DEVICE": "cpu", "BRIDGEEMBED_DATA": str(data), "PY": sys.executable,
            "OMP_NUM_THREADS": "1", **env}
-    subprocess.run(["bash", str(REPO / "benchmarks" / name), str(out)], env=env, check=True, capture_output=True,
-                   timeout=timeout)
+    script = REPO / ("benchmarks/" if "/" not in name else "") / name
+    subprocess.run(["bash", str(script), str(out)], env=env, check=True, capture_output=True, timeout=timeout)

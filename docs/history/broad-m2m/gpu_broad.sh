@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One short GPU lease for issue 29 (beyond captions), planned ahead: the shipped model fine-tuned on captions,
-# Europarl and GNOME help at several L2-SP anchor strengths at once (benchmarks/gpu_broad.yaml; with the keep
+# Europarl and GNOME help at several L2-SP anchor strengths at once (docs/history/broad-m2m/gpu_broad.yaml; with the keep
 # term, train.keep_weight=KEEP, default 30 as stage 12a; KEEP=0 for none), one model from
 # scratch beside them (SCRATCH, default configs/paper.yaml: GPU speed and its dev BLEU curve; or
 # configs/general-m2m.yaml, the next model's recipe), then every run scored by
@@ -12,12 +12,12 @@
 # in int8 (`bridgeembed-export --int8 --no-decoders`, about 17 MB with its tokenizers: RESULTS/broad.pt, in two
 # parts, RESULTS/broad.pt.part-*).
 #
-#   BRIDGEEMBED_DATA=../shared/data TRAIN_MINUTES=5 bash benchmarks/gpu_broad.sh results/gpu-broad
+#   BRIDGEEMBED_DATA=../shared/data TRAIN_MINUTES=5 bash docs/history/broad-m2m/gpu_broad.sh results/gpu-broad
 #
 # A dry run on a CPU (tiny paper model, one anchor, a minute) checks the plumbing:
-#   DRY=1 DEVICE=cpu BRIDGEEMBED_DATA=../shared/data bash benchmarks/gpu_broad.sh /tmp/gpu-broad-dry
+#   DRY=1 DEVICE=cpu BRIDGEEMBED_DATA=../shared/data bash docs/history/broad-m2m/gpu_broad.sh /tmp/gpu-broad-dry
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../../.."  # the repository root
 R=${1:-results/gpu-broad}
 DATA=${BRIDGEEMBED_DATA:?set BRIDGEEMBED_DATA to the data root}
 PY=${PY:-python3}
@@ -43,7 +43,7 @@ log "start: $(hostname), device $DEVICE, $MINUTES min of training, anchors $ANCH
 { nvidia-smi || true; $PY -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda,
 'gpu', torch.cuda.get_device_name() if torch.cuda.is_available() else '-')"; } > "$R/machine.txt" 2>&1
 
-# the held-out lines that dev_lines keeps out of training (benchmarks/gpu_broad.yaml): the dev sets to choose by
+# the held-out lines that dev_lines keeps out of training (docs/history/broad-m2m/gpu_broad.yaml): the dev sets to choose by
 for lang in en de; do zcat "$DATA/europarl-comtrans/train.$lang.gz" | tail -n 1000 > "$R/dev/europarl.$lang"; done
 for lang in en de fr cs; do zcat "$DATA/gnome-help/train.$lang.gz" | tail -n 300 > "$R/dev/gnome.$lang"; done
 
@@ -61,7 +61,7 @@ train() {  # NAME CONFIG [overrides]
 }
 pids=()
 for a in $ANCHORS; do
-    train "anchor-$a" benchmarks/gpu_broad.yaml "train.anchor_weight=$a" "train.keep_weight=$KEEP" "${SMALL[@]}" &
+    train "anchor-$a" docs/history/broad-m2m/gpu_broad.yaml "train.anchor_weight=$a" "train.keep_weight=$KEEP" "${SMALL[@]}" &
     pids+=($!)
 done
 SCRATCH=${SCRATCH:-configs/paper.yaml}

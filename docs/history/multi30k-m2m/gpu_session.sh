@@ -4,12 +4,12 @@
 # then test BLEU (beam 5, on the GPU) and val/test retrieval of every model, and the shipped-model
 # decision. Everything lands in RESULTS (default results/gpu); runs/ holds the checkpoints.
 #
-#   BRIDGEEMBED_DATA=../shared/data TRAIN_MINUTES=16 bash benchmarks/gpu_session.sh results/gpu
+#   BRIDGEEMBED_DATA=../shared/data TRAIN_MINUTES=16 bash docs/history/multi30k-m2m/gpu_session.sh results/gpu
 #
 # A dry run on a CPU (tiny models, one minute, two directions) checks the plumbing:
-#   DRY=1 DEVICE=cpu BRIDGEEMBED_DATA=../shared/data bash benchmarks/gpu_session.sh /tmp/gpu-dry
+#   DRY=1 DEVICE=cpu BRIDGEEMBED_DATA=../shared/data bash docs/history/multi30k-m2m/gpu_session.sh /tmp/gpu-dry
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../../.."  # the repository root
 R=${1:-results/gpu}
 DATA=${BRIDGEEMBED_DATA:?set BRIDGEEMBED_DATA to the data root}
 PY=${PY:-python3}
@@ -80,7 +80,7 @@ score heads "$R/runs/heads/best.pt" & pids+=($!)
 for pid in "${pids[@]}"; do wait "$pid"; done
 
 # 4. which candidate, by val retrieval (test BLEU is reported, never used to choose between them)
-$PY benchmarks/gpu_decision.py "$R" > "$R/decision.md" 2>> "$R/session.log"
+$PY docs/history/multi30k-m2m/gpu_decision.py "$R" > "$R/decision.md" 2>> "$R/session.log"
 log "decision: $(head -1 "$R/decision.md")"
 choice=$(sed -n 's/^candidate: \([a-z]*\).*/\1/p' "$R/decision.md")
 if [ -n "$choice" ]; then

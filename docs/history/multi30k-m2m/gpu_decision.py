@@ -1,11 +1,11 @@
-"""Which GPU-trained candidate would replace the shipped model (benchmarks/gpu_session.sh, step 4).
+"""Which GPU-trained candidate would replace the shipped model (docs/history/multi30k-m2m/gpu_session.sh, step 4).
 
 The candidates (`align`, `heads`) are compared on val only: mean pair retrieval, then the worst pair.
 The chosen one replaces the shipped model (then `pretrained/multi30k-m2m`) only if it beats the current model
 on val retrieval (mean of the 12 ordered pairs) and on test BLEU (mean of the 12 translation directions), the rule of
 the GPU issue. Prints `candidate: NAME` first, then `ships: yes|no`, then the table.
 
-    python benchmarks/gpu_decision.py results/gpu
+    python docs/history/multi30k-m2m/gpu_decision.py results/gpu
 """
 
 import json
@@ -13,9 +13,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from space_summary import pairs  # benchmarks/ is this script's folder, first on sys.path
 
 CANDIDATES = ("align", "heads")
+
+
+def pairs(path: Path) -> list:
+    """The ordered-pair accuracies (%, raw vectors) of a neutrality*.json."""
+    accuracy = json.loads(path.read_text())["raw"]["pair_accuracy"]
+    return [100 * v for row in accuracy.values() for v in row.values() if v is not None]
 
 
 def mixed(path: Path) -> float:
