@@ -28,6 +28,7 @@ from bridgeembed.checkpoint import check_model_target, load_model, make_payload,
 from bridgeembed.devices import resolve_device
 from bridgeembed.encoders.arguments import check_batch_size, check_langs, check_max_seq_length, normalize_flag
 from bridgeembed.encoders.codes import CALIBRATED, check_packable, quantize_embeddings
+from bridgeembed.encoders.langid import AUTO, identified
 from bridgeembed.encoders.protocol import Heads, HeadSpec
 from bridgeembed.encoders.quantize import check_precision, check_quantize, check_quantized_device, quantize_model
 from bridgeembed.encoders.refused import KEYWORDS, REFUSED
@@ -243,15 +244,16 @@ class BridgeEncoder:
                 + (f", quantize={self.quantize!r})" if self.quantize else ")"))
 
     # --- encoding -----------------------------------------------------------------------------
-    def encode(self, sentences: Sequence[str], lang: str, heads: Heads = "mean", batch_size: int = 64,
-               normalize: bool | None = None, show_progress_bar: bool | None = None,
+    def encode(self, sentences: Sequence[str], lang: str | Sequence[str] = AUTO, heads: Heads = "mean",
+               batch_size: int = 64, normalize: bool | None = None, show_progress_bar: bool | None = None,
                device: str | torch.device | None = None, convert_to_tensor: bool = False,
                normalize_embeddings: bool | None = None, convert_to_numpy: bool = True,
                precision: str = "float32", prompt_name: str | None = None,
                prompt: str | None = None, output_value: str = "sentence_embedding") -> np.ndarray | torch.Tensor:
         """float32 vectors: (N, d) for heads="mean" or one head, (N, k, d) for "each", (N, len, d) for a list.
 
-        A single string gives one vector ((d,) or (k, d)). `lang` is one code or one per sentence.
+        A single string gives one vector ((d,) or (k, d)). `lang` is one code or one per sentence, used as given;
+        "auto" (the default) identifies each sentence's language among the model's (bridgeembed.encoders.langid).
         `normalize` scales every returned vector to unit L2 norm. `convert_to_tensor` returns a torch
         tensor on the encoder's device instead of a numpy array. sentence-transformers' spellings work:
         `normalize_embeddings` is `normalize` (the two given and different are a ValueError),
@@ -271,7 +273,8 @@ class BridgeEncoder:
             raise TypeError(f"encode(output_value=...): {REFUSED['output_value']}")
         single = isinstance(sentences, str)
         sentences = check_sentences([sentences] if single else sentences)
-        langs = check_langs(lang, len(sentences), self.languages, self.tokenizers)
+        langs = check_langs(identified(lang, sentences, self.languages), len(sentences), self.languages,
+                            self.tokenizers)
         spec = HeadSpec.parse(heads).resolve(self)  # a ConfigError naming the value and what it may be
         check_batch_size(batch_size)
         for name, flag in (("convert_to_tensor", convert_to_tensor), ("convert_to_numpy", convert_to_numpy)):
@@ -302,9 +305,10 @@ class BridgeEncoder:
         out = quantize_embeddings(out[0] if single else out, precision)
         return torch.from_numpy(out).to(self.device) if convert_to_tensor or not convert_to_numpy else out
 
-    def encode_multi_process(self, sentences: Sequence[str], lang: str, processes: int = 2, heads: Heads = "mean",
-                             batch_size: int = 64, normalize: bool | None = None, chunk_size: int | None = None,
-                             threads_per_process: int | None = None, job_timeout: float | None = None,
+    def encode_multi_process(self, sentences: Sequence[str], lang: str = AUTO, processes: int = 2,
+                             heads: Heads = "mean", batch_size: int = 64, normalize: bool | None = None,
+                             chunk_size: int | None = None, threads_per_process: int | None = None,
+                             job_timeout: float | None = None,
                              normalize_embeddings: bool | None = None) -> np.ndarray:
         """`encode` by `processes` worker processes on the CPU, float32 (N, d) in order, as sentence-transformers'
         `encode_multi_process` (no pool to start: the workers start and load the model on every call, so it pays
@@ -340,11 +344,12 @@ class BridgeEncoder:
         packed sign bits with `precision` named (`bridgeembed.encoders.similarity.similarity`)."""
         return similarity(a, b, precision)
 
-    def attention(self, sentences: Sequence[str], lang: str) -> list:
+    def attention(self, sentences: Sequence[str], lang: str | Sequence[str] = AUTO) -> list:
         """Per sentence: its subword tokens and the bridge's (k x n) attention matrix A (for heat maps)."""
         single = isinstance(sentences, str)
         sentences = check_sentences([sentences] if single else sentences)
-        langs = check_langs(lang, len(sentences), self.languages, self.tokenizers)
+        langs = check_langs(identified(lang, sentences, self.languages), len(sentences), self.languages,
+                            self.tokenizers)
         results = []
         with torch.inference_mode():
             for text, code in zip(sentences, langs):
