@@ -230,3 +230,19 @@ def test_the_results_files_said_to_lack_a_machine_lack_one():
         results = json.loads((REPO / "docs" / "results" / name).read_text(encoding="utf-8"))
         assert results.get("machine") is None, f"docs/results/README.md says {name} has no machine; it has one"
     assert " s has no recorded" not in text
+
+
+def test_senteval_without_data_says_so_before_loading_torch_or_scikit_learn(tmp_path):
+    """Issue 50: `bridgeembed-bench senteval` with no data took 7-9 s to print its one-line error: it imported torch
+    and scikit-learn first. The data root is checked before (`check` of the command, run by the dispatcher)."""
+    import os
+    import subprocess
+
+    code = ("import sys; from bridgeembed.cli import bench; rc = bench.main(['senteval', '--model', 'bow']); "
+            "print(rc, [m for m in ('torch', 'sklearn') if m in sys.modules])")
+    env = {k: v for k, v in os.environ.items() if k != "BRIDGEEMBED_DATA"}
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env={**env, "HOME": str(tmp_path)},
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout.split("\n")[0] == "2 []", (done.stdout, done.stderr)
+    assert done.stderr.startswith("error: SentEval's data (downstream/ and probing/) not found") \
+        and len(done.stderr.splitlines()) == 1, done.stderr

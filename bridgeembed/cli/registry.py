@@ -159,7 +159,9 @@ def setup_logging(verbose: bool = False, quiet: bool = False) -> None:
 
 def dispatch(prog: str, description: str, commands: dict, argv: Sequence[str] | None = None,
              device: bool = True) -> int:
-    """`commands` maps a name to (target, one-line help); `device`: the commands run a model (--device)."""
+    """`commands` maps a name to (target, one-line help); `device`: the commands run a model (--device). A target
+    has `add_arguments(parser)` and `run(args)`, and may have `check(args)`: checks of the arguments that load
+    nothing heavy, run before `start` sets torch's threads (seconds of import)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     width = max(12, *map(len, commands))
     listing = "\n".join(f"  {name:<{width}} {help_}" for name, (_, help_) in commands.items())
@@ -189,4 +191,6 @@ def dispatch(prog: str, description: str, commands: dict, argv: Sequence[str] | 
         args = parser.parse_intermixed_args(rest) if intermixed else parser.parse_args(rest)
     except KeyboardInterrupt:
         return interrupted()
-    return guarded(lambda a: start(a) or command.run(a), args)
+    # a command's `check(args)`, if it has one, runs first: what it refuses is said before torch loads in `start`
+    check = getattr(command, "check", None) or (lambda a: None)
+    return guarded(lambda a: check(a) or start(a) or command.run(a), args)

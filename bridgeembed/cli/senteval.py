@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+from pathlib import Path
 
 from bridgeembed.cli.options import add_options, bench_heads
 from bridgeembed.paths import check_output, default_out
@@ -55,3 +56,15 @@ def run(args: argparse.Namespace) -> int:
     print(report.markdown(table))
     log.info("wrote %s", ", ".join(str(p) for p in paths))
     return 0
+
+
+def check(args: argparse.Namespace) -> None:
+    """No SentEval data at all (neither downstream/ nor the probing folder): the runner's one-line MissingData,
+    raised before torch and scikit-learn load (seconds; `registry.dispatch` runs this first). Missing tasks of
+    data that is there are the runner's to report (`runner.preflight`)."""
+    from bridgeembed.paths import senteval_dir
+    from bridgeembed.senteval.readers import MissingData
+
+    base, probing = senteval_dir(args.data), args.probing_data
+    if not (base / "downstream").exists() and not (Path(probing) if probing else base / "probing").exists():
+        raise MissingData([base], what="SentEval's data (downstream/ and probing/)")

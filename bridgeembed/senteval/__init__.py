@@ -7,6 +7,14 @@ encoding cache), `classifiers` and `optim` (SentEval's PyTorch classifiers, stac
 senteval`), `adapters` (for the real SentEval).
 """
 
-from bridgeembed.senteval.adapters import batcher, default_params, prepare
-
 __all__ = ["batcher", "default_params", "prepare"]
+
+
+def __getattr__(name: str) -> object:
+    """The adapters on first use: importing a light module of the package (readers, for `MissingData`) does not
+    load torch and the classifiers (issue 50: `bridgeembed-bench senteval` without data took 7-9 s to say so)."""
+    if name in __all__:
+        from bridgeembed.senteval import adapters
+
+        return getattr(adapters, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,7 +20,6 @@ from typing import Optional
 
 from bridgeembed.errors import DataError
 from bridgeembed.senteval import counts
-from bridgeembed.text.parallel import split_lines
 
 DOWNLOAD = "bridgeembed-data senteval --data DIR"  # DIR: the data root; the files land in DIR/senteval
 
@@ -80,6 +79,8 @@ def require(*paths: Path) -> None:
 
 def read_lines(path: Path, encoding: str = "utf-8") -> list:
     """Lines without their endings (\\n, \\r\\n), split at \\n only; a decoding error names the line."""
+    from bridgeembed.text.parallel import split_lines  # here, not at the top: it loads torch (see MissingData)
+
     raw = Path(path).read_bytes()
     try:
         lines = split_lines(raw.decode(encoding))
