@@ -9,7 +9,8 @@ from bridgeembed.cli.registry import dispatch
 COMMANDS = {
     "senteval": ("bridgeembed.cli.senteval", "SentEval classification, NLI, similarity and probing, per head"),
     "xnli": ("bridgeembed.cli.crosslingual:xnli", "crosslingual NLI transfer (train languages x test languages)"),
-    "sentiment": ("bridgeembed.cli.crosslingual:sentiment", "crosslingual sentiment transfer, trained on one language"),
+    "sentiment": ("bridgeembed.cli.crosslingual:sentiment",
+                  "crosslingual sentiment transfer, trained on one language: tweets (xlm-t) by default"),
     "retrieval": ("bridgeembed.cli.crosslingual:retrieval",
                   "bitext retrieval: nearest-neighbour accuracy by cosine or margin"),
     "neutrality": ("bridgeembed.cli.crosslingual:neutrality",
