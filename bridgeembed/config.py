@@ -387,6 +387,9 @@ def _check_freeze(config: Config, source: str) -> None:
 # train keys that change what the loss is: a resumed run must keep them (train.init_from starts anew with others)
 ALIGNMENT_KEYS = ("align_weight", "align_loss", "align_temperature", "align_margin", "align_per_head",
                   "align_multiway", "anchor_weight", "keep_weight", "freeze")
+# train keys a resumed run may change (what a step samples and trains on, not the loss it is judged by): applied, with
+# a warning and the resume record's "changed" in log.jsonl, as a new train.lr is (config.yaml shows only the new value)
+RESUME_CHANGES = ("subword_dropout", "translate_share")
 
 
 def scaled_lr(t: TrainConfig) -> float:

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bridgeembed.errors import WriteError
+from bridgeembed.errors import DataError, WriteError
 from bridgeembed.paths import write_text_atomic
 from bridgeembed.training import distributed
 
@@ -127,7 +127,7 @@ def drop_records_after(path: Path, step: int) -> None:
     if not path.exists():
         return
     kept, dropped = [], 0
-    for line in path.read_text(encoding="utf-8").split("\n"):
+    for line in log_lines(path):
         try:
             record = json.loads(line) if line.strip() else None
         except ValueError:
@@ -139,3 +139,29 @@ def drop_records_after(path: Path, step: int) -> None:
     if dropped:
         write_text_atomic(path, "".join(line + "\n" for line in kept))
         logger.info("%s: dropped %d record(s) past step %d, where training resumes", path, dropped, step)
+
+
+def log_lines(path: Path) -> list:
+    """log.jsonl's lines, as text ([] where there is none yet), read before a resumed run prepares anything
+    (`training.prepare`) and when it starts. A folder, or a line that is not UTF-8, is a DataError naming the file
+    and the line; only the last line may be cut inside a character (by a kill: it is dropped as any cut line)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    except IsADirectoryError:
+        raise DataError(f"{path} is a folder, not the training log; move it away to resume") from None
+    except OSError as err:
+        raise DataError(f"cannot read {path}: {err.strerror or err}") from None
+    lines = data.split(b"\n")
+    text = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            text.append(line.decode("utf-8"))
+        except UnicodeDecodeError as err:
+            if number == len(lines):  # cut by a kill, no newline after it: not a whole record
+                text.append(line.decode("utf-8", errors="replace"))
+                continue
+            raise DataError(f"{path}: line {number} is not UTF-8 text (byte {line[err.start]:#04x}): the training "
+                            f"log is damaged; move it away to resume") from None
+    return text

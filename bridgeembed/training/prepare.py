@@ -28,6 +28,7 @@ from bridgeembed.text.parallel import corpus_dir, encode_split, read_split
 from bridgeembed.training import distributed
 from bridgeembed.training.corpora import check_dev_not_trained, check_pairs, corpus_files, load_corpus
 from bridgeembed.training.data import TrainingData, prepare_training_data, training_files
+from bridgeembed.training.log import log_lines
 from bridgeembed.training.validation import check_validation_data
 
 if TYPE_CHECKING:  # for annotations only
@@ -48,18 +49,21 @@ class Prepared:
 
 
 def prepare(config: Config, data_root: str | Path | None = None, world: World | None = None,
-            show_progress: bool | None = None) -> Prepared:
-    """Tokenizers, data and model of `config`; a relative data.path is looked up under `data_root`."""
+            show_progress: bool | None = None, locked: bool = False) -> Prepared:
+    """Tokenizers, data and model of `config`; a relative data.path is looked up under `data_root`. `locked`: the
+    caller holds train.out_dir's lock (Trainer.from_config takes it before this reads anything)."""
     check_encoder_config(config.model)  # before any data is read
     check_run(config)
     t, world = config.train, world or distributed.from_environment()
     device = start_process(t, world)
     last = Path(t.out_dir) / "last.pt"
     if not last.exists():
-        check_new_out_dir(Path(t.out_dir))
+        check_new_out_dir(Path(t.out_dir), locked)
     resume = load_checkpoint(last) if last.exists() else None
     if resume:
         check_resumable(resume, config, last)
+        if world.main:
+            log_lines(Path(t.out_dir) / "log.jsonl")  # readable: its records past last.pt's are dropped at the start
     folder = corpus_dir(config.data.path, data_root)
     check_dev_not_trained(config.data, folder, data_root)
     raw_valid = read_split(folder, config.data.valid, config.data.languages)
@@ -134,10 +138,10 @@ def more_tokenizer_text(config: Config, data_root: str | Path | None) -> dict:
 RUN_FILES = ("best.pt", "config.yaml", "log.jsonl")
 
 
-def check_new_out_dir(out_dir: Path) -> None:
+def check_new_out_dir(out_dir: Path, locked: bool = False) -> None:
     """A new run (no last.pt to resume) refuses an out_dir holding files it would replace: an earlier run's best.pt
-    and log, or a user's own config.yaml, were silently overwritten."""
-    if (out_dir / ".lock").exists():
+    and log, or a user's own config.yaml, were silently overwritten. `locked`: this process holds the lock."""
+    if not locked and (out_dir / ".lock").exists():
         FolderLock(out_dir).release()  # a live run there: say so, not that its files are in the way
     found = [name for name in RUN_FILES if (out_dir / name).exists()]
     if found:

@@ -22,7 +22,7 @@ import yaml
 from tqdm.auto import tqdm
 
 from bridgeembed.checkpoint import make_payload, save_atomic
-from bridgeembed.config import Config, TrainConfig, scaled_lr
+from bridgeembed.config import RESUME_CHANGES, Config, TrainConfig, scaled_lr
 from bridgeembed.devices import pick_precision
 from bridgeembed.directions import evaluation_directions, training_directions
 from bridgeembed.errors import BridgeembedError
@@ -102,7 +102,7 @@ class Trainer(StepInputs):
     both first (`training.prepare`), `restore` continues from a trainer checkpoint."""
 
     def __init__(self, model: BridgeModel, data: TrainingData, train: TrainConfig, world: World | None = None,
-                 show_progress: bool | None = None) -> None:
+                 show_progress: bool | None = None, lock: FolderLock | None = None) -> None:
         self.model, self.data, self.world = model, data, world or distributed.from_environment()
         # the whole config, as checkpoints and config.yaml store it
         self.cfg = Config(model.cfg, data.tokenizer_config, data.data_config, train)
@@ -132,6 +132,8 @@ class Trainer(StepInputs):
         self._set_lr(self.state.lr)
         self.stopped_by = 0  # the signal (SIGINT, SIGTERM) that stopped train(), if one did
         self.lr_changed = None  # {"from", "to"}: a resume applied a new train.lr (logged in the resume record)
+        self.changed = {}  # {"train.KEY": {"from", "to"}}: RESUME_CHANGES a resume applied (in the resume record)
+        self.lock = lock  # OUT_DIR's lock, when the caller took it before reading anything (from_config)
         self._loss_ok, self._loss_checked = True, 0  # all losses finite since step _loss_checked (check_loss)
         self.ddp = self._wrap()  # the DistributedDataParallel wrapper of self.model under torchrun, else None
         start = starting_weights(train.init_from) if train.anchor_weight > 0 or train.keep_weight > 0 else {}
@@ -141,12 +143,26 @@ class Trainer(StepInputs):
     @classmethod
     def from_config(cls, config: Config, data_root: str | Path | None = None, world: World | None = None,
                     show_progress: bool | None = None) -> Trainer:
-        """prepare(config) -> a Trainer, restored from OUT_DIR/last.pt where one exists (the run resumes)."""
+        """prepare(config) -> a Trainer, restored from OUT_DIR/last.pt where one exists (the run resumes).
+        OUT_DIR's lock is taken first, before last.pt or anything else of the run is read, and held until train()
+        ends: a second run on it is refused before it reads state the first is changing (it read last.pt at step
+        6, waited, and resumed from step 6 after the first ended at step 30)."""
         world = world or distributed.from_environment()
-        parts = prepare(config, data_root, world, show_progress)
-        trainer = cls(parts.model, parts.data, config.train, world, show_progress)
-        if parts.resume:
-            trainer.restore(parts.resume)
+        out = Path(config.train.out_dir)
+        new = not out.exists()
+        lock = FolderLock(out) if world.main else None
+        try:
+            parts = prepare(config, data_root, world, show_progress, locked=lock is not None)
+            trainer = cls(parts.model, parts.data, config.train, world, show_progress, lock)
+            if parts.resume:
+                trainer.restore(parts.resume)
+        except BaseException:
+            if lock:
+                lock.release()
+                if new and [p.name for p in out.iterdir()] == [".lock"]:  # a refused start leaves no folder
+                    lock.path.unlink(missing_ok=True)
+                    out.rmdir()
+            raise
         return trainer
 
     # --- set-up -----------------------------------------------------------------------------
@@ -224,6 +240,15 @@ class Trainer(StepInputs):
             self.lr_changed = {"from": self.state.lr, "to": now}
             self.state.lr = now
         self._set_lr(self.state.lr)
+        defaults = asdict(TrainConfig())
+        for key in RESUME_CHANGES:  # applied as given (the trainer was built with them); said, and recorded
+            before, now = payload["config"]["train"].get(key, defaults[key]), getattr(self.cfg.train, key)
+            if before != now:
+                self.changed[f"train.{key}"] = {"from": before, "to": now}
+        if self.changed:
+            logger.warning("%s changed since %s was saved: the run goes on with the new values", ", ".join(
+                f"{key} {change['from']} -> {change['to']}" for key, change in self.changed.items()),
+                self.out / "last.pt")
         logger.info("resumed from %s at step %d", self.out / "last.pt", self.state.step)
 
     def _set_lr(self, lr: float) -> None:
@@ -297,8 +322,10 @@ class Trainer(StepInputs):
 
     def train(self) -> TrainState:
         """Train until max_steps / max_epochs, early stopping, or an interrupt; returns the final state.
-        One run per out_dir: a second one is refused (OUT_DIR/.lock, held while training)."""
-        lock = FolderLock(self.out) if self.world.main else None
+        One run per out_dir: a second one is refused (OUT_DIR/.lock, held while training; from_config took it
+        before reading anything)."""
+        lock = self.lock or (FolderLock(self.out) if self.world.main else None)
+        self.lock = None  # released as this run ends
         self._loss_checked = self.state.step
         try:
             return self._train()
@@ -354,6 +381,8 @@ class Trainer(StepInputs):
         extra = {"corpora": self.shares} if self.data.corpora else {}  # each corpus's share of the steps, in %
         if self.lr_changed:
             extra["lr_changed"] = self.lr_changed
+        if self.changed:
+            extra["changed"] = self.changed
         log.start(self.state.step, directions=[str(x) for x in self.units], steps_per_epoch=self.steps_per_epoch,
                   max_steps=self.max_steps, world_size=self.world.size, empty_lines=d.empty, truncated=d.truncated,
                   parameters=sum(p.numel() for p in self.model.parameters()), **extra)

@@ -360,3 +360,87 @@ def test_a_resume_with_a_new_lr_applies_it_and_says_so(toy_corpus, tmp_path, cap
     again = Trainer.from_config(toy_config(toy_corpus, out, max_steps=8, valid_every=100, lr=0.001),
                                 show_progress=False)
     assert again.lr_changed is None and again.state.lr == 0.001  # the same rate again: nothing to apply
+
+
+def test_a_resume_with_another_subword_dropout_or_translate_share_applies_it_and_says_so(toy_corpus, tmp_path,
+                                                                                         caplog):
+    """Issue 49, items 5 and 6: resuming with another train.subword_dropout (0.3, then 0.0) or translate_share
+    (0.5, then 1.0) was accepted without a word, and config.yaml then showed only the new value (a changed lr had a
+    warning and a log record)."""
+    import logging
+
+    out = tmp_path / "run"
+    first = dict(max_steps=4, valid_every=100, subword_dropout=0.3, translate_share=0.5)
+    Trainer.from_config(toy_config(toy_corpus, out, **first), show_progress=False).train()
+    caplog.set_level(logging.WARNING, "bridgeembed")
+    resumed = Trainer.from_config(toy_config(toy_corpus, out, max_steps=6, valid_every=100), show_progress=False)
+    assert resumed.subword_dropout is None
+    assert ("train.subword_dropout 0.3 -> 0.0, train.translate_share 0.5 -> 1.0 changed since "
+            f"{out / 'last.pt'} was saved: the run goes on with the new values") in caplog.text
+    resumed.train()
+    assert records(out, "resume")[-1]["changed"] == {"train.subword_dropout": {"from": 0.3, "to": 0.0},
+                                                     "train.translate_share": {"from": 0.5, "to": 1.0}}
+    again = Trainer.from_config(toy_config(toy_corpus, out, max_steps=8, valid_every=100), show_progress=False)
+    again.train()
+    assert "changed" not in records(out, "resume")[-1]  # the same values again: nothing changed
+
+
+def test_a_second_run_takes_the_lock_before_it_reads_last_pt(toy_corpus, tmp_path, monkeypatch):
+    """Issue 49, item 10: a second bridgeembed-train on one out_dir read last.pt (step 6) before it took the lock,
+    waited for the first to end (step 30), then resumed from step 6 and rewrote its checkpoints and log."""
+    from bridgeembed.errors import ConfigError
+    from bridgeembed.paths import FolderLock
+    from bridgeembed.training import prepare as prepare_module
+
+    out = tmp_path / "run"
+    run_to(toy_corpus, out, 4, valid_every=100)
+    read = []
+    real = prepare_module.load_checkpoint
+    monkeypatch.setattr(prepare_module, "load_checkpoint", lambda path: read.append(path) or real(path))
+    first = FolderLock(out)  # the first run, still training
+    try:
+        with pytest.raises(ConfigError, match=f"train.out_dir {out} is in use by process {os.getpid()}"):
+            Trainer.from_config(toy_config(toy_corpus, out, max_steps=8, valid_every=100), show_progress=False)
+    finally:
+        first.release()
+    assert read == []  # refused before anything of the run was read
+    assert run_to(toy_corpus, out, 6, valid_every=100).state.step == 6  # the lock went with the refusal
+
+
+@pytest.mark.parametrize("damage", ["not-utf-8", "a-folder"])
+def test_a_damaged_log_is_one_line_before_any_data_is_prepared(toy_corpus, tmp_path, monkeypatch, damage):
+    """Issue 49, item 11: a resume with a non-UTF-8 line in log.jsonl was a UnicodeDecodeError, and with log.jsonl
+    a folder an IsADirectoryError, both from drop_records_after, after all the data preparation."""
+    import shutil
+
+    from bridgeembed.training import prepare as prepare_module
+
+    out = tmp_path / "run"
+    run_to(toy_corpus, out, 4, valid_every=100, log_every=2)
+    log = out / "log.jsonl"
+    if damage == "a-folder":
+        log.unlink()
+        log.mkdir()
+        message = f"{log} is a folder, not the training log; move it away to resume"
+    else:
+        lines = log.read_bytes().split(b"\n")
+        log.write_bytes(b"\n".join([lines[0], b'{"event": "train", "step": 1, "note": "caf\xe9"}', *lines[1:]]))
+        message = (f"{log}: line 2 is not UTF-8 text (byte 0xe9): the training log is damaged; move it away to "
+                   f"resume")
+
+    def not_now(*args, **kwargs):
+        raise AssertionError("data prepared before the log was checked")
+
+    monkeypatch.setattr(prepare_module, "prepare_main_corpus", not_now)
+    config = toy_config(toy_corpus, out, max_steps=6, valid_every=100, log_every=2)
+    config.model.dropout = 0.2  # as run_to's
+    with pytest.raises(DataError, match="^" + message.replace("(", r"\(").replace(")", r"\)") + "$"):
+        Trainer.from_config(config, show_progress=False)
+    monkeypatch.undo()
+    if damage == "a-folder":
+        shutil.rmtree(log)
+    else:  # a line cut by a kill in the middle of a character is dropped, as any cut line
+        lines = [line for line in log.read_bytes().split(b"\n") if b"caf" not in line]
+        log.write_bytes(b"\n".join(lines).rstrip(b"\n") + b'\n{"event": "train", "note": "caf\xc3')
+    assert run_to(toy_corpus, out, 6, valid_every=100, log_every=2).state.step == 6
+    assert [r["step"] for r in records(out, "train")][-1] == 6
