@@ -15,6 +15,8 @@ COMMANDS = {
                   "bitext retrieval: nearest-neighbour accuracy by cosine or margin"),
     "neutrality": ("bridgeembed.cli.crosslingual:neutrality",
                    "language neutrality: pair and mixed-pool retrieval, cosines, language-ID probe"),
+    "langid": ("bridgeembed.cli.langid_bench",
+               "encode without lang: the identifier's accuracy per language; retrieval with lang='auto' and codes"),
     "attention": ("bridgeembed.cli.attention_bench",
                   "bridge attention over a text: per-head entropy (split at the sentence length), coverage, position"),
 }
