@@ -246,3 +246,40 @@ def test_senteval_without_data_says_so_before_loading_torch_or_scikit_learn(tmp_
     assert done.stdout.split("\n")[0] == "2 []", (done.stdout, done.stderr)
     assert done.stderr.startswith("error: SentEval's data (downstream/ and probing/) not found") \
         and len(done.stderr.splitlines()) == 1, done.stderr
+
+
+def test_other_libraries_info_lines_stay_out_of_a_commands_output(monkeypatch, capsys):
+    """Issue 50: the first `python -m bridgeembed attention` printed matplotlib's "generated new fontManager" (its
+    INFO). A command's logging shows our INFO lines and other libraries' warnings, not their INFO."""
+    import logging
+
+    from bridgeembed.cli.registry import setup_logging
+
+    root, ours = logging.getLogger(), logging.getLogger("bridgeembed")
+    monkeypatch.setattr(root, "handlers", [])  # as in a user's shell: nothing set up before the command
+    monkeypatch.setattr(root, "level", root.level)
+    monkeypatch.setattr(ours, "level", ours.level)
+    setup_logging()
+    logging.getLogger("matplotlib.font_manager").info("generated new fontManager")
+    logging.getLogger("bridgeembed.cli.attention").info("ours")
+    logging.getLogger("matplotlib.font_manager").warning("a warning of theirs")
+    assert capsys.readouterr().err.splitlines() == ["INFO bridgeembed.cli.attention: ours",
+                                                    "WARNING matplotlib.font_manager: a warning of theirs"]
+    setup_logging(quiet=True)  # root has its handler now: a second call changes nothing
+    root.handlers = []
+    setup_logging(quiet=True)
+    logging.getLogger("bridgeembed.x").info("hidden")
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.slow  # a process that loads the model and matplotlib with an empty font cache: ~10 s
+def test_the_first_heat_map_prints_only_where_it_wrote(tmp_path):
+    import os
+    import subprocess
+
+    env = {**os.environ, "MPLCONFIGDIR": str(tmp_path / "mpl")}  # no font cache yet, as on a fresh install
+    done = subprocess.run([sys.executable, "-m", "bridgeembed", "attention", "--lang", "en", "A dog runs.", "--out",
+                           str(tmp_path / "dog.png")], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0 and (tmp_path / "dog.png").is_file(), done.stderr
+    assert "matplotlib" not in done.stderr and "fontManager" not in done.stderr, done.stderr

@@ -149,11 +149,15 @@ def interrupted() -> int:
 
 
 def setup_logging(verbose: bool = False, quiet: bool = False) -> None:
-    """Our records at INFO (DEBUG with -v, WARNING with --quiet); torch's at WARNING, as torch sets them itself at
-    the end of its import: a Ctrl-C during that import left them at our INFO, and the half-imported torch's exit
-    handler then logged "FakeTensor cache stats" after "interrupted"."""
+    """Our records (the `bridgeembed` loggers) at INFO (DEBUG with -v, WARNING with --quiet); other libraries' at
+    WARNING whatever the flags: their INFO is no news to a user (issue 50: matplotlib's "generated new fontManager"
+    on the first heat map). torch's at WARNING too, as torch sets them itself at the end of its import: a Ctrl-C
+    during that import had left them at INFO, and the half-imported torch's exit handler then logged "FakeTensor
+    cache stats" after "interrupted". A program that set logging up itself (root handlers) keeps its own."""
     level = logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+        logging.getLogger("bridgeembed").setLevel(level)
     logging.getLogger("torch").setLevel(logging.WARNING)
 
 
