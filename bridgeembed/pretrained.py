@@ -10,6 +10,7 @@ folder holding `model.pt`.
 Retired models (`RETIRED`) are in git history only: naming one is an error that says how to get it back.
 """
 
+import errno
 import os
 import sys
 from pathlib import Path
@@ -107,6 +108,15 @@ def resolve(name_or_path: str | Path) -> Path:
                                   f"{path / RUN_SIGNS[0]} for its weights, or train it on past a validation")
         raise CheckpointError(f"{str(name_or_path)!r} is a training run without {RUN_FILE} yet (it is written at the "
                               f"first validation): give {path / RUN_SIGNS[0]} for the latest weights, or wait")
+    if path.is_symlink():  # not the generic message: the path is there, what it points to is not
+        try:
+            path.resolve(strict=True)
+        except (OSError, RuntimeError) as err:  # RuntimeError: a loop, before Python 3.13 (ELOOP since)
+            if isinstance(err, RuntimeError) or err.errno == errno.ELOOP:
+                raise CheckpointError(f"{path} is a loop of symbolic links ({path} -> {os.readlink(path)} points "
+                                      f"back to itself): give the model's own path") from None
+            raise CheckpointError(f"{path} is a dangling symbolic link (to {os.readlink(path)}, which does not "
+                                  f"exist): give the model's own path") from None
     shipped = ", ".join(list_pretrained()) or "none found"
     raise CheckpointError(f"no model {str(name_or_path)!r}: not a model folder, a checkpoint file, a folder with "
                           f"{MODEL_FILE}, or a shipped model (shipped: {shipped})")  # docs/bad_input.md quotes it

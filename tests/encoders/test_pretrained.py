@@ -170,3 +170,24 @@ def test_a_run_whose_best_pt_is_a_directory_says_so(tmp_path):
     with pytest.raises(CheckpointError, match=r"run/best.pt is a directory, not a checkpoint file") as err:
         BridgeEncoder(run)
     assert "wait" not in str(err.value)
+
+
+def test_a_dangling_link_or_a_link_loop_as_model_says_so(tmp_path, capsys):
+    """Issue 49 (also seen): a dangling symbolic link or a loop of links as --model got the generic "no model"
+    message, as if the path were mistyped."""
+    from bridgeembed.cli import encode
+    from bridgeembed.errors import CheckpointError
+    from bridgeembed.pretrained import resolve
+    from tests.helpers import one_line_error
+
+    (tmp_path / "gone.pt").symlink_to(tmp_path / "moved.pt")
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    with pytest.raises(CheckpointError, match=r"gone.pt is a dangling symbolic link \(to .*moved.pt, which does not "
+                                              r"exist\): give the model's own path"):
+        resolve(tmp_path / "gone.pt")
+    for link in ("a", "b"):
+        with pytest.raises(CheckpointError, match=rf"/{link} is a loop of symbolic links \(.* points back to itself\)"):
+            resolve(tmp_path / link)
+    assert encode.main(["--lang", "en", "--model", str(tmp_path / "gone.pt"), "A dog."]) == 2
+    assert "is a dangling symbolic link" in one_line_error(capsys)
