@@ -104,8 +104,14 @@ def load_failure(err: Exception) -> str:
         detail = text.split("WeightsUnpickler error:", 1)[1].strip().splitlines()[0]
         detail = detail.split(" was not an allowed global")[0].split(". Please use")[0].strip()
         return f"{detail} (only tensors and plain data are read; loading never runs code from a file)"
+    if isinstance(err, OSError) and err.strerror:  # not "[Errno 22] Invalid argument"
+        return f"cannot read it: {err.strerror}"
     first = text.splitlines()[0] if text else type(err).__name__
-    return type(err).__name__ if "weights_only" in first else first
+    if "weights_only" in first:
+        return type(err).__name__
+    if not any(c.isalpha() for c in first.replace(type(err).__name__, "")):  # a bare key or index: "101"
+        return f"its pickled data is damaged ({type(err).__name__} {first})"
+    return first
 
 
 def check_finite(state: dict[str, torch.Tensor], path: str | Path) -> None:

@@ -289,3 +289,26 @@ def test_tokenizers_swapped_in_a_pt_file_with_their_fingerprints_removed_are_ref
     with pytest.raises(CheckpointError, match=r"swapped.pt: the tokenizers of 'en', 'de' record no sha256, the others "
                                               r"do: edited \(a tokenizer swapped with another language's"):
         load_model(tmp_path / "swapped.pt")
+
+
+def test_a_load_failure_says_what_failed_not_a_bare_number_or_errno(tmp_path, monkeypatch):
+    """Issue 49 (also seen): load errors ended in a cryptic tail, `...not a bridgeembed file): 101` (a KeyError of
+    the unpickler: a pickle whose memo is damaged, its CRC made again) or `[Errno 22] Invalid argument`."""
+    import zipfile
+
+    save_atomic({"format": "bridgeembed", "model": {"w": torch.ones(3)}}, tmp_path / "ok.pt")
+    with zipfile.ZipFile(tmp_path / "ok.pt") as src, zipfile.ZipFile(tmp_path / "memo.pt", "w") as out:
+        for info in src.infolist():
+            out.writestr(info.filename, b"\x80\x02h\x65." if info.filename.endswith("data.pkl") else
+                         src.read(info.filename))
+    with pytest.raises(CheckpointError, match=r"memo.pt is not a readable checkpoint \(corrupt, truncated, or not a "
+                                              r"bridgeembed file\): its pickled data is damaged \(KeyError 101\)$"):
+        load_checkpoint(tmp_path / "memo.pt")
+
+    def invalid(*args, **kwargs):
+        raise OSError(22, "Invalid argument")
+
+    monkeypatch.setattr(torch, "load", invalid)
+    with pytest.raises(CheckpointError, match=r"ok.pt is not a readable checkpoint \(corrupt, truncated, or not a "
+                                              r"bridgeembed file\): cannot read it: Invalid argument$"):
+        load_checkpoint(tmp_path / "ok.pt")
