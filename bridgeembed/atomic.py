@@ -4,7 +4,7 @@
 `save_figure_atomic` and `WriteThrough` on it); `atomic_folder` how a model folder is replaced (built beside the
 old one with `write_synced` and `carry`, then swapped in by renameat2's exchange), and `result_set` how a run's
 result files land together. `remove_stale_temporaries` clears up after writes whose process was killed
-(`stale_temporary`, `process_alive`). Moved out of paths.py, which re-exports every public name here.
+(`stale_temporary`, `process_alive`).
 """
 
 import logging

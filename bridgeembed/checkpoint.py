@@ -10,7 +10,7 @@ language's tokenizer (sentencepiece bytes) and the weights. It lives in one of t
   `sentencepiece.LANG.model` per language and a `README.md` card with a metadata header.
 
 Every file is written atomically (temporary file, fsync, rename); a model folder is written whole beside
-the old one and swapped in (`paths.atomic_folder`), so a kill or a full disk leaves the old model or the
+the old one and swapped in (`atomic.atomic_folder`), so a kill or a full disk leaves the old model or the
 new one, never a mix (a folder without `config.json`, from before, is an unfinished save).
 """
 
@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from bridgeembed.checkpoint_checks import (  # noqa: F401  (the format's marks, re-exported)
+from bridgeembed.atomic import WriteThrough, atomic_file, atomic_folder, carry, write_synced
+from bridgeembed.checkpoint_checks import (
     FORMAT,
     INT8_VERSION,
-    KINDS,
     VERSION,
     check_archive,
     check_dtypes,
@@ -40,7 +40,6 @@ from bridgeembed.checkpoint_checks import (  # noqa: F401  (the format's marks, 
 )
 from bridgeembed.config import Config
 from bridgeembed.errors import BridgeembedError, CheckpointError
-from bridgeembed.paths import WriteThrough, atomic_file, atomic_folder, carry, write_synced
 from bridgeembed.storage import halved, quantize
 from bridgeembed.text.tokenization import LanguageTokenizer
 
@@ -106,8 +105,9 @@ def check_model_target(path: str | Path, option: str, kind: str | None = None, i
     `paths.check_not_input`), and a folder that is new, empty (but for what a killed save left) or a
     bridgeembed model folder (replaced), never one holding other files (the user's own config.json, another
     library's model)."""
+    from bridgeembed.atomic import stale_temporary
     from bridgeembed.errors import ConfigError
-    from bridgeembed.paths import check_not_input, check_output, stale_temporary
+    from bridgeembed.paths import check_not_input, check_output
 
     if str(path) == "":
         raise ConfigError(f"{option} {str(path)!r} is an empty path: give a folder's name (or a file name ending "
@@ -159,7 +159,7 @@ def save_model(payload: dict, path: str | Path, card: str | None = None) -> Path
 
 
 def save_folder(payload: dict, folder: str | Path, card: str | None = None) -> None:
-    """Write a model folder, whole, in place of what is there (`paths.atomic_folder`). `card` is the README.md
+    """Write a model folder, whole, in place of what is there (`atomic.atomic_folder`). `card` is the README.md
     text: a generated card if None, but the folder's own when it held the same model. Files of the folder
     that a save does not write (the user's own) are kept; the old model's other files (another model's
     tokenizers, its card) are not."""

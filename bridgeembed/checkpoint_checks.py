@@ -2,7 +2,7 @@
 versions and kinds, and the checks every payload passes before a model is built from it: the zip members'
 CRC-32s of a `.pt` file, its structure (tokenizers and their sha256 fingerprints, decoder languages), float and
 finite weights, and the checksum a model folder's config.json records of its own content. Also the one-line
-reasons for what torch refuses to load. Moved out of checkpoint.py, which re-exports the constants."""
+reasons for what torch refuses to load."""
 
 from __future__ import annotations
 

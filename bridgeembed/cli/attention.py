@@ -26,7 +26,7 @@ def plot_attention(result: SentenceAttention, path: str | Path, title: str = "")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from bridgeembed.paths import save_figure_atomic
+    from bridgeembed.atomic import save_figure_atomic
 
     k, n = result.attention.shape
     fig, ax = plt.subplots(figsize=(max(4.0, 0.45 * n + 1.5), max(2.5, 0.32 * k + 1.2)))

@@ -64,8 +64,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bridgeembed.atomic import save_array_atomic
     from bridgeembed.encoders.bridge import BridgeEncoder
-    from bridgeembed.paths import save_array_atomic
 
     positive_int(args.batch_size, "--batch-size")  # every option is checked before the model loads
     if args.max_seq_length is not None and args.max_seq_length < 2:

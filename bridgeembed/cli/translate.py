@@ -36,12 +36,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bridgeembed.atomic import write_text_atomic
     from bridgeembed.checkpoint import load_model
     from bridgeembed.devices import resolve_device
     from bridgeembed.directions import Direction
     from bridgeembed.encoders.quantize import check_quantized_device, quantize_model
     from bridgeembed.errors import ConfigError
-    from bridgeembed.paths import check_not_input, check_output, write_text_atomic
+    from bridgeembed.paths import check_not_input, check_output
     from bridgeembed.pretrained import resolve
     from bridgeembed.text.parallel import corpus_dir
     from bridgeembed.translation.scoring import evaluate, markdown_table

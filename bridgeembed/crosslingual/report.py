@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import numpy as np
 
+from bridgeembed.atomic import save_figure_atomic
 from bridgeembed.crosslingual.margin import LABELS
 from bridgeembed.crosslingual.results import RetrievalResult, TransferResult
 from bridgeembed.evaluation import writer
-from bridgeembed.paths import save_figure_atomic
 
 if TYPE_CHECKING:  # for annotations only
     from matplotlib.figure import Figure

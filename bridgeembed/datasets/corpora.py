@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
+from bridgeembed.atomic import write_text_atomic
 from bridgeembed.datasets.checksums import SHA256
 from bridgeembed.datasets.download import fetch
-from bridgeembed.paths import write_text_atomic
 from bridgeembed.text.parallel import read_lines
 
 logger = logging.getLogger(__name__)

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
+from bridgeembed.atomic import write_text_atomic
 from bridgeembed.errors import DataError
-from bridgeembed.paths import write_text_atomic
 
 if TYPE_CHECKING:  # for annotations only
     from http.client import HTTPResponse

@@ -16,10 +16,10 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
+from bridgeembed.atomic import atomic_file
 from bridgeembed.datasets.download import extract, fetch, move
 from bridgeembed.datasets.text import cat_v, moses, ptb
 from bridgeembed.errors import ConfigError
-from bridgeembed.paths import atomic_file
 
 logger = logging.getLogger(__name__)
 

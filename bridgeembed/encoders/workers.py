@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bridgeembed.atomic import save_array_atomic
 from bridgeembed.devices import set_threads
 from bridgeembed.errors import BridgeembedError
-from bridgeembed.paths import save_array_atomic
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.encoders.options import EncodeOptions

@@ -12,10 +12,10 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from bridgeembed.atomic import result_set, save_figure_atomic
 from bridgeembed.errors import CheckpointError, DataError
 from bridgeembed.evaluation.attention import GROUPS, MASS, METRICS, AttentionStats
 from bridgeembed.evaluation.writer import markdown_table, write
-from bridgeembed.paths import result_set, save_figure_atomic
 
 log = logging.getLogger(__name__)
 BRIDGE_WEIGHTS = ("bridge.w1.weight", "bridge.w2.weight")

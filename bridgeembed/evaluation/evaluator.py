@@ -4,7 +4,7 @@ In the manner of sentence-transformers' evaluators: the benchmark's data and pro
 constructor, `evaluator(encoder)` scores one encoder (anything with `encode(sentences, lang,
 heads=...)`, see `bridgeembed.encoders.protocol`), and `primary_metric` names the number a paper's table
 shows. `output_path` writes the result with the package's one writer, as one result set
-(`paths.result_set`): every file of it, or none.
+(`atomic.result_set`): every file of it, or none.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ class Evaluator:
     def __call__(self, encoder: SentenceEncoder, output_path: str | Path | None = None) -> object:
         result = self.evaluate(encoder)
         if output_path is not None:
-            from bridgeembed.paths import result_set
+            from bridgeembed.atomic import result_set
 
             with result_set(output_path):  # all or nothing: never a new csv beside an old png
                 self.write(result, Path(output_path))

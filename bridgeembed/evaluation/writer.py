@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from bridgeembed.paths import write_text_atomic
+from bridgeembed.atomic import write_text_atomic
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bridgeembed.paths import atomic_file
+from bridgeembed.atomic import atomic_file
 from bridgeembed.probing.sampling import SPLITS
 
 if TYPE_CHECKING:  # for annotations only

@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from bridgeembed.atomic import save_figure_atomic
 from bridgeembed.evaluation.results import ResultTable, TaskResult
-from bridgeembed.paths import save_figure_atomic
 
 
 def _ylabel(result: TaskResult) -> str:

@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from bridgeembed.atomic import WriteThrough, process_alive
 from bridgeembed.errors import WriteError
-from bridgeembed.paths import WriteThrough, process_alive
 
 logger = logging.getLogger(__name__)
 

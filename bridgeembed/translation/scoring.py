@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 from tqdm.auto import tqdm
 
+from bridgeembed.atomic import result_set, save_figure_atomic, write_text_atomic
 from bridgeembed.directions import Direction, evaluation_directions, training_directions
-from bridgeembed.paths import result_set, save_figure_atomic, write_text_atomic
 from bridgeembed.text.parallel import read_split
 from bridgeembed.translation.bleu import bleu_by_length, corpus_bleu, signature
 from bridgeembed.translation.translator import Translator

@@ -105,15 +105,15 @@ def test_the_model_checks_its_encoder_type_itself(raw, message):
 
 
 def test_every_single_field_rule_is_in_the_table():
-    """One table for the rules of one field (config.FIELDS); validate() keeps only the rules across fields."""
+    """One table for the rules of one field (config_checks.FIELDS); validate() keeps only the rules across fields."""
     import dataclasses
     import inspect
 
-    from bridgeembed import config
+    from bridgeembed import config, config_checks
 
     keys = {f"{name}.{f.name}" for name, kind in config.SECTIONS.items() for f in dataclasses.fields(kind)}
-    assert set(config.FIELDS) <= keys
-    assert {f.type for kind in config.SECTIONS.values() for f in dataclasses.fields(kind)} <= set(config.TYPES)
+    assert set(config_checks.FIELDS) <= keys
+    assert {f.type for kind in config.SECTIONS.values() for f in dataclasses.fields(kind)} <= set(config_checks.TYPES)
     cross = inspect.getsource(config.validate)
     assert "must be" not in cross and "at least 1" not in cross
 

@@ -5,8 +5,9 @@ import os
 
 import pytest
 
+from bridgeembed.atomic import atomic_file
 from bridgeembed.errors import ConfigError, WriteError
-from bridgeembed.paths import atomic_file, check_output
+from bridgeembed.paths import check_output
 
 
 def test_read_only_places_are_refused_before_the_work(tmp_path, monkeypatch):
@@ -96,7 +97,7 @@ def contents(folder) -> dict:
 
 
 def fill(folder, texts: dict) -> None:
-    from bridgeembed.paths import write_synced
+    from bridgeembed.atomic import write_synced
 
     for name, text in texts.items():
         write_synced(folder / name, text)
@@ -107,14 +108,14 @@ NEW = {"config.json": "new config", "model.safetensors": "new weights", "README.
 SWAP = """
 import os, shutil, sys, time
 from pathlib import Path
-from bridgeembed import atomic, paths
+from bridgeembed import atomic
 def pause(*args):
     open(sys.argv[2], "w").close()
     time.sleep(600)
 {patch}
-with paths.atomic_folder(sys.argv[1]) as new:
+with atomic.atomic_folder(sys.argv[1]) as new:
     for name, text in {new!r}.items():
-        paths.write_synced(new / name, text)
+        atomic.write_synced(new / name, text)
 """
 
 
@@ -122,7 +123,7 @@ with paths.atomic_folder(sys.argv[1]) as new:
 def test_a_folder_swap_killed_at_any_moment_leaves_a_whole_folder_and_the_next_swap_clears_up(moment, tmp_path):
     """`moment`: a kill while the new folder is written; after renameat2 swapped it in, before the old one is
     removed; and, where the file system has no exchange, after the old folder was renamed aside."""
-    from bridgeembed.paths import atomic_folder, remove_stale_temporaries
+    from bridgeembed.atomic import atomic_folder, remove_stale_temporaries
 
     folder = tmp_path / "m"
     folder.mkdir()
@@ -149,7 +150,7 @@ def test_a_folder_swap_killed_at_any_moment_leaves_a_whole_folder_and_the_next_s
 def test_a_failed_folder_swap_keeps_the_old_folder(tmp_path, monkeypatch):
     import shutil
 
-    from bridgeembed import atomic, paths
+    from bridgeembed import atomic
 
     folder = tmp_path / "m"
     folder.mkdir()
@@ -158,14 +159,14 @@ def test_a_failed_folder_swap_keeps_the_old_folder(tmp_path, monkeypatch):
         monkeypatch.setattr(atomic, "_exchange", exchange)
         with pytest.raises(WriteError, match=r"^cannot write .*/m/model.safetensors: No space left on device; the "
                                              r"previous folder is unchanged$"):
-            with paths.atomic_folder(folder) as new:
+            with atomic.atomic_folder(folder) as new:
                 fill(new, {"config.json": "new"})
                 raise OSError(errno.ENOSPC, "No space left on device", str(new / "model.safetensors"))
         assert contents(folder) == OLD and sorted(p.name for p in tmp_path.iterdir()) == ["m"]
-        with paths.atomic_folder(tmp_path / "fresh") as new:  # a new folder: renamed into place
+        with atomic.atomic_folder(tmp_path / "fresh") as new:  # a new folder: renamed into place
             fill(new, {"a": "1"})
         assert contents(tmp_path / "fresh") == {"a": "1"}
-        with paths.atomic_folder(tmp_path / "fresh") as new:
+        with atomic.atomic_folder(tmp_path / "fresh") as new:
             fill(new, {"b": "2"})
         assert contents(tmp_path / "fresh") == {"b": "2"}
         shutil.rmtree(tmp_path / "fresh")
@@ -174,16 +175,16 @@ def test_a_failed_folder_swap_keeps_the_old_folder(tmp_path, monkeypatch):
 RESULTS = """
 import os, sys, time
 from pathlib import Path
-from bridgeembed import paths
+from bridgeembed import atomic
 def pause(*args):
     open(sys.argv[2], "w").close()
     time.sleep(600)
 {patch}
 folder = Path(sys.argv[1])
-with paths.result_set(folder):
+with atomic.result_set(folder):
     for name in ("r.csv", "r.json", "r.md", "sub/r.txt"):
         (folder / name).parent.mkdir(exist_ok=True)
-        paths.write_text_atomic(folder / name, "new " + name)
+        atomic.write_text_atomic(folder / name, "new " + name)
 """
 
 
@@ -191,7 +192,7 @@ with paths.result_set(folder):
 def test_a_result_set_killed_at_any_moment_is_never_half_old_half_new_after_the_next_run(moment, tmp_path):
     """Killed while its files are staged: the old set stays, the staging folder goes at the next run. Killed
     while the staged files are moved in (after the last one was staged): the next run finishes the move."""
-    from bridgeembed.paths import RESULT_SET, result_set, write_text_atomic
+    from bridgeembed.atomic import RESULT_SET, result_set, write_text_atomic
 
     folder = tmp_path / "RES"
     (folder / "sub").mkdir(parents=True)
@@ -214,7 +215,7 @@ def test_a_result_set_killed_at_any_moment_is_never_half_old_half_new_after_the_
 
 
 def test_a_result_set_with_an_error_replaces_nothing(tmp_path):
-    from bridgeembed.paths import result_set, write_text_atomic
+    from bridgeembed.atomic import result_set, write_text_atomic
 
     folder = tmp_path / "RES"
     folder.mkdir()
