@@ -14,25 +14,30 @@ with --documents they separate documents, and align mode mines within each pair 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import logging
 import sys
-import tempfile
 from collections.abc import Sequence
-from contextlib import ExitStack
-from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from bridgeembed.cli.mine_checks import Mining, check_options, threshold_of  # noqa: F401  (re-exported)
+from bridgeembed.cli.checks import (
+    job_timeout,
+    model_input,
+    output_file,
+    pool_device,
+    positive_int,
+    shard_dir,
+    shard_options,
+    text_precision,
+)
 from bridgeembed.cli.options import add_options
 from bridgeembed.cli.registry import add_common, run_main, signals_unwind
-from bridgeembed.encoders.options import SHARD_PRECISIONS, EncodeOptions
-from bridgeembed.errors import BridgeembedError, UnknownLanguageError
-from bridgeembed.paths import atomic_file
+from bridgeembed.encoders.options import SHARD_PRECISIONS
+from bridgeembed.encoders.protocol import HeadSpec
+from bridgeembed.errors import BridgeembedError
+from bridgeembed.paths import check_not_input
 
-logger = logging.getLogger("bridgeembed.mine")
+if TYPE_CHECKING:  # for annotations only: the mining modules bring FAISS's and scikit-learn's imports
+    from bridgeembed.mining.files import Mining
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -102,184 +107,84 @@ def _negative_values(argv: Sequence[str], options: tuple) -> list:
     return out
 
 
+def check_options(args: argparse.Namespace) -> Mining:
+    """Everything that can be checked before a model loads or a file is read, resolved into one `Mining`: the
+    threshold for the scoring (`threshold_of`), the inputs (a text file, or a shard folder with the files it was
+    made from, none of which --out may name), the output, the encoding and the index. The Namespace stays here."""
+    from bridgeembed.devices import thread_count
+    from bridgeembed.mining.files import Mining, check_input
+    from bridgeembed.mining.index import IndexConfig
+
+    for option in ("k", "batch_size", "shard_size", "nprobe", "ef_search", "threads", "nlist", "processes",
+                   "rescore_multiplier"):
+        value = getattr(args, option)
+        if value is not None or option not in ("threads", "nlist"):  # those two may be left to the default
+            positive_int(value, "--" + option.replace("_", "-"))
+    device = pool_device(args.processes, args.threads, args.device)
+    job_timeout(args.job_timeout)
+    threshold = threshold_of(args.threshold, args.scoring, args.mode)
+    out = output_file(args.out, "--out")
+    if args.shards:
+        shard_dir(args.shards)
+    if args.documents and args.mode != "align":
+        raise BridgeembedError("--documents goes with --mode align (mining within each pair of documents)")
+    heads = HeadSpec.parse(args.heads, what="--heads").one_vector("--heads", needs="mining needs")
+    inputs = []
+    for option in ("src", "tgt"):
+        inputs += check_input(getattr(args, option), getattr(args, f"{option}_lang"), f"--{option}")
+    if (args.rescore_src is None) != (args.rescore_tgt is None):
+        raise BridgeembedError("--rescore-src and --rescore-tgt go together: float shards of both sides, or neither "
+                               "(then the codes themselves are rescored)")
+    for option in ("rescore_src", "rescore_tgt"):
+        if getattr(args, option) is not None:
+            inputs += check_input(getattr(args, option), None, "--" + option.replace("_", "-"), folder_only=True)
+    check_not_input(out, "--out", [*inputs, *model_input(args.model)])
+    threads = thread_count(args.threads)  # --threads, or the idle cores: set once, by open_sides
+    encode = shard_options(args, heads, device, threads, normalize=True)
+    text_precision({"--src": args.src, "--tgt": args.tgt}, encode.precision, args.precision is None and not args.half)
+    config = IndexConfig(args.index, nlist=args.nlist, nprobe=args.nprobe, ef_search=args.ef_search,
+                         rescore_multiplier=args.rescore_multiplier)
+    return Mining(sides={"src": (args.src, args.src_lang), "tgt": (args.tgt, args.tgt_lang)}, out=out,
+                  mode=args.mode, scoring=args.scoring, threshold=threshold, k=args.k, retrieval=args.retrieval,
+                  documents=args.documents, index=config, encode=encode, threads=threads,
+                  model=args.model, shards=Path(args.shards) if args.shards else None, shard_size=args.shard_size,
+                  precision=args.precision, rescore={"src": args.rescore_src, "tgt": args.rescore_tgt})
+
+
+def threshold_of(given: str | None, scoring: str, mode: str) -> float | None:
+    """--threshold -> the threshold to keep pairs at: a number (checked for the scoring), 'all' (None: every pair),
+    or not given: the default of the scoring and mode (mining.mine.default_threshold)."""
+    from bridgeembed.mining.mine import check_threshold, default_threshold
+
+    if given is None:
+        return default_threshold(scoring, mode)
+    if str(given).strip().lower() == "all":
+        return None
+    try:
+        value = float(given)
+    except ValueError:
+        raise BridgeembedError(f"--threshold {given!r}: expected a number, or all (keep every candidate)") from None
+    return check_threshold(value, scoring, "--threshold")
+
+
 def run(args: argparse.Namespace) -> int:
-    from bridgeembed.mining.mine import default_threshold, mine
+    from bridgeembed.mining.files import mine_files
+    from bridgeembed.mining.mine import default_threshold
 
     m = check_options(args)
-    with ExitStack() as stack:
-        stack.enter_context(signals_unwind())  # the temporary shard folders go with SIGTERM and SIGHUP too
-        src, tgt = open_sides(m, stack)
-        src_vecs, tgt_vecs, docs = views(m, src, tgt, rescorers(m, src, tgt))
-        pairs = mine(src_vecs, tgt_vecs, k=m.k, scoring=m.scoring, mode=m.mode, threshold=m.threshold,
-                     retrieval=m.retrieval, index=m.index, **docs)
-        write_pairs(m.out, pairs, src, tgt)
-    out, threshold = m.out, m.threshold
+    with signals_unwind():  # the temporary shard folders go with SIGTERM and SIGHUP too
+        mined = mine_files(m)
+    pairs, threshold = mined.pairs, m.threshold
     kept = f"scores >= {threshold:g}" if threshold is not None else "no threshold"
     if threshold is not None and threshold == default_threshold(m.scoring, m.mode):
         kept += ", the default; --threshold all keeps every candidate"
-    counted = f"{int(_non_blank(src).sum())} x {int(_non_blank(tgt).sum())} sentences"  # blank lines never take part
-    if docs:
-        counted += f" in {int(docs['src_docs'].max()) + 1} pairs of documents"
-        if m.scoring != "absolute":
-            sizes = np.bincount(docs["src_docs"][docs["src_docs"] >= 0])
-            logger.warning("--documents: the %s margin compares each pair with neighbours inside its own documents "
-                           "(median %d sentences), so scores run higher than across a whole corpus and a threshold "
-                           "chosen elsewhere does not carry over; choose one on documents you know, or use "
-                           "--scoring absolute", m.scoring, int(np.median(sizes)))
+    counted = f"{mined.src_sentences} x {mined.tgt_sentences} sentences"
+    if mined.documents:
+        counted += f" in {mined.documents} pairs of documents"
     used = "" if pairs.k is None else f", k = {pairs.k}" if pairs.k == m.k else f", k = {pairs.k} of {m.k} asked"
-    print(f"wrote {out}: {len(pairs)} pairs ({m.mode}, {m.scoring}{used}, {kept}) from {counted}",
+    print(f"wrote {m.out}: {len(pairs)} pairs ({m.mode}, {m.scoring}{used}, {kept}) from {counted}",
           file=sys.stderr)
     return 0
-
-
-def open_sides(m: Mining, stack: ExitStack) -> tuple:
-    """(source Shards, target Shards): shard folders opened, text files encoded (into --shards or a temporary
-    folder); the model loads only when a text file needs it or --model names it. The process's `threads` are set
-    here, once: FAISS's, and torch's where a model loads (shard folders alone need no torch)."""
-    from bridgeembed.devices import set_threads
-    from bridgeembed.mining.index import faiss_module
-    from bridgeembed.mining.shards import ShardError, Shards, fingerprint, write_shards
-
-    encoder, options = None, m.encode
-    if m.model is not None or any(not Path(path).is_dir() for path, _ in m.sides.values()):
-        encoder, options = load_checked_encoder(options, [lang for path, lang in m.sides.values() if lang])
-    faiss_module()  # "need FAISS" after every argument (languages too) is checked, before anything is encoded
-    set_threads(m.threads, libraries=("faiss",) if encoder is None else ("torch", "faiss"))
-    opened, folders = {}, {}
-    for name, (path, lang) in m.sides.items():
-        if Path(path).is_dir():
-            shards = Shards(path)
-            if lang and lang != shards.lang:
-                raise ShardError(f"--{name} {path} holds {shards.lang!r} sentences, not --{name}-lang {lang!r}")
-            if m.precision and m.precision != shards.precision:
-                raise ShardError(f"--{name} {path} holds {shards.precision} vectors, not --precision {m.precision}; "
-                                 f"encode it again with --precision {m.precision}, or leave --precision out")
-            if shards.manifest["heads"] != options.heads.encoder_heads:
-                raise ShardError(f"--{name} {path} holds vectors of heads {shards.manifest['heads']!r}, not --heads "
-                                 f"{options.heads}; give --heads {shards.manifest['heads']} or encode it again")
-            if encoder is not None and fingerprint(encoder) != shards.manifest["fingerprint"]:
-                raise ShardError(f"--{name} {path} was encoded with model {shards.manifest['model']!r}, not "
-                                 f"--model {options.model}; encode it again with this model")
-        else:
-            root = m.shards or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bridgeembed-mine-")))
-            folder = shard_folder(root, Path(path), lang, folders)
-            folders[folder] = Path(path).resolve()
-            shards = write_shards(encoder, Path(path), lang, folder, m.shard_size, options)
-        opened[name] = shards
-    opened["src"].check_same_space(opened["tgt"])
-    return opened["src"], opened["tgt"]
-
-
-def rescorers(m: Mining, src: object, tgt: object) -> tuple:
-    """(--rescore-src, --rescore-tgt) opened and checked against the sides' shards, or (None, None)."""
-    from bridgeembed.mining.shards import ShardError, Shards
-
-    if m.rescore["src"] is None:
-        return None, None
-    out = []
-    for name, side in (("src", src), ("tgt", tgt)):
-        if side.precision not in ("int8", "binary", "ubinary"):
-            raise ShardError(f"--rescore-{name} goes with int8 or binary shards, but --{name} {side.folder} holds "
-                             f"{side.precision} vectors, which are rescored already")
-        floats = Shards(m.rescore[name])
-        side.check_rescore(floats)
-        out.append(floats)
-    return tuple(out)
-
-
-def shard_folder(root: Path, path: Path, lang: str, taken: dict) -> Path:
-    """Where a text file's shards go under --shards DIR: DIR/NAME.LANG, the folder the next mining reuses;
-    DIR/NAME-HASH.LANG (a short hash of its real path) where NAME.LANG holds another file's shards, or is the
-    other side's, so two inputs of one base name (a/news.txt, b/news.txt) never share a folder."""
-    from bridgeembed.mining.shards import ShardError, read_manifest
-
-    real = path.resolve()
-    folder = root / f"{path.name}.{lang}"
-    try:
-        other = taken.get(folder, real) != real or \
-            ((folder / "manifest.json").exists() and read_manifest(folder)["input"]["path"] != str(real))
-    except ShardError:
-        other = True
-    if not other:
-        return folder
-    return root / f"{path.name}-{hashlib.sha256(str(real).encode('utf-8')).hexdigest()[:8]}.{lang}"
-
-
-def load_checked_encoder(options: EncodeOptions, langs: list) -> tuple:
-    """(the encoder of options.model, the options with --heads resolved against it)."""
-    from bridgeembed.evaluation.languages import known_languages
-    from bridgeembed.evaluation.models import load_encoder
-
-    encoder = load_encoder(options.model, device=options.device)
-    known = known_languages(encoder)
-    for lang in langs:
-        if known is not None and lang not in known:
-            raise UnknownLanguageError(lang, known, "the model")
-    return encoder, replace(options, heads=options.heads.resolve(encoder, what="--heads"))
-
-
-def views(m: Mining, src: object, tgt: object, rescore: tuple = (None, None)) -> tuple:
-    """The rows that take part (blank lines never do) and, with --documents, each row's document; `rescore`:
-    the float shards of each side, if given."""
-    from bridgeembed.mining.vectors import Vectors
-
-    src_ok, tgt_ok = _non_blank(src), _non_blank(tgt)
-    subsets, docs = (np.flatnonzero(src_ok), np.flatnonzero(tgt_ok)), {}
-    if m.mode == "align" and not m.documents:
-        if len(src) != len(tgt):
-            raise BridgeembedError(f"--mode align pairs line i with line i, but {src.text} has {len(src)} lines and "
-                                   f"{tgt.text} {len(tgt)}; give line-aligned files, or --documents")
-        subsets = (np.flatnonzero(src_ok & tgt_ok),) * 2
-    elif m.documents:
-        src_docs, tgt_docs = _documents(src_ok), _documents(tgt_ok)
-        if src_docs.max() != tgt_docs.max():
-            raise BridgeembedError(f"--documents: {src.text} has {src_docs.max() + 1} documents and {tgt.text} "
-                                   f"{tgt_docs.max() + 1}; document-aligned files need as many (blank lines "
-                                   f"separate them)")
-        subsets, docs = (None, None), {"src_docs": src_docs, "tgt_docs": tgt_docs}
-    return (Vectors(src, subsets[0], "--src", rescore=rescore[0]),
-            Vectors(tgt, subsets[1], "--tgt", rescore=rescore[1]), docs)
-
-
-def _non_blank(shards: object) -> np.ndarray:
-    ok = np.ones(len(shards), dtype=bool)
-    ok[shards.blank_lines] = False
-    return ok
-
-
-def _documents(ok: np.ndarray) -> np.ndarray:
-    """Each line's document (0, 1, ...): a run of non-blank lines; -1 for blank lines."""
-    starts = ok & ~np.concatenate([[False], ok[:-1]])
-    return np.where(ok, np.cumsum(starts) - 1, -1)
-
-
-def write_pairs(out: Path, pairs: object, src: object, tgt: object) -> None:
-    """score<TAB>source<TAB>target per line, best first (tabs inside a sentence become spaces); atomically."""
-    src_text = sentences(src, pairs.src)
-    tgt_text = sentences(tgt, pairs.tgt)
-    with atomic_file(out, "w", encoding="utf-8", newline="\n") as handle:
-        for score, s, t in pairs:
-            handle.write(f"{score:.6f}\t{src_text[s]}\t{tgt_text[t]}\n")
-
-
-def sentences(shards: object, rows: np.ndarray) -> dict:
-    """{row: its line} for the rows wanted, read from the file the shards were encoded from; that file must
-    still be the same (its sha256 is checked as it is read)."""
-    from bridgeembed.mining.shards import ShardError
-    from bridgeembed.text.streaming import iter_lines
-
-    wanted, found, digest, count = set(rows.tolist()), {}, hashlib.sha256(), 0
-    try:
-        for count, line in enumerate(iter_lines(shards.text), 1):
-            digest.update(line.encode("utf-8") + b"\n")
-            if count - 1 in wanted:
-                found[count - 1] = line.replace("\t", " ")
-    except BridgeembedError as err:
-        raise ShardError(f"the sentences of {shards.folder}: {err}") from None
-    if digest.hexdigest() != shards.manifest["input"]["sha256"]:
-        raise ShardError(f"{shards.text} changed after {shards.folder} was encoded from it ({count} lines now, "
-                         f"{len(shards)} then); encode it again")
-    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:

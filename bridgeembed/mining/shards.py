@@ -29,12 +29,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 from tqdm.auto import tqdm
 
+from bridgeembed.atomic import remove_stale_temporaries, write_text_atomic
 from bridgeembed.encoders.options import EncodeOptions, encode_options
 from bridgeembed.encoders.pool import WorkerDied, encode_jobs
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.encoders.workers import fingerprint
 from bridgeembed.errors import BridgeembedError, DataError
-from bridgeembed.mining.manifest import (  # noqa: F401 (MANIFEST, ShardError, read_manifest: used from here)
+from bridgeembed.mining.manifest import (
     BITS,
     FORMAT,
     MANIFEST,
@@ -46,7 +47,7 @@ from bridgeembed.mining.manifest import (  # noqa: F401 (MANIFEST, ShardError, r
     read_manifest,
     stored_width,
 )
-from bridgeembed.paths import FolderLock, remove_stale_temporaries, write_text_atomic
+from bridgeembed.paths import FolderLock
 from bridgeembed.text.streaming import iter_lines
 
 if TYPE_CHECKING:  # for annotations only

@@ -20,7 +20,8 @@ from bridgeembed.encoders.pool import WorkerDied, WorkerHung
 from bridgeembed.encoders.workers import SameWeights, fingerprint, what_crosses, worker_factory
 from bridgeembed.errors import BridgeembedError, DataError, UnknownLanguageError
 from bridgeembed.mining import encode_multi_process
-from bridgeembed.mining.shards import ShardError, Shards, encode_to_shards, missing_shards, read_manifest, shard_name
+from bridgeembed.mining.manifest import ShardError, read_manifest
+from bridgeembed.mining.shards import Shards, encode_to_shards, missing_shards, shard_name
 from tests.helpers import REPO, one_line_error
 from tests.helpers.pool_encoders import Poisoned, Slow, StoppedWhileStarting, gone, shard_bytes
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from bridgeembed.encoders.options import encode_options
-from bridgeembed.mining.shards import Shards, encode_to_shards, missing_shards, read_manifest, shard_name
+from bridgeembed.mining.manifest import read_manifest
+from bridgeembed.mining.shards import Shards, encode_to_shards, missing_shards, shard_name
 from tests.helpers import REPO, one_line_error
 from tests.helpers.pool_encoders import gone, shard_bytes
 

@@ -15,7 +15,8 @@ import pytest
 from bridgeembed.encoders.baselines import HashBowEncoder
 from bridgeembed.encoders.options import encode_options
 from bridgeembed.errors import DataError
-from bridgeembed.mining.shards import MANIFEST, ShardError, Shards, encode_to_shards, shard_name
+from bridgeembed.mining.manifest import MANIFEST, ShardError
+from bridgeembed.mining.shards import Shards, encode_to_shards, shard_name
 from tests.helpers import REPO
 
 
