@@ -81,10 +81,6 @@ class Workers:
         while pending:
             yield pending.popleft().get()
 
-    def run_all(self, fn: Callable, jobs: list) -> list:
-        """fn(job) for a few large jobs at once (one per process), results in order."""
-        return list(self.map(fn, jobs))
-
 
 def chunks(lines: Iterable, size: int) -> Iterator[list]:
     chunk = []
