@@ -1,6 +1,7 @@
 """`bridgeembed-encode`: sentences in, vectors out.
 
   bridgeembed-encode --lang de "Ein Hund rennt." "Eine Frau liest."      # prints one vector per line
+  bridgeembed-encode --lang auto --in mixed.txt --out vectors.npy   # each line's language identified
   bridgeembed-encode --lang en --in captions.txt --out vectors.npy --heads each
   bridgeembed-encode --lang de --in news.de.txt --shards shards/news.de --half   # resumable .npy shards
   bridgeembed-encode --lang de --in news.de.txt --shards shards/news.de.int8 --precision int8   # a quarter the size
@@ -35,7 +36,9 @@ from bridgeembed.paths import check_not_input
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("sentences", nargs="*", help="sentences to encode (or --in FILE, or stdin)")
-    parser.add_argument("--lang", required=True, help="language code of the sentences, e.g. en")
+    parser.add_argument("--lang", required=True,
+                        help="language code of the sentences, e.g. en, or auto: each sentence's own, identified "
+                        "among the model's (pip install \"bridgeembed[langid]\"; docs/language_id.md)")
     parser.add_argument("--in", dest="input", help="one sentence per line (UTF-8)")
     parser.add_argument("--out", help="write a .npy array here (default: print vectors as text)")
     parser.add_argument("--normalize", action="store_true", help="unit-length vectors")

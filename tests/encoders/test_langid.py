@@ -90,3 +90,15 @@ def test_test_2016_sentences_are_identified(real_data):
         with gzip.open(root / "multi30k" / f"test_2016_flickr.{lang}.gz", "rt", encoding="utf-8") as f:
             lines = [line.rstrip("\n") for _, line in zip(range(200), f)]
         assert np.mean([code == lang for code in identify(lines, LANGS)]) >= 0.99, lang
+
+
+def test_the_command_takes_lang_auto(shipped, shipped_model, tmp_path):
+    from bridgeembed.cli import encode
+
+    (tmp_path / "mixed.txt").write_text("\n".join(MIXED) + "\n", encoding="utf-8")
+    argv = ["--model", str(shipped_model), "--lang", "auto", "--in", str(tmp_path / "mixed.txt"), "--device", "cpu",
+            "--threads", "1", "--quiet"]
+    assert encode.main([*argv, "--out", str(tmp_path / "v.npy")]) == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "v.npy"), shipped.encode(MIXED, CODES))
+    assert encode.main([*argv, "--shards", str(tmp_path / "shards")]) == 0  # the shards' path too
+    np.testing.assert_array_equal(np.load(tmp_path / "shards" / "shard-00000.npy"), shipped.encode(MIXED, CODES))
