@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 TORCH ?= torch==2.13.0
 PYTEST_ARGS ?=
 
-.PHONY: install test test-fast lint demo bench clean
+.PHONY: install test test-all lint demo bench clean
 
 $(VENV)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,13 +18,15 @@ $(VENV)/.installed: setup.cfg pyproject.toml
 
 install: $(VENV)/.installed
 
-# The whole suite, real-data tests (marked slow) included when ../shared/data or $BRIDGEEMBED_DATA exists.
+# A contributor's loop: every test but those marked slow (real data; worker processes, signals, training runs:
+# each over ~4 s, listed in tests/slow.py) or distributed (several processes on gloo).
 test: install
-	$(PY) -m pytest $(PYTEST_ARGS)
-
-# Unit tests only (no real data, no multi-process runs).
-test-fast: install
 	$(PY) -m pytest -m "not slow and not distributed" $(PYTEST_ARGS)
+
+# The whole suite, the slow and distributed tests too (the real-data ones when ../shared/data or $BRIDGEEMBED_DATA
+# exists): what CI runs (.ci/run).
+test-all: install
+	$(PY) -m pytest $(PYTEST_ARGS)
 
 # Style, import order and type hints on functions (ruff, configured in pyproject.toml; in the test extra).
 lint: install

@@ -2,10 +2,11 @@
 
 Clones this checkout's HEAD (`git clone --depth 1`, committed files only, as a user gets them) into a
 temporary folder beside it, so the clone finds `../shared/data` as the checkout does, and times `make
-demo` (a new .venv, torch, bridgeembed, the demo) and then `make test` (the whole suite) there. The README's
+demo` (a new .venv, torch, bridgeembed, the demo), then `make test` (all but the slow tests) and `make test-all`
+(the whole suite) there. The README's
 install figures come from the results file, with the cores and the load average they were measured under:
 
-    python benchmarks/install_times.py                  # about 15-50 minutes: writes docs/results/install_times.json
+    python benchmarks/install_times.py                  # about 25-60 minutes: writes docs/results/install_times.json
     python benchmarks/install_times.py --only demo --out /tmp/demo.json   # a minute or two
 
 It also records the size of the history (`git count-objects`), which `git clone --depth 1` leaves out.
@@ -67,8 +68,8 @@ def timed(command: list, folder: Path, log: Path) -> tuple[float, str]:
 
 def main(argv: list | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", choices=("demo", "test"),
-                        help="time one target (test runs make demo first, untimed); default: both")
+    parser.add_argument("--only", choices=("demo", "test", "test-all"),
+                        help="time one target (test and test-all run make demo first, untimed); default: all three")
     parser.add_argument("--out", default=str(RESULTS / "install_times.json"),
                         help="the results file (default: %(default)s)")
     parser.add_argument("--keep", action="store_true", help="keep the clone (default: removed; the logs are kept)")
@@ -82,15 +83,16 @@ def main(argv: list | None = None) -> int:
     try:
         subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{REPO}", str(clone)], check=True)
         seconds, _ = timed(["make", "demo"], clone, logs / "demo.log")
-        if args.only != "test":
+        if args.only in (None, "demo"):
             figures["demo_seconds"] = round(seconds, 1)
             print(f"make demo: {seconds:.0f} s", flush=True)
-        if args.only != "demo":
-            seconds, output = timed(["make", "test"], clone, logs / "test.log")
-            counts = pytest_summary(output)
-            figures.update({"test_seconds": round(seconds, 1), "test_minutes": round(seconds / 60, 1),
-                            **{f"tests_{word}": count for word, count in counts.items()}})
-            print(f"make test: {seconds / 60:.1f} min, {counts}", flush=True)
+        for target in ("test", "test-all"):  # test_*: make test, the README's loop; test_all_*: the whole suite
+            if args.only in (None, target):
+                seconds, output = timed(["make", target], clone, logs / f"{target}.log")
+                counts, key = pytest_summary(output), target.replace("-", "_")
+                figures.update({f"{key}_seconds": round(seconds, 1), f"{key}_minutes": round(seconds / 60, 1),
+                                **{f"tests{key[4:]}_{word}": count for word, count in counts.items()}})
+                print(f"make {target}: {seconds / 60:.1f} min, {counts}", flush=True)
         figures["history_mib"] = round(history_mib(), 1)
         # the cores the clone's commands could use, and the load they ran under (over the last 15 minutes)
         figures["cpus"] = available_cores()

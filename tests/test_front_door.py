@@ -283,3 +283,32 @@ def test_the_first_heat_map_prints_only_where_it_wrote(tmp_path):
                           timeout=300)
     assert done.returncode == 0 and (tmp_path / "dog.png").is_file(), done.stderr
     assert "matplotlib" not in done.stderr and "fontManager" not in done.stderr, done.stderr
+
+
+def test_make_test_is_a_loop_of_minutes_and_ci_runs_the_readmes_test_all():
+    """Issue 50: `make test` took 35 minutes on a newcomer's 2 cores. It leaves out the tests marked slow (real data,
+    and tests/slow.py's, each over ~4 s) and distributed; `make test-all` runs everything, and CI runs it, as the
+    README says."""
+    from tests.test_docs import README, blocks
+
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    recipe = {name: body for name, body in re.findall(r"^([\w-]+): install\n((?:\t.*\n)+)", makefile, re.M)}
+    assert '-m "not slow and not distributed"' in recipe["test"], recipe
+    assert "pytest $(PYTEST_ARGS)" in recipe["test-all"] and '-m "' not in recipe["test-all"], recipe
+    shown = [line.split()[1] for _, code, _ in blocks(README, "bash") for line in code.splitlines()
+             if line.startswith("make ")]
+    assert {"test", "test-all"} <= set(shown), shown
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    ran = re.findall(r"^make ([\w-]+)", ci, re.M)
+    assert "test-all" in ran and set(ran) - {"install", "lint"} <= set(shown), ran
+
+
+def test_every_test_named_slow_by_its_duration_is_a_test():
+    """tests/slow.py names tests by file and function: a renamed or removed test would silently run in `make test`
+    again, or leave a stale name; each name must be a test function of its file."""
+    from tests.slow import SLOW
+
+    for name in SLOW:
+        path, function = name.split("::")
+        assert (REPO / path).is_file(), name
+        assert re.search(rf"^def {re.escape(function)}\(", (REPO / path).read_text(encoding="utf-8"), re.M), name

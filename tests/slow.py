@@ -1,0 +1,57 @@
+"""The tests `make test` leaves out for their time (issue 50): each took over 4 s of its own (fixtures aside) on one
+CPU core under `pytest --durations` (2026-11-28, the core shared with a training run: load 6-9). Most start
+processes: a command, a pool of encoder workers, a training run stopped by a signal and resumed. tests/conftest.py
+marks them `slow`, beside the tests marked so where they are defined (real data), so that `make test` (not slow, not
+distributed) stays a contributor's loop of minutes; `make test-all` (CI) runs them.
+
+A test is named without its parameters: every case of it is slow. tests/test_front_door.py checks that each name
+is still a test.
+"""
+
+SLOW = {
+    "tests/encoders/test_encoder_api.py::test_closed_and_broken_streams",  # 8 s
+    "tests/encoders/test_st_habits.py::test_encode_multi_process_in_a_script_without_a_main_guard_is_one_clear_error",  # 34 s
+    "tests/encoders/test_st_habits.py::test_encode_multi_process_on_the_encoder_gives_what_encode_gives",  # 25 s
+    "tests/encoders/test_st_habits.py::test_max_seq_length_to_and_eval",  # 15 s
+    "tests/mining/test_mining_cli.py::test_a_signal_during_a_pool_of_encoders_is_one_line_and_the_shards_resume",  # 186 s
+    "tests/mining/test_mining_cli.py::test_align_mode_scores_line_pairs_and_documents",  # 6 s
+    "tests/mining/test_mining_cli.py::test_mining_finds_the_translations_among_distractors",  # 6 s
+    "tests/mining/test_mining_cli.py::test_mining_keeps_pairs_at_the_default_threshold_unless_told_all",  # 6 s
+    "tests/mining/test_mining_cli.py::test_shards_of_another_model_or_dimension_are_refused",  # 5 s
+    "tests/mining/test_mining_cli.py::test_shards_serve_the_next_mining",  # 5 s
+    "tests/mining/test_mining_cli.py::test_sigint_at_any_moment_is_one_line",  # 10 s
+    "tests/mining/test_mining_cli.py::test_sigterm_during_mining_leaves_no_temporary_shard_folder",  # 19 s
+    "tests/mining/test_mining_pool.py::test_a_hung_worker_is_stopped_after_job_timeout_and_the_next_run_finishes",  # 4 s
+    "tests/mining/test_mining_pool.py::test_a_pool_writes_the_bytes_one_process_writes_and_resumes",  # 5 s
+    "tests/mining/test_mining_pool.py::test_kill_9_of_the_parent_leaves_complete_shards_and_no_workers",  # 6 s
+    "tests/mining/test_mining_quantized.py::test_mining_shard_folders_never_loads_torch",  # 11 s
+    "tests/mining/test_mining_shards.py::test_a_folder_cut_at_another_length_is_refused",  # 7 s
+    "tests/mining/test_mining_shards.py::test_kill_9_loses_at_most_the_shard_being_written",  # 10 s
+    "tests/test_docs.py::test_python_examples_of_docs_run_on_small_data_in_the_real_layout",  # 43 s, 6 documents
+    "tests/test_docs.py::test_the_output_a_command_example_shows_is_what_it_prints",  # 24 s
+    "tests/test_front_door.py::test_mine_checks_its_languages_before_it_looks_for_faiss",  # 13 s
+    "tests/training/test_alignment.py::test_alignment_raises_retrieval_on_a_tiny_corpus",  # 12 s
+    "tests/training/test_alignment.py::test_bf16_training_resumes_exactly",  # 10 s
+    "tests/training/test_alignment.py::test_translate_share_benchmark_times_both_kinds_of_step",  # 33 s
+    "tests/training/test_alignment.py::test_validation_logs_retrieval_and_selects_by_it",  # 6 s
+    "tests/training/test_alignment.py::test_weight_zero_is_the_papers_step",  # 7 s
+    "tests/training/test_corpora.py::test_alignment_only_corpus_adds_no_translation_loss_and_translation_only_no_alignment",  # 4 s
+    "tests/training/test_corpora.py::test_resume_of_a_run_on_two_corpora_is_exact",  # 10 s
+    "tests/training/test_corpora.py::test_run_on_two_corpora_validates_each_and_never_trains_on_held_out_lines",  # 12 s
+    "tests/training/test_init_from.py::test_anchor_weight_holds_fine_tuning_near_the_start",  # 7 s
+    "tests/training/test_init_from.py::test_keep_weight_holds_the_sentence_vectors_of_the_start",  # 6 s
+    "tests/training/test_subword_dropout.py::test_resume_with_subword_dropout_is_exact",  # 20 s
+    "tests/training/test_subword_dropout.py::test_the_key_gives_the_same_segmentations_in_every_process",  # 21 s
+    "tests/training/test_train_output.py::test_each_validation_prints_a_line_without_a_terminal",  # 20 s
+    "tests/training/test_trainer.py::test_a_full_disk_during_a_checkpoint_save_keeps_the_last_good_one",  # 9 s
+    "tests/training/test_trainer.py::test_a_non_finite_loss_stops_and_keeps_the_last_good_checkpoint",  # 4 s
+    "tests/training/test_trainer.py::test_a_resume_with_a_new_lr_applies_it_and_says_so",  # 6 s
+    "tests/training/test_trainer.py::test_a_second_trainer_on_the_same_out_dir_is_refused",  # 45 s
+    "tests/training/test_trainer.py::test_a_trainer_handed_its_parts_trains_as_from_config",  # 12 s
+    "tests/training/test_trainer.py::test_kill_resumes_from_last_checkpoint_exactly",  # 24 s
+    "tests/training/test_trainer.py::test_log_after_a_kill_and_resume_has_each_step_once_in_order",  # 8 s
+    "tests/training/test_trainer.py::test_resume_reaches_the_same_parameters",  # 14 s
+    "tests/training/test_trainer.py::test_sighup_saves_and_exits_129",  # 32 s
+    "tests/training/test_trainer.py::test_sigint_saves_and_resumes_exactly",  # 40 s
+    "tests/training/test_trainer.py::test_sigterm_saves_and_exits_143",  # 23 s
+}
