@@ -66,7 +66,7 @@ def pytest_collection_modifyitems(config, items):
     from tests.slow import SLOW
 
     for item in items:
-        if item.nodeid.split("[")[0] in SLOW:  # over ~4 s each: `make test` leaves them to `make test-all`
+        if {item.nodeid.split("[")[0], item.nodeid.split("::")[0]} & SLOW:  # over ~4 s each: left to make test-all
             item.add_marker(pytest.mark.slow)
         names = set(getattr(item, "fixturenames", ()))
         if names & {"real_data", "shared_data"}:

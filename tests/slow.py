@@ -4,11 +4,17 @@ processes: a command, a pool of encoder workers, a training run stopped by a sig
 marks them `slow`, beside the tests marked so where they are defined (real data), so that `make test` (not slow, not
 distributed) stays a contributor's loop of minutes; `make test-all` (CI) runs them.
 
-A test is named without its parameters: every case of it is slow. tests/test_front_door.py checks that each name
-is still a test.
+A test is named without its parameters (every case of it is slow), a file alone where each of its tests runs a
+script (tests/benchmarks/). tests/test_front_door.py checks that each name is still a test, or a file.
 """
 
 SLOW = {
+    "tests/benchmarks/test_benchmark_scripts.py",  # each test runs a measurement script at toy scale: 8-76 s
+    "tests/benchmarks/test_claims.py",  # 13-114 s
+    "tests/benchmarks/test_length_and_dev_scripts.py",  # 12-38 s
+    "tests/benchmarks/test_measurement_scripts.py",  # 8-195 s
+    "tests/benchmarks/test_results_scripts.py::test_tiny_retrieval_trains_both_arms_and_writes_their_figures",  # 82 s
+    "tests/benchmarks/test_results_scripts.py::test_xnli_results_writes_english_de_fr_and_the_zero_shot_drop",  # 15 s
     "tests/encoders/test_encoder_api.py::test_closed_and_broken_streams",  # 8 s
     "tests/encoders/test_st_habits.py::test_encode_multi_process_in_a_script_without_a_main_guard_is_one_clear_error",  # 34 s
     "tests/encoders/test_st_habits.py::test_encode_multi_process_on_the_encoder_gives_what_encode_gives",  # 25 s
