@@ -4,7 +4,7 @@ A plain, sequential reading of SentEval's `KFoldClassifier` and `PyTorchClassifi
 and torch are seeded before each classifier, the classifier is an `nn.Linear` trained by
 `torch.optim.Adam` (L2 as weight decay) on batches of one NumPy permutation per pass, early
 stopping keeps the best dev model. It is what the stacked trainer (`classifiers.fit_many`) must
-reproduce; `benchmarks/senteval_fidelity.py` and the tests compare the two.
+reproduce; `docs/history/studies/senteval_fidelity.py` and the tests compare the two.
 """
 
 from __future__ import annotations

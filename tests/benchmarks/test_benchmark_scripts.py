@@ -11,8 +11,9 @@ from tests.helpers import REPO
 
 
 def run(script: str, *args) -> str:
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *args], capture_output=True,
-                          text=True, cwd=REPO, timeout=600)
+    """SCRIPT (below benchmarks/ unless it names a folder); its stdout."""
+    done = subprocess.run([sys.executable, str(REPO / ("benchmarks/" if "/" not in script else "") / script), *args],
+                          capture_output=True, text=True, cwd=REPO, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
@@ -76,7 +77,7 @@ def test_mining_benchmark_bucc_plants_and_finds_translations(tmp_path, real_data
 def test_threads_under_load_times_each_setting_with_spinners(tmp_path, real_data):
     data = real_data("senteval/downstream/MR")  # the released files: a subprocess checks their line counts
     out = tmp_path / "threads.json"
-    run("threads_under_load.py", "--data", str(data), "--tasks", "MR", "--model", "bow", "--busy", "1",
+    run("docs/history/studies/threads_under_load.py", "--data", str(data), "--tasks", "MR", "--model", "bow", "--busy", "1",
         "--repeats", "1", "--out", str(out))
     result = json.loads(out.read_text())
     assert result["busy"] == 1 and set(result["median"]) == {"default", "--threads 1", f"--threads {result['cores']}"}
@@ -318,7 +319,7 @@ def test_recipe_step_times_each_step_since_the_issue_on_a_config(tmp_path):
     corpus = write_toy_corpus(tmp_path / "corpus", n_train=300)
     config = tmp_path / "toy.yaml"
     config.write_text(yaml.safe_dump(toy_config(corpus, tmp_path / "unused", align_weight=1.0).to_dict()))
-    text = run("recipe_step.py", str(config), "--start", "1", "--steps", "2", "--rounds", "2", "--precisions",
+    text = run("docs/history/studies/recipe_step.py", str(config), "--start", "1", "--steps", "2", "--rounds", "2", "--precisions",
                "fp32", "--out", str(tmp_path / "prep"), "--json", str(tmp_path / "result.json"))
     assert "| fp32 | filed |" in text and "| fp32 | now |" in text and "against fp32 filed" in text
     result = json.loads((tmp_path / "result.json").read_text())

@@ -163,7 +163,7 @@ def test_mining_quantized_mines_float32_int8_and_binary_shards(shipped_model, ti
     pytest.importorskip("faiss", reason="faiss-cpu is not installed")
     out = tmp_path / "mq.json"
     # 1,030 "sentences a side, the 1,000 planted included": 30 spliced captions and the 20 test captions here
-    text = run("mining_quantized.py", "--data", str(tiny_root), "--work", str(tmp_path / "work"), "--size", "1030",
+    text = run("docs/history/studies/mining_quantized.py", "--data", str(tiny_root), "--work", str(tmp_path / "work"), "--size", "1030",
                "--index", "flat", "--runs", "binary+f32", "--out", str(out), env={"OPENBLAS_NUM_THREADS": "1"})
     result = json.loads(out.read_text())
     assert list(result["runs"]) == ["float32", "binary+f32"]
@@ -186,7 +186,7 @@ def test_senteval_suite_times_each_task_of_each_run(tmp_path):
 def test_senteval_fidelity_compares_the_harness_with_the_sequential_reference(tmp_path):
     root = write_tree(tmp_path / "data" / "senteval").parent
     out = tmp_path / "fidelity.json"
-    text = run("senteval_fidelity.py", "--model", "bow", "--data", str(root), "--tasks", "MRPC", "--seeds", "1",
+    text = run("docs/history/studies/senteval_fidelity.py", "--model", "bow", "--data", str(root), "--tasks", "MRPC", "--seeds", "1",
                "--out", str(out))
     result = json.loads(out.read_text())
     assert set(result) == {"MRPC"} and all(len(rows) == 1 for rows in result.values())
@@ -229,7 +229,7 @@ def test_data_pipeline_times_a_first_start_and_a_resume(tiny_root, tmp_path):
     out = tmp_path / "pipeline.json"
     tiny = ["model.emb_dim=16", "model.enc_hidden=16", "model.dec_hidden=16", "model.bridge_dim=16", "model.heads=2",
             "tokenizer.vocab_size=60", "train.batch_size=8", "train.log_every=5"]
-    text = run("data_pipeline.py", "--data", str(tiny_root), "--sizes", "160", "--work", str(tmp_path / "work"),
+    text = run("docs/history/studies/data_pipeline.py", "--data", str(tiny_root), "--sizes", "160", "--work", str(tmp_path / "work"),
                "--out", str(out), *(f"--set={override}" for override in tiny))
     record = json.loads(out.read_text())[-1]
     assert record["lines"] == 160 and record["first"]["to_first_step_s"] > 0 and record["second"]["to_first_step_s"] > 0

@@ -39,7 +39,7 @@ def test_no_rows_and_only_ignored_rows():
 
 def test_a_toy_run_keeps_the_loss_curve_of_f_cross_entropy(tmp_path, monkeypatch):
     """Twenty steps of the toy run (alignment and label smoothing on), once with each loss, and once as the step
-    was when issue 33 was filed (the BiLSTM packed in training too, F.cross_entropy: benchmarks/recipe_step.py's
+    was when issue 33 was filed (the BiLSTM packed in training too, F.cross_entropy: docs/history/studies/recipe_step.py's
     `filed`): the logged losses agree to float rounding, step by step."""
     corpus = write_toy_corpus(tmp_path / "corpus")
     curves = {}

@@ -15,7 +15,7 @@ One command does it all, reusing what an earlier run left in --work:
    serialised; int8 flat: its codes and norms), and the 1M x 1M figure computed from it (n x d x bytes plus
    the index's overhead per row, scaled by 10): extrapolated, not measured.
 
-    nice -n 10 python benchmarks/mining_quantized.py --data ../shared/data --work /tmp/mq --size 100000 \\
+    nice -n 10 python docs/history/studies/mining_quantized.py --data ../shared/data --work /tmp/mq --size 100000 \\
         --threads 1 --out /tmp/mq/results.json      # float32, int8, binary, binary+f32: about 13 min
     ... --size 30000 --index flat --runs int8 int8+f32 binary binary+f32 binary+f32x16   # exact: 8 min
 
@@ -36,7 +36,7 @@ import numpy as np
 
 from bridgeembed.cli.scripts import parse_script, script_parser, write_json
 
-HERE = Path(__file__).resolve().parent
+BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"  # mining.py: its corpus and its F1
 # (name, precision, float32 rescoring, rescore multiplier); float32 first: the others are compared with it
 RUNS = [("float32", "float32", False, 4), ("int8", "int8", False, 4), ("int8+f32", "int8", True, 4),
         ("binary", "binary", False, 4), ("binary+f32", "binary", True, 4), ("binary+f32x16", "binary", True, 16)]
@@ -56,7 +56,7 @@ def write_collections(args, work: Path) -> dict:
     for lang, seed in LANGS.items():
         texts[lang] = work / f"corpus.{lang}"
         if not texts[lang].exists():
-            run([sys.executable, HERE / "mining.py", "corpus", "--data", args.data, "--lang", lang, "--size",
+            run([sys.executable, BENCHMARKS / "mining.py", "corpus", "--data", args.data, "--lang", lang, "--size",
                  args.size - 1000, "--text", texts[lang], "--seed", seed])
     return texts
 
@@ -158,7 +158,7 @@ def compare(reference: tuple, found: tuple, threshold: float) -> dict:
 
 def planted(args, found: tuple) -> dict:
     """The 1,000 planted test_2016 pairs: how many mined, and the best F1 (an oracle threshold), as mining.py score."""
-    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(BENCHMARKS))
     from bridgeembed.text.parallel import corpus_dir, read_lines
     from mining import best_f1
 

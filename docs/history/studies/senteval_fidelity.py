@@ -5,7 +5,7 @@ reference (`senteval.reference.sequential_kfold`, one nn.Linear at a time, as Se
 the L2 strength each chose, and where the reference's final fit stopped (the check whose dev
 accuracy won, the last check, and the test accuracy at both).
 
-    python benchmarks/senteval_fidelity.py --model general-m2m --data ../shared/data --seeds 5 --threads 1
+    python docs/history/studies/senteval_fidelity.py --model general-m2m --data ../shared/data --seeds 5 --threads 1
 """
 
 import logging

@@ -5,8 +5,8 @@ It starts `--busy` processes that spin on one core each (the "other work"), then
 benchmark once per setting, `--repeats` rounds in alternating order, and reports wall seconds of
 each run and the median per setting. The spinners stop when it ends, however it ends.
 
-    python benchmarks/threads_under_load.py --data ../shared/data --tasks MR,TREC --busy 2
-    python benchmarks/threads_under_load.py --tasks MR --busy 0 --repeats 1   # an idle machine
+    python docs/history/studies/threads_under_load.py --data ../shared/data --tasks MR,TREC --busy 2
+    python docs/history/studies/threads_under_load.py --tasks MR --busy 0 --repeats 1   # an idle machine
 """
 
 import multiprocessing as mp

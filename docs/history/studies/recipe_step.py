@@ -12,8 +12,8 @@ implementation, alternating rounds so that the machine's load hits both alike, a
 - `now`: the trainer as it is: and the anchor's gradient added in one fused pass (Anchor.add_gradient), and the
   dropout masks from random bits (model/dropout.py).
 
-    taskset -c 1 python benchmarks/recipe_step.py docs/history/broad-m2m/stage12b.yaml --data ../shared/data \\
-        --start 100 --steps 16 --rounds 3 --precisions fp32 bf16
+    taskset -c 1 python docs/history/studies/recipe_step.py docs/history/broad-m2m/stage12b.yaml \\
+        --data ../shared/data --start 100 --steps 16 --rounds 3 --precisions fp32 bf16
 
 `--precisions` builds one trainer per train.precision and runs every variant in each, all in the same
 alternation. `--variants` picks some (default: all, in the order above).

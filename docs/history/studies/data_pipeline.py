@@ -7,8 +7,8 @@ distinct sentences), with Multi30k's dev set. Each size trains the caption recip
 then (multi30k-m2m, retired in issue 42: docs/history/multi30k-m2m/config.yaml) with train.max_steps=20 and
 train.threads=1 in a fresh process from an empty cache, then starts again with max_steps=40, which resumes from last.pt.
 
-    python benchmarks/data_pipeline.py --data ../shared/data --sizes 29000,290000
-    python benchmarks/data_pipeline.py --data ../shared/data --sizes 29000 --code /tmp/before --label before
+    python docs/history/studies/data_pipeline.py --data ../shared/data --sizes 29000,290000
+    python docs/history/studies/data_pipeline.py --data ../shared/data --sizes 29000 --code /tmp/before --label before
 
 --code runs another checkout (the code before the pipeline, say) on the same corpora. Figures go to
 --out (JSON, one record per size, appended) and stdout (a Markdown table). `--set KEY=VALUE` adds overrides of
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from bridgeembed.cli.scripts import parse_script, script_parser, write_json
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 CONFIG = REPO / "docs" / "history" / "multi30k-m2m" / "config.yaml"  # captions only, as the corpora built here
 MULTI30K = 29000
 LANGS = ("en", "de", "fr", "cs")
