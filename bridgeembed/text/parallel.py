@@ -12,15 +12,18 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-import torch
 
 from bridgeembed.errors import DataError
 from bridgeembed.paths import data_root, missing_data
 from bridgeembed.text.streaming import not_utf8, strip_line_end
 from bridgeembed.text.tokenization import BOS, EOS, PAD
+
+if TYPE_CHECKING:  # torch is imported where a tensor is made: checking and cutting sentences needs none (the
+    # ONNX encoder runs without torch)
+    import torch
 
 logger = logging.getLogger(__name__)
 
@@ -173,6 +176,8 @@ def shard_slice(size: int, rank: int, world: int) -> slice:
 
 def pad(seqs: Sequence[Sequence[int]], prefix: Sequence[int] = ()) -> torch.Tensor:
     """List of id arrays -> (B, T) LongTensor padded with PAD, each sequence after `prefix`."""
+    import torch
+
     width = max(len(s) for s in seqs) + len(prefix)
     out = torch.full((len(seqs), width), PAD, dtype=torch.long)
     for row, seq in enumerate(seqs):
@@ -183,6 +188,8 @@ def pad(seqs: Sequence[Sequence[int]], prefix: Sequence[int] = ()) -> torch.Tens
 def make_batch(src_seqs: Sequence[Sequence[int]], tgt_seqs: Sequence[Sequence[int]], src_lang: str,
                tgt_lang: str) -> Batch:
     """src/tgt sequences already end with EOS; the decoder input drops it and starts with BOS."""
+    import torch
+
     lengths = torch.tensor([len(s) for s in src_seqs], dtype=torch.long)
     return Batch(pad(src_seqs), lengths, pad([t[:-1] for t in tgt_seqs], prefix=(BOS,)), pad(tgt_seqs),
                  src_lang, tgt_lang)

@@ -1,0 +1,95 @@
+"""The ONNX export and the torch-free `OnnxEncoder` (issue 51, Build 1-2): the shipped model's vectors again."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from bridgeembed.cli import export
+from tests.helpers import REPO
+
+pytest.importorskip("onnx")  # the onnx-export extra, in the test extra too
+pytest.importorskip("onnxruntime")
+
+SENTENCES = ["Ein Hund rennt über die Wiese.", "A woman is reading a book in the park.",
+             "Deux enfants jouent au football sur la plage.", "Muž jede na kole po silnici.", "Ja.",
+             "Zwei Männer in roten Hemden spielen Fußball neben einem alten Baum, während eine Frau zusieht."]
+CODES = ["de", "en", "fr", "cs", "de", "de"]
+
+
+def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a * b).sum(-1) / np.linalg.norm(a, axis=-1) / np.linalg.norm(b, axis=-1)
+
+
+@pytest.fixture(scope="module")
+def torch_encoder(shipped_model):
+    from bridgeembed import BridgeEncoder
+
+    return BridgeEncoder(shipped_model, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def folders(shipped_model, tmp_path_factory):
+    """{"float32": folder, "int8": folder}: the shipped model exported both ways by the command."""
+    root = tmp_path_factory.mktemp("onnx")
+    for name, extra in (("float32", []), ("int8", ["--int8"])):
+        assert export.main([str(shipped_model), str(root / name), "--onnx", *extra, "--threads", "1", "--quiet"]) == 0
+    return {name: root / name for name in ("float32", "int8")}
+
+
+def test_the_folder_holds_a_graph_a_language_and_the_tokenizers(folders, torch_encoder):
+    manifest = json.loads((folders["float32"] / "onnx.json").read_text(encoding="utf-8"))
+    assert manifest["languages"] == torch_encoder.languages and manifest["weights"] == "float32"
+    assert (manifest["heads"], manifest["dim"]) == (torch_encoder.num_heads, torch_encoder.dim)
+    for lang in torch_encoder.languages:
+        assert (folders["float32"] / f"encoder.{lang}.onnx").is_file()
+        assert (folders["float32"] / f"sentencepiece.{lang}.model").is_file()
+    assert json.loads((folders["int8"] / "onnx.json").read_text(encoding="utf-8"))["weights"] == "int8"
+
+
+def test_float32_vectors_are_torchs_and_int8_close(folders, torch_encoder):
+    from bridgeembed.encoders.onnx_encoder import OnnxEncoder
+
+    reference = torch_encoder.encode(SENTENCES, CODES)
+    f32 = OnnxEncoder(folders["float32"], threads=1)
+    for batch_size in (1, 4, 64):  # the LSTM's initial states follow the batch's size
+        assert cosines(f32.encode(SENTENCES, CODES, batch_size=batch_size), reference).min() >= 0.9999
+    np.testing.assert_allclose(f32.encode(SENTENCES, CODES, heads="each"), torch_encoder.encode(SENTENCES, CODES,
+                                                                                         heads="each"), atol=1e-5)
+    np.testing.assert_allclose(f32.encode(SENTENCES[1], "en", normalize=True),
+                               torch_encoder.encode(SENTENCES[1], "en", normalize=True), atol=1e-5)
+    assert f32.encode(SENTENCES, CODES, precision="binary").shape == (6, f32.dim // 8)
+    int8 = OnnxEncoder(folders["int8"], threads=1)
+    assert cosines(int8.encode(SENTENCES, CODES), reference).min() >= 0.99
+
+
+def test_the_onnx_encoder_runs_without_torch(folders, torch_encoder, tmp_path):
+    np.save(tmp_path / "reference.npy", torch_encoder.encode(SENTENCES, CODES))
+    code = f"""
+import sys
+sys.modules["torch"] = None  # import torch raises ImportError: an environment without it
+import numpy as np
+from bridgeembed.encoders.onnx_encoder import OnnxEncoder
+encoder = OnnxEncoder({str(folders["float32"])!r}, threads=1)
+reference = np.load({str(tmp_path / "reference.npy")!r})
+vectors = encoder.encode({SENTENCES!r}, {CODES!r})
+assert np.abs(encoder.encode({SENTENCES[:4]!r}) - vectors[:4]).max() < 1e-5  # lang="auto": py3langid, no torch
+cos = (vectors * reference).sum(1) / np.linalg.norm(vectors, axis=1) / np.linalg.norm(reference, axis=1)
+assert cos.min() >= 0.9999, cos
+assert not any(name == "torch" or name.startswith("torch.") for name in sys.modules if sys.modules[name] is not None)
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_export_refuses_what_does_not_go_with_onnx(shipped_model, tmp_path, capsys):
+    assert export.main([str(shipped_model), str(tmp_path / "o"), "--onnx", "--half"]) == 2
+    assert "--half and --no-decoders do not go with it" in capsys.readouterr().err
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("mine", encoding="utf-8")
+    assert export.main([str(shipped_model), str(tmp_path / "mine"), "--onnx"]) == 2
+    assert "not a bridgeembed ONNX export" in capsys.readouterr().err
+    assert (tmp_path / "mine" / "notes.txt").read_text(encoding="utf-8") == "mine"
