@@ -51,7 +51,7 @@ class Prepared:
 def prepare(config: Config, data_root: str | Path | None = None, world: World | None = None,
             show_progress: bool | None = None, locked: bool = False) -> Prepared:
     """Tokenizers, data and model of `config`; a relative data.path is looked up under `data_root`. `locked`: the
-    caller holds train.out_dir's lock (Trainer.from_config takes it before this reads anything)."""
+    run holds train.out_dir's lock (Trainer.from_config takes it on rank 0 before any rank reads anything)."""
     check_encoder_config(config.model)  # before any data is read
     check_run(config)
     t, world = config.train, world or distributed.from_environment()
@@ -140,7 +140,7 @@ RUN_FILES = ("best.pt", "config.yaml", "log.jsonl")
 
 def check_new_out_dir(out_dir: Path, locked: bool = False) -> None:
     """A new run (no last.pt to resume) refuses an out_dir holding files it would replace: an earlier run's best.pt
-    and log, or a user's own config.yaml, were silently overwritten. `locked`: this process holds the lock."""
+    and log, or a user's own config.yaml, were silently overwritten. `locked`: this run holds the lock."""
     if not locked and (out_dir / ".lock").exists():
         FolderLock(out_dir).release()  # a live run there: say so, not that its files are in the way
     found = [name for name in RUN_FILES if (out_dir / name).exists()]

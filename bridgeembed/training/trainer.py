@@ -152,7 +152,7 @@ class Trainer(StepInputs):
         new = not out.exists()
         lock = FolderLock(out) if world.main else None
         try:
-            parts = prepare(config, data_root, world, show_progress, locked=lock is not None)
+            parts = prepare(config, data_root, world, show_progress, locked=True)  # by rank 0, for every rank
             trainer = cls(parts.model, parts.data, config.train, world, show_progress, lock)
             if parts.resume:
                 trainer.restore(parts.resume)
