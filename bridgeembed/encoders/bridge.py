@@ -69,9 +69,21 @@ class BridgeEncoder:
     inference, measures both).
     """
 
+    def __new__(cls, model_name_or_path: str | Path = DEFAULT_MODEL, *args: Any, backend: str = "torch",
+                **kwargs: Any) -> Any:
+        """backend="onnx", as sentence-transformers': an `OnnxEncoder` of an ONNX export folder
+        (`bridgeembed-export MODEL OUT --onnx`), which runs without torch."""
+        if backend == "onnx":
+            from bridgeembed.encoders.onnx_encoder import OnnxEncoder
+
+            return OnnxEncoder(model_name_or_path, *args, **kwargs)
+        if backend != "torch":
+            raise ConfigError(f"backend {backend!r}: expected 'torch' or 'onnx'")
+        return super().__new__(cls)
+
     def __init__(self, model_name_or_path: str | Path = DEFAULT_MODEL,
                  device: str | torch.device | None = None, quantize: str | None = None,
-                 max_seq_length: int | None = None) -> None:
+                 max_seq_length: int | None = None, backend: str = "torch") -> None:
         if not isinstance(model_name_or_path, (str, os.PathLike)):
             raise TypeError(f"BridgeEncoder(model_name_or_path): expected a shipped model's name or a path, got "
                             f"{type(model_name_or_path).__name__}; use BridgeEncoder.from_model(model, tokenizers, "

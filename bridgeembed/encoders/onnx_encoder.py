@@ -38,8 +38,19 @@ EXTRA = 'pip install "bridgeembed[onnx]"'
 class OnnxEncoder:
     """An ONNX export folder as a sentence encoder: `encode` answers as `BridgeEncoder.encode` does."""
 
-    def __init__(self, folder: str | Path, max_seq_length: int | None = None, threads: int | None = None) -> None:
-        """`threads`: onnxruntime's intra-op threads a graph (default: onnxruntime's own choice)."""
+    def __init__(self, folder: str | Path, device: str | None = None, quantize: str | None = None,
+                 max_seq_length: int | None = None, *, backend: str = "onnx", threads: int | None = None) -> None:
+        """`BridgeEncoder`'s arguments, for `BridgeEncoder(folder, backend="onnx")` (and `BridgeEncoder(folder)`
+        where torch is not installed): the CPU only, no `quantize` (int8 is chosen at export: --onnx --int8).
+        `threads`: onnxruntime's intra-op threads a graph (default: onnxruntime's own choice)."""
+        if backend != "onnx":
+            raise ConfigError(f"backend={backend!r} needs torch, which is not installed: pip install torch, or "
+                              f"encode an ONNX export (bridgeembed-export MODEL OUT --onnx) with backend='onnx'")
+        if device not in (None, "cpu"):
+            raise ConfigError(f"device {device!r}: the ONNX backend runs on the CPU")
+        if quantize is not None:
+            raise ConfigError(f"quantize={quantize!r}: an ONNX export's weights are chosen when it is made "
+                              f"(bridgeembed-export MODEL OUT --onnx --int8)")
         try:
             import onnxruntime
         except ImportError:

@@ -72,7 +72,15 @@ import sys
 sys.modules["torch"] = None  # import torch raises ImportError: an environment without it
 import numpy as np
 from bridgeembed.encoders.onnx_encoder import OnnxEncoder
-encoder = OnnxEncoder({str(folders["float32"])!r}, threads=1)
+from bridgeembed import BridgeEncoder  # without torch: the ONNX encoder, under the same name
+assert BridgeEncoder is OnnxEncoder
+try:
+    BridgeEncoder({str(folders["float32"])!r}, backend="torch")
+except ValueError as err:
+    assert "needs torch, which is not installed" in str(err), err
+else:
+    raise AssertionError("backend='torch' without torch was taken")
+encoder = BridgeEncoder({str(folders["float32"])!r}, backend="onnx", threads=1)
 reference = np.load({str(tmp_path / "reference.npy")!r})
 vectors = encoder.encode({SENTENCES!r}, {CODES!r})
 assert np.abs(encoder.encode({SENTENCES[:4]!r}) - vectors[:4]).max() < 1e-5  # lang="auto": py3langid, no torch
@@ -93,3 +101,20 @@ def test_export_refuses_what_does_not_go_with_onnx(shipped_model, tmp_path, caps
     assert export.main([str(shipped_model), str(tmp_path / "mine"), "--onnx"]) == 2
     assert "not a bridgeembed ONNX export" in capsys.readouterr().err
     assert (tmp_path / "mine" / "notes.txt").read_text(encoding="utf-8") == "mine"
+
+
+def test_bridge_encoder_with_backend_onnx_is_the_onnx_encoder(folders, torch_encoder):
+    from bridgeembed import BridgeEncoder
+    from bridgeembed.encoders.onnx_encoder import OnnxEncoder
+    from bridgeembed.errors import ConfigError
+
+    encoder = BridgeEncoder(folders["int8"], backend="onnx", max_seq_length=8)
+    assert isinstance(encoder, OnnxEncoder) and encoder.max_seq_length == 8 and encoder.weights == "int8"
+    with pytest.warns(UserWarning, match="longer than max_seq_length, 8"):
+        encoder.encode(SENTENCES[-1], "de")
+    with pytest.raises(ConfigError, match="expected 'torch' or 'onnx'"):
+        BridgeEncoder(folders["int8"], backend="openvino")
+    with pytest.raises(ConfigError, match="chosen when it is made"):
+        BridgeEncoder(folders["int8"], backend="onnx", quantize="int8")
+    assert type(BridgeEncoder.from_model(torch_encoder.model, torch_encoder.tokenizers, torch_encoder.config)) \
+        is BridgeEncoder  # the torch backend is untouched
