@@ -27,7 +27,6 @@ no document is written.
 
 from __future__ import annotations
 
-import argparse
 import math
 import re
 import string
@@ -37,8 +36,9 @@ from pathlib import Path
 
 from results_file import read_figures  # benchmarks/ is this script's folder, first on sys.path
 
+from bridgeembed.atomic import write_text_atomic
+from bridgeembed.cli.scripts import parse_script, script_parser
 from bridgeembed.errors import BridgeembedError, DataError
-from bridgeembed.paths import write_text_atomic
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "docs" / "results"
@@ -339,11 +339,11 @@ def read_document(document: str) -> str:
 
 
 def main(argv: list | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__, first_paragraph=True, threads=False)
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--check", action="store_true", help="report every figure that differs (exit 1 if any)")
     action.add_argument("--write", action="store_true", help="rewrite the figures from the results files")
-    args = parser.parse_args(argv)
+    args = parse_script(parser, argv)
     try:
         return run(args.write)
     except BridgeembedError as err:

@@ -14,7 +14,6 @@ It also records the size of the history (`git count-objects`), which `git clone 
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shutil
@@ -26,6 +25,7 @@ from pathlib import Path
 
 from results_file import REPO, RESULTS, write_results  # benchmarks/ is this script's folder, first on sys.path
 
+from bridgeembed.cli.scripts import parse_script, script_parser
 from bridgeembed.devices import available_cores
 
 SUMMARY = re.compile(r"=+ (.*\b(?:passed|failed)\b.*) in [\d.]+s")  # pytest's last line
@@ -67,13 +67,13 @@ def timed(command: list, folder: Path, log: Path) -> tuple[float, str]:
 
 
 def main(argv: list | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__, first_paragraph=True, threads=False)
     parser.add_argument("--only", choices=("demo", "test", "test-all"),
                         help="time one target (test and test-all run make demo first, untimed); default: all three")
     parser.add_argument("--out", default=str(RESULTS / "install_times.json"),
                         help="the results file (default: %(default)s)")
     parser.add_argument("--keep", action="store_true", help="keep the clone (default: removed; the logs are kept)")
-    args = parser.parse_args(argv)
+    args = parse_script(parser, argv)
 
     load_before = [round(x, 2) for x in os.getloadavg()]
     clone = Path(tempfile.mkdtemp(prefix="bridgeembed-clone-", dir=REPO.parent))  # its ../shared/data is ours

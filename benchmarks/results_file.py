@@ -27,9 +27,9 @@ import sys
 import warnings
 from pathlib import Path
 
+from bridgeembed.atomic import write_text_atomic
 from bridgeembed.devices import available_cores
 from bridgeembed.errors import DataError, WriteError
-from bridgeembed.paths import write_text_atomic
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "docs" / "results"

@@ -15,8 +15,8 @@ import os
 import re
 from pathlib import Path
 
-from bridgeembed.atomic import (  # noqa: F401  (still imported from here by training/ and
-    # benchmarks/figures.py, results_file.py, edited by others now: to be pointed at atomic, then removed)
+from bridgeembed.atomic import (  # noqa: F401  (still imported from here by training/log.py and trainer.py:
+    # to be pointed at atomic, then removed)
     remove_stale_temporaries,
     write_text_atomic,
 )

@@ -12,8 +12,6 @@ from bridgeembed.cli.scripts import parse_script, script_parser, write_json
 from tests.helpers import REPO
 
 SCRIPTS = sorted([*(REPO / "benchmarks").rglob("*.py"), *(REPO / "docs" / "history").rglob("*.py")])
-# docs tooling, not measurements: being fixed for issue 49, then moved to a place of its own (issue 48)
-PENDING = {"benchmarks/figures.py", "benchmarks/install_times.py", "benchmarks/results_file.py"}
 
 
 def _called(node: ast.Call) -> str:
@@ -43,7 +41,7 @@ def broken_rules(tree: ast.AST) -> set:
 
 def test_no_script_parses_sets_threads_or_writes_json_by_hand():
     broken = {str(p.relative_to(REPO)): rules for p in SCRIPTS
-              if str(p.relative_to(REPO)) not in PENDING and (rules := broken_rules(ast.parse(p.read_text())))}
+              if (rules := broken_rules(ast.parse(p.read_text())))}
     assert not broken, f"use bridgeembed.cli.scripts (script_parser, parse_script, write_json): {broken}"
     assert len(SCRIPTS) > 20 and any(p.parent.name == "studies" for p in SCRIPTS)
 
