@@ -1,6 +1,6 @@
 """`BridgeEncoder`'s argument checks, each a TypeError or ValueError naming the argument before any work: the
 sentences' languages, `normalize` and sentence-transformers' `normalize_embeddings`, `batch_size` and
-`max_seq_length`. Moved out of bridge.py."""
+`max_seq_length`."""
 
 from __future__ import annotations
 

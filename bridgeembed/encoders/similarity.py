@@ -1,6 +1,6 @@
 """`BridgeEncoder.similarity`: the cosine of float vectors, or the bit similarity of packed sign bits, with the
-checks of its inputs (arrays or tensors, their shapes, dtypes and `precision`). Moved out of bridge.py, whose
-`BridgeEncoder.similarity` calls it."""
+checks of its inputs (arrays or tensors, their shapes, dtypes and `precision`); `BridgeEncoder.similarity`
+calls it."""
 
 from __future__ import annotations
 
