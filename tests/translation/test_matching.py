@@ -1,8 +1,17 @@
-"""The mixed-pool rule (translation/matching.py) that dev retrieval and the neutrality benchmark share."""
+"""The rules of translation/matching.py: "is the nearest sentence its translation" for line-aligned sentences
+(training's dev retrieval and the retrieval benchmarks) and the mixed pool (dev retrieval and neutrality)."""
 
 import numpy as np
 
-from bridgeembed.translation.matching import pool_hits
+from bridgeembed.translation.matching import pool_hits, translation_found
+
+
+def test_a_copy_of_the_translation_counts_as_found():
+    texts = np.array(["a dog", "a cat", "a dog", "two men"], dtype=object)  # rows 0 and 2: one text twice
+    assert translation_found(np.arange(4), texts) == 1.0
+    # row 0 finds row 2, the same text: found; row 1 finds row 0: missed; row 2 finds row 0, its copy: found
+    assert translation_found(np.array([2, 0, 0, 3]), texts) == 0.75
+    assert translation_found(np.array([1, 0, 3, 2]), texts) == 0.0
 
 
 def test_hits_are_translations_by_row_or_by_text():
