@@ -17,6 +17,8 @@ COMMANDS = {
                    "language neutrality: pair and mixed-pool retrieval, cosines, language-ID probe"),
     "langid": ("bridgeembed.cli.langid_bench",
                "encode without lang: the identifier's accuracy per language; retrieval with lang='auto' and codes"),
+    "dev-retrieval": ("bridgeembed.cli.dev_retrieval",
+                      "translation retrieval on a training config's dev sets: the number that chooses a checkpoint"),
     "attention": ("bridgeembed.cli.attention_bench",
                   "bridge attention over a text: per-head entropy (split at the sentence length), coverage, position"),
 }
