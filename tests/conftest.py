@@ -66,7 +66,8 @@ def pytest_collection_modifyitems(config, items):
     from tests.slow import SLOW
 
     for item in items:
-        if {item.nodeid.split("[")[0], item.nodeid.split("::")[0]} & SLOW:  # over ~4 s each: left to make test-all
+        node = getattr(item, "nodeid", "")
+        if {node.split("[")[0], node.split("::")[0]} & SLOW:  # over ~4 s each: left to make test-all
             item.add_marker(pytest.mark.slow)
         names = set(getattr(item, "fixturenames", ()))
         if names & {"real_data", "shared_data"}:

@@ -59,12 +59,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def check(args: argparse.Namespace) -> None:
-    """No SentEval data at all (neither downstream/ nor the probing folder): the runner's one-line MissingData,
-    raised before torch and scikit-learn load (seconds; `registry.dispatch` runs this first). Missing tasks of
-    data that is there are the runner's to report (`runner.preflight`)."""
+    """What needs no model, before torch and scikit-learn load (seconds; `registry.dispatch` runs this first): --out
+    and --threads, then the data: none at all (neither downstream/ nor the probing folder) is the runner's one-line
+    MissingData. Missing tasks of data that is there are the runner's to report (`runner.preflight`)."""
+    from bridgeembed.devices import thread_count
     from bridgeembed.paths import senteval_dir
     from bridgeembed.senteval.readers import MissingData
 
+    check_output(args.out or default_out("senteval", args.model), "--out", "folder")
+    if args.threads is not None:
+        thread_count(args.threads)
     base, probing = senteval_dir(args.data), args.probing_data
     if not (base / "downstream").exists() and not (Path(probing) if probing else base / "probing").exists():
         raise MissingData([base], what="SentEval's data (downstream/ and probing/)")
