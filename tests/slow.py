@@ -33,9 +33,33 @@ SLOW = {
     "tests/mining/test_mining_quantized.py::test_mining_shard_folders_never_loads_torch",  # 11 s
     "tests/mining/test_mining_shards.py::test_a_folder_cut_at_another_length_is_refused",  # 7 s
     "tests/mining/test_mining_shards.py::test_kill_9_loses_at_most_the_shard_being_written",  # 10 s
+    "tests/test_bad_input.py::test_command_line_rows",  # 34 s
+    "tests/test_cli_conventions.py::test_a_warning_is_one_plain_line_in_every_command",  # 21 s
+    "tests/test_cli_conventions.py::test_ctrl_c_while_torch_imports_is_one_line",  # 7 s
     "tests/test_docs.py::test_python_examples_of_docs_run_on_small_data_in_the_real_layout",  # 43 s, 6 documents
+    "tests/test_docs.py::test_python_examples_run_and_their_comments_hold",  # 6 s
     "tests/test_docs.py::test_the_output_a_command_example_shows_is_what_it_prints",  # 24 s
+    "tests/test_edges.py::test_every_shared_option_is_declared_in_one_module",  # 13 s
     "tests/test_front_door.py::test_mine_checks_its_languages_before_it_looks_for_faiss",  # 13 s
+    "tests/test_full_disk.py::test_a_full_disk_while_appending_to_the_training_log_leaves_whole_lines",  # 34 s
+    "tests/test_full_disk.py::test_a_full_disk_while_encoding_to_a_file_names_the_cause",  # 55 s
+    "tests/test_full_disk.py::test_a_full_disk_while_grafting_decoders_keeps_the_old_output",  # 46 s
+    "tests/test_full_disk.py::test_a_full_disk_while_preparing_data_keeps_what_the_cache_held",  # 44 s
+    "tests/test_full_disk.py::test_a_full_disk_while_training_saves_a_checkpoint_keeps_the_last_good_one",  # 76 s
+    "tests/test_full_disk.py::test_a_full_disk_while_writing_a_pt_file_keeps_the_old_one",  # 97 s
+    "tests/test_no_data_loss.py::test_a_full_disk_during_a_benchmark_keeps_the_earlier_result_set_whole",  # 128 s
+    "tests/test_no_data_loss.py::test_a_full_disk_during_an_export_keeps_the_old_model_whole",  # 64 s
+    "tests/test_no_data_loss.py::test_a_killed_export_leaves_the_old_model_whole_and_the_next_export_clean",  # 60 s
+    "tests/test_no_data_loss.py::test_a_killed_first_export_does_not_block_the_next",  # 28 s
+    "tests/test_no_data_loss.py::test_an_encoder_is_never_saved_over_what_it_was_loaded_from",  # 8 s
+    "tests/test_no_data_loss.py::test_an_unfinished_save_can_be_saved_again",  # 7 s
+    "tests/test_no_data_loss.py::test_export_over_another_models_folder_keeps_none_of_its_files",  # 10 s
+    "tests/test_no_data_loss.py::test_no_command_writes_over_its_model",  # 11 s
+    "tests/test_no_data_loss.py::test_what_an_export_killed_before_issue_40_left_in_its_folder_neither_blocks_nor_survives_the_next",  # 16 s
+    "tests/test_real_data_skips.py::test_an_empty_data_folder_skips_the_real_data_tests",  # 44 s
+    "tests/test_resolved_once.py::test_bridge_encoder_resolves_its_device_and_quantize_once",  # 7 s
+    "tests/test_resolved_once.py::test_one_threads_setter",  # 18 s
+    "tests/test_resolved_once.py::test_the_count_sees_a_second_copy",  # 6 s
     "tests/training/test_alignment.py::test_alignment_raises_retrieval_on_a_tiny_corpus",  # 12 s
     "tests/training/test_alignment.py::test_bf16_training_resumes_exactly",  # 10 s
     "tests/training/test_alignment.py::test_translate_share_benchmark_times_both_kinds_of_step",  # 33 s
