@@ -148,3 +148,52 @@ def test_save_pretrained_with_backend_onnx_writes_the_onnx_folder(torch_encoder,
     assert cosines(again.encode(SENTENCES, CODES), torch_encoder.encode(SENTENCES, CODES)).min() >= 0.9999
     with pytest.raises(ConfigError, match="half and a quantize= encoder do not go with it"):
         torch_encoder.save_pretrained(tmp_path / "half", half=True, backend="onnx")
+
+
+TORCH_FREE = ["numpy", "sentencepiece", "sacremoses", "onnxruntime", "py3langid"]  # and what they import
+
+
+def _link_package(name: str, site) -> None:
+    """Link the top-level package or module `name` of this environment into `site` (its .libs folder too)."""
+    import importlib
+    from pathlib import Path
+
+    module = importlib.import_module(name)
+    path = Path(list(module.__path__)[0]) if hasattr(module, "__path__") else Path(module.__file__)
+    (site / path.name).symlink_to(path)
+    if (path.parent / f"{name}.libs").is_dir():
+        (site / f"{name}.libs").symlink_to(path.parent / f"{name}.libs")
+
+
+def test_an_environment_without_torch_encodes(folders, torch_encoder, tmp_path):
+    """A virtual environment that holds numpy, sentencepiece, sacremoses, onnxruntime, py3langid (linked from this
+    one, with what they import) and bridgeembed, and no torch: `from bridgeembed import BridgeEncoder` encodes an
+    ONNX export there, lang="auto" included (`pip install --no-deps bridgeembed` beside them, without a network)."""
+    import re
+
+    env, site = tmp_path / "env", tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True, timeout=120)
+    site.mkdir()
+    for name in TORCH_FREE:
+        _link_package(name, site)
+    (next((env / "lib").glob("python3*")) / "site-packages" / "deps.pth").write_text(f"{site}\n{REPO}\n")
+    np.save(tmp_path / "reference.npy", torch_encoder.encode(SENTENCES[:4], CODES[:4]))
+    code = f"""
+import importlib.util, sys
+import numpy as np
+assert importlib.util.find_spec("torch") is None
+from bridgeembed import BridgeEncoder
+vectors = BridgeEncoder({str(folders["int8"])!r}, backend="onnx", threads=1).encode({SENTENCES[:4]!r})
+reference = np.load({str(tmp_path / "reference.npy")!r})
+cos = (vectors * reference).sum(1) / np.linalg.norm(vectors, axis=1) / np.linalg.norm(reference, axis=1)
+assert cos.min() >= 0.99, cos
+print("ok")
+"""
+    for _ in range(10):  # link what the packages import in turn (joblib's cloudpickle, ...)
+        done = subprocess.run([str(env / "bin" / "python"), "-c", code], capture_output=True, text=True, timeout=300,
+                              cwd=tmp_path)
+        missing = re.findall(r"No module named '(\w+)", done.stderr)  # the last: torch's comes first, caught
+        if done.returncode == 0 or not missing or missing[-1] == "torch":
+            break
+        _link_package(missing[-1], site)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
