@@ -90,6 +90,7 @@ def test_the_check_sees_a_declaration_in_any_spelling():
 CLI_MODULES = {m for m in MODULES if m.startswith("bridgeembed.cli.")}
 PUBLIC_CALLS = {
     "bridgeembed.encoders.bridge": {"BridgeEncoder.encode"},
+    "bridgeembed.encoders.onnx_encoder": {"OnnxEncoder.encode"},
     "bridgeembed.encoders.baselines": {"HashBowEncoder.encode", "MiniLMEncoder.encode", "UseMultilingualEncoder.encode"},
     "bridgeembed.encoders.pool": {"encode_multi_process"},
     "bridgeembed.encoders.options": {"encode_options"},  # encode_to_shards takes what it makes
