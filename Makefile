@@ -19,7 +19,7 @@ $(VENV)/.installed: setup.cfg pyproject.toml
 install: $(VENV)/.installed
 
 # A contributor's loop: every test but those marked slow (real data; worker processes, signals, training runs:
-# each over ~4 s, listed in tests/slow.py) or distributed (several processes on gloo).
+# each over ~3 s, listed in tests/slow.py) or distributed (several processes on gloo).
 test: install
 	$(PY) -m pytest -m "not slow and not distributed" $(PYTEST_ARGS)
 

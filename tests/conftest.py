@@ -67,7 +67,7 @@ def pytest_collection_modifyitems(config, items):
 
     for item in items:
         node = getattr(item, "nodeid", "")
-        if {node.split("[")[0], node.split("::")[0]} & SLOW:  # over ~4 s each: left to make test-all
+        if {node.split("[")[0], node.split("::")[0]} & SLOW:  # over ~3 s each: left to make test-all
             item.add_marker(pytest.mark.slow)
         names = set(getattr(item, "fixturenames", ()))
         if names & {"real_data", "shared_data"}:

@@ -287,7 +287,7 @@ def test_the_first_heat_map_prints_only_where_it_wrote(tmp_path):
 
 def test_make_test_is_a_loop_of_minutes_and_ci_runs_the_readmes_test_all():
     """Issue 50: `make test` took 35 minutes on a newcomer's 2 cores. It leaves out the tests marked slow (real data,
-    and tests/slow.py's, each over ~4 s) and distributed; `make test-all` runs everything, and CI runs it, as the
+    and tests/slow.py's, each over ~3 s) and distributed; `make test-all` runs everything, and CI runs it, as the
     README says."""
     from tests.test_docs import README, blocks
 
