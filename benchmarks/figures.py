@@ -68,7 +68,8 @@ FIGURES = {
         f"{{{G}.pud.worst:.0f}}–{{{G}.pud.best:.0f}}% on PUD's news",
         "its decoders (newstest2013 BLEU {general-m2m-bleu/mean:.1f}, greedy)",
         # Install
-        "make demo    # {install_times/demo_seconds:.0f} s on a fresh clone",
+        "make demo    # {install_times/demo_seconds:.0f} s on a fresh clone ({install_times/cpus:.0f} cores, load "
+        "{install_times/load15:.1f})",
         Pending("# all but the slow tests: {install_times/tests_passed:,.0f} in {install_times/test_minutes:.0f} min "
                 "on {install_times/cpus:.0f} cores (load {install_times/load15:.1f})",
                 "# all but the slow tests: not timed on a fresh clone yet"),
