@@ -24,7 +24,8 @@ from bridgeembed.pretrained import DEFAULT_MODEL
 REPO = Path(__file__).resolve().parents[1]
 README, CARD = REPO / "README.md", REPO / "pretrained" / DEFAULT_MODEL / "README.md"
 CARDS = [CARD, *sorted(p for p in (REPO / "pretrained").glob("*/README.md") if p != CARD)]  # every shipped model's
-DOCS = [README, *CARDS, *sorted((REPO / "docs").glob("*.md"))]
+HISTORY = sorted((REPO / "docs" / "history").glob("*/README.md"))  # the retired models' cards: commands parse too
+DOCS = [README, *CARDS, *sorted((REPO / "docs").glob("*.md")), *HISTORY]
 NOT_RUN = "<!-- not run by tests/test_docs.py"
 shipped = pytest.mark.usefixtures("shipped_model")
 
