@@ -34,9 +34,9 @@ from bridgeembed.cli.scripts import parse_script, script_parser, write_json
 from bridgeembed.crosslingual.retrieval import accuracy
 from bridgeembed.devices import bf16_lstm_runs, set_threads
 from bridgeembed.encoders.codes import quantize_embeddings, scale_rows_int8
-from bridgeembed.encoders.quantize import quantize_model, runnable
 from bridgeembed.evaluation.models import load_encoder
 from bridgeembed.mining import semantic_search
+from bridgeembed.model.quantize import quantize_model, runnable
 from bridgeembed.pretrained import resolve
 from bridgeembed.text.parallel import corpus_dir, read_lines
 from bridgeembed.translation.bleu import corpus_bleu

@@ -63,9 +63,15 @@ def test_one_threads_setter():
 
 def test_bridge_encoder_resolves_its_device_and_quantize_once():
     in_bridge = lambda name: [fn for f, fn in calls(name) if f == "bridgeembed/encoders/bridge.py"]  # noqa: E731
-    assert in_bridge("resolve_device") == ["_target"]
-    assert in_bridge("check_quantized_device") == ["_target"]
+    assert in_bridge("target_device") == ["_target"]
+    assert in_bridge("resolve_device") == in_bridge("check_quantized_device") == []
     assert in_bridge("check_quantize") == ["_settings"]
+    # the rule itself, model.quantize.target_device, which Translator.from_pretrained resolves its device by too
+    rule = "bridgeembed/model/quantize.py"
+    assert [fn for f, fn in calls("resolve_device") if f == rule] == ["target_device"]
+    assert [fn for f, fn in calls("check_quantized_device") if f == rule] == ["target_device"]
+    assert [(f, fn) for f, fn in calls("target_device") if f != "bridgeembed/encoders/bridge.py"] == \
+        [("bridgeembed/translation/translator.py", "from_pretrained")]
 
 
 def test_the_count_sees_a_second_copy(tmp_path):

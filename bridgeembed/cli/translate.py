@@ -37,13 +37,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def run(args: argparse.Namespace) -> int:
     from bridgeembed.atomic import write_text_atomic
-    from bridgeembed.checkpoint import load_model
-    from bridgeembed.devices import resolve_device
     from bridgeembed.directions import Direction
-    from bridgeembed.encoders.quantize import check_quantized_device, quantize_model
     from bridgeembed.errors import ConfigError
     from bridgeembed.paths import check_not_input, check_output
-    from bridgeembed.pretrained import resolve
     from bridgeembed.text.parallel import corpus_dir
     from bridgeembed.translation.scoring import evaluate, markdown_table
     from bridgeembed.translation.search import check_beam
@@ -63,10 +59,8 @@ def run(args: argparse.Namespace) -> int:
     if not output and not args.evaluate:
         stdout_open("give --out FILE")
     evaluate_out = check_output(args.out, "--out", "folder") if args.out and args.evaluate else None
-    device = resolve_device("cpu" if args.quantize and args.device is None else args.device)
-    check_quantized_device(args.quantize, device)  # int8 on a GPU: refused before the model loads
-    model, tokenizers, config = load_model(resolve(args.model))
-    model = quantize_model(model, args.quantize) if args.quantize else model.to(device)
+    translator = Translator.from_pretrained(args.model, device=args.device, quantize=args.quantize)
+    model, tokenizers, config = translator.model, translator.tokenizers, translator.config
     if args.evaluate:
         folder = corpus_dir(args.corpus or config.data.path, args.data)
         directions = None if args.directions == "all" else [Direction.parse(d) for d in args.directions.split(",")]
@@ -76,8 +70,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     sentences, _ = read_sentences(args.input)
     try:
-        hyps = Translator(model, tokenizers, config.tokenizer.max_len).translate(
-            sentences, args.src, args.tgt, beam=args.beam, batch_size=args.batch_size)
+        hyps = translator.translate(sentences, args.src, args.tgt, beam=args.beam, batch_size=args.batch_size)
     except (TypeError, ValueError) as err:
         raise ConfigError(str(err)) from None
     text = "".join(h + "\n" for h in hyps)

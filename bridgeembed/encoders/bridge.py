@@ -25,15 +25,15 @@ import torch
 from tqdm.auto import tqdm
 
 from bridgeembed.checkpoint import check_model_target, load_model, make_payload, save_model
-from bridgeembed.devices import resolve_device
 from bridgeembed.encoders.arguments import check_batch_size, check_langs, check_max_seq_length, normalize_flag
 from bridgeembed.encoders.codes import CALIBRATED, check_packable, quantize_embeddings
 from bridgeembed.encoders.langid import AUTO, identified
 from bridgeembed.encoders.protocol import Heads, HeadSpec
-from bridgeembed.encoders.quantize import check_precision, check_quantize, check_quantized_device, quantize_model
+from bridgeembed.encoders.quantize import check_precision
 from bridgeembed.encoders.refused import KEYWORDS, REFUSED
 from bridgeembed.encoders.similarity import similarity
 from bridgeembed.errors import ConfigError
+from bridgeembed.model.quantize import check_quantize, quantize_model, target_device
 from bridgeembed.pretrained import DEFAULT_MODEL, list_pretrained, resolve
 from bridgeembed.text.parallel import check_sentences, pad, with_eos
 
@@ -65,7 +65,7 @@ class BridgeEncoder:
     docs/sentence_transformers.md maps them; the names that have no meaning here are refused with the reason
     (`bridgeembed.encoders.refused`: e.g. `encoder.half()` is an AttributeError that says why).
     `quantize="int8"` runs the LSTM and Linear layers in dynamic int8 on the CPU, `quantize="bf16"` every weight
-    in bfloat16 on CPUs with native bf16 (bridgeembed.encoders.quantize; docs/performance.md, Quantized
+    in bfloat16 on CPUs with native bf16 (bridgeembed.model.quantize; docs/performance.md, Quantized
     inference, measures both).
     """
 
@@ -425,14 +425,10 @@ def _settings(device: str | torch.device | None, quantize: object, max_seq_lengt
 
 
 def _target(device: str | torch.device | None, quantize: str | None, stay: bool = False) -> torch.device | None:
-    """The one place an encoder resolves a device: `device`; None is the CPU under `quantize`, else where the
-    weights are with `stay` (None: no move), else cuda if available. Checked against `quantize` (int8 and bf16
-    run on the CPU only) before anything moves."""
-    if device is None and not quantize and stay:
-        return None
-    target = resolve_device("cpu" if quantize and device is None else device)
-    check_quantized_device(quantize, target)
-    return target
+    """The one place an encoder resolves a device, by `model.quantize.target_device` (Translator.from_pretrained's
+    rule too): `device`; None is the CPU under `quantize`, else where the weights are with `stay` (None: no move),
+    else cuda if available. Checked against `quantize` (int8 and bf16 run on the CPU only) before anything moves."""
+    return target_device(device, quantize, stay)
 
 
 def _load_again(path: str, seed: int | None, max_seq_length: int) -> BridgeEncoder:

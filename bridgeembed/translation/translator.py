@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -12,6 +13,7 @@ import torch
 from tqdm.auto import tqdm
 
 from bridgeembed.errors import ConfigError, UnknownLanguageError
+from bridgeembed.pretrained import DEFAULT_MODEL
 from bridgeembed.text.parallel import check_sentences, pad, with_eos
 from bridgeembed.translation.search import beam_search, check_beam
 
@@ -24,6 +26,26 @@ logger = logging.getLogger(__name__)
 class Translator:
     def __init__(self, model: BridgeModel, tokenizers: dict, max_len: int = 50) -> None:
         self.model, self.tokenizers, self.max_len = model, tokenizers, max_len
+        self.config = None  # the model's Config, where `from_pretrained` loaded it
+
+    @classmethod
+    def from_pretrained(cls, model: str | Path = DEFAULT_MODEL, device: str | torch.device | None = None,
+                        quantize: str | None = None) -> Translator:
+        """The translator of a shipped model's name, a trainer checkpoint or an export with decoders, its weights
+        `quantize`d (None: float32; "int8" or "bf16": the CPU only) and on `device`, resolved as `BridgeEncoder`
+        resolves its own (`model.quantize.target_device`: None is the CPU under `quantize`, else cuda if
+        available); both checked before the model loads."""
+        from bridgeembed.checkpoint import load_model
+        from bridgeembed.model.quantize import check_quantize, quantize_model, target_device
+        from bridgeembed.pretrained import resolve
+
+        quantize = check_quantize(quantize)
+        target = target_device(device, quantize)  # int8 on a GPU: refused before the model loads
+        loaded, tokenizers, config = load_model(resolve(model))
+        translator = cls(quantize_model(loaded, quantize) if quantize else loaded.to(target), tokenizers,
+                         config.tokenizer.max_len)
+        translator.config = config
+        return translator
 
     @property
     def device(self) -> torch.device:

@@ -7,12 +7,11 @@ import torch
 from torch.ao.nn.quantized import dynamic
 
 from bridgeembed import BridgeEncoder, devices
-from bridgeembed.encoders import bridge as bridge_module
-from bridgeembed.encoders import quantize as quantize_module
 from bridgeembed.encoders.codes import quantize_embeddings, scale_rows_int8, unpack_binary
 from bridgeembed.errors import ConfigError, DataError
 from bridgeembed.mining import semantic_search
 from bridgeembed.model import encoder as encoder_module
+from bridgeembed.model import quantize as quantize_module
 from bridgeembed.text.tokenization import EOS, PAD
 
 WORDS = "apple banana cherry dog eagle fish grape horse igloo jelly kite lemon".split()
@@ -75,7 +74,7 @@ def test_cuda_is_refused_for_int8(toy_run, encoders, monkeypatch):
     path = toy_run[0] / "last.pt"
     with pytest.raises(ConfigError, match="CUDA is not available here"):  # no CUDA: the device error first
         BridgeEncoder(path, device="cuda", quantize="int8")
-    monkeypatch.setattr(bridge_module, "resolve_device", lambda name=None: torch.device(name or "cpu"))
+    monkeypatch.setattr(devices, "resolve_device", lambda name=None: torch.device(name or "cpu"))  # as with a GPU
     with pytest.raises(ConfigError, match=r"quantize='int8' runs on the CPU only .*device 'cuda'"):
         BridgeEncoder(path, device="cuda", quantize="int8")  # as on a machine with a GPU
     with pytest.raises(ConfigError, match=r"CPU only .*device 'cuda:0'"):

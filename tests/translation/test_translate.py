@@ -159,3 +159,31 @@ def test_input_past_max_len_is_cut_with_one_warning_as_encode_does(shipped_model
     messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
     assert messages == [f"2 of 3 sentences are longer than the model's maximum of {config.tokenizer.max_len} "
                         f"subword tokens and were truncated"], messages
+
+
+def test_from_pretrained_loads_as_the_command_does_and_resolves_its_device_as_the_encoder(toy_run, monkeypatch):
+    """Issue 48: bridgeembed-translate assembled the device, quantization and model itself; Translator.from_pretrained
+    does it, by the encoder's own rule (model.quantize.target_device), every setting checked before the model loads."""
+    import torch
+
+    from bridgeembed import devices
+    from bridgeembed.checkpoint import load_model
+    from bridgeembed.errors import ConfigError
+    from bridgeembed.translation.translator import Translator
+
+    path = toy_run[0] / "best.pt"
+    model, tokenizers, config = load_model(path)
+    by_hand = Translator(model.to("cpu"), tokenizers, config.tokenizer.max_len)
+    loaded = Translator.from_pretrained(path, device="cpu")
+    assert loaded.max_len == by_hand.max_len and loaded.config.to_dict() == config.to_dict()
+    assert loaded.device == torch.device("cpu")
+    text = ["apple banana", "kite"]
+    assert loaded.translate(text, "x", "y", beam=2) == by_hand.translate(text, "x", "y", beam=2)  # the same model
+    int8 = Translator.from_pretrained(path, quantize="int8")  # None under quantize: the CPU
+    assert int8.device == torch.device("cpu") and len(int8.translate(text, "x", "y", beam=1)) == 2
+    with pytest.raises(ConfigError, match="quantize must be None"):
+        Translator.from_pretrained(path, quantize="int4")
+    monkeypatch.setattr(devices, "resolve_device", lambda name=None: torch.device(name or "cpu"))  # as with a GPU
+    monkeypatch.setattr("bridgeembed.checkpoint.load_model", lambda *a, **k: pytest.fail("loaded before the check"))
+    with pytest.raises(ConfigError, match=r"quantize='int8' runs on the CPU only"):
+        Translator.from_pretrained(path, device="cuda", quantize="int8")
