@@ -7,7 +7,7 @@ shipped model). For each threshold: the share of clean pairs kept and of moved p
 noisy corpus the threshold keeps.
 
     BRIDGEEMBED_DATA=../shared/data python docs/history/studies/align_filter.py \\
-        --json docs/results/wmt15-filter/align-threshold.json
+        --json docs/results/new-text/align-threshold.json
 
 --lines N scores the first N lines of each corpus only (the test's mode).
 """

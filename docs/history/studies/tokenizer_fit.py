@@ -7,7 +7,7 @@ text (up to --sample lines a language, the new folders included). New tokenizers
 the trained weights could not be kept as they are: they pay only where the shipped ones fit the new text badly.
 
     BRIDGEEMBED_DATA=../shared/data python docs/history/studies/tokenizer_fit.py \\
-        --json docs/results/wmt15-filter/tokenizer-fit.json
+        --json docs/results/new-text/tokenizer-fit.json
 
 --lines 50 --sample 2000 is the test's mode (small tokenizers, a few lines a folder).
 """
