@@ -73,3 +73,27 @@ def test_a_resume_keeps_the_freeze(toy_run, toy_corpus, tmp_path):
     with pytest.raises(ConfigError, match="train.freeze"):
         Trainer.from_config(toy_config(toy_corpus, tmp_path / "r", init_from=start, align_weight=0.0, max_steps=4),
                             show_progress=False)
+
+
+@pytest.mark.parametrize("name", ["general-m2m-decoders.yaml", "general-m2m-all-text.yaml"])
+def test_issue_47s_recipes_hold_out_what_general_m2m_holds_out(name):
+    """Neither recipe trains on a line general-m2m held out as a dev line (its dev figures would measure memorised
+    text), and both are runs check_run accepts: the decoders' one with the encoders and the bridge frozen."""
+    from pathlib import Path
+
+    from bridgeembed.config import Config, check_run, corpus_configs
+
+    configs = Path(__file__).resolve().parents[2] / "configs"
+    shipped, recipe = (Config.from_yaml(configs / n) for n in ("general-m2m.yaml", name))
+    check_run(recipe)
+    held = {c.path: (c.valid, c.dev_lines) for c in corpus_configs(shipped.data)}
+    for corpus in corpus_configs(recipe.data):
+        if corpus.path in held:
+            assert (corpus.valid, corpus.dev_lines) == held[corpus.path], corpus.label
+    assert recipe.data.path == shipped.data.path and recipe.data.valid == shipped.data.valid
+    assert recipe.train.init_from == "general-m2m"
+    if name == "general-m2m-decoders.yaml":
+        assert recipe.train.freeze == ["encoders", "bridge"]
+    else:  # the same dev sets as stage 16, so that dev means compare with its own
+        assert {p for p, (v, d) in held.items() if v or d} == {c.path for c in corpus_configs(recipe.data)
+                                                               if c.valid or c.dev_lines}
