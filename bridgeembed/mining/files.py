@@ -144,7 +144,7 @@ def open_sides(m: Mining, stack: ExitStack) -> tuple:
             root = m.shards or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bridgeembed-mine-")))
             folder = shard_folder(root, Path(path), lang, folders)
             folders[folder] = Path(path).resolve()
-            shards = write_shards(encoder, Path(path), lang, folder, m.shard_size, options)
+            shards = write_shards(encoder, Path(path), lang, folder, m.shard_size, options, temporary=not m.shards)
         opened[name] = shards
     opened["src"].check_same_space(opened["tgt"])
     return opened["src"], opened["tgt"]

@@ -132,22 +132,24 @@ def encode_to_shards(encoder: SentenceEncoder, path: str | Path, lang: str, fold
 
 
 def write_shards(encoder: SentenceEncoder, path: str | Path, lang: str, folder: str | Path, shard_size: int,
-                 options: EncodeOptions) -> Shards:
+                 options: EncodeOptions, temporary: bool = False) -> Shards:
     """`encode_to_shards` with the heads resolved against `encoder` by the caller (a command line,
-    `encode_to_shards`)."""
+    `encode_to_shards`). `temporary`: a folder the caller deletes after use (bridgeembed-mine without --shards), whose
+    per-shard lines name paths nobody will see again: logged at DEBUG, not INFO (the progress bar stays)."""
     folder = Path(folder)
     dim = probe_dim(encoder, lang, options.heads)
     if folder.exists() and not folder.is_dir():
         raise ShardError(f"{folder} is a file; expected a folder for the shards")
     lock = FolderLock(folder, "shard folder", "two encodings into one folder would mix their shards")
     try:
-        return _write_locked(encoder, path, lang, folder, shard_size, options, dim)
+        return _write_locked(encoder, path, lang, folder, shard_size, options, dim,
+                             logging.DEBUG if temporary else logging.INFO)
     finally:
         lock.release()
 
 
 def _write_locked(encoder: SentenceEncoder, path: str | Path, lang: str, folder: Path, shard_size: int,
-                  options: EncodeOptions, dim: int) -> Shards:
+                  options: EncodeOptions, dim: int, level: int = logging.INFO) -> Shards:
     """`write_shards` while this process holds the folder's lock."""
     manifest = {"format": FORMAT, "version": VERSION, "model": options.model, "fingerprint": fingerprint(encoder),
                 "dim": dim, "heads": options.heads.encoder_heads, "normalized": options.normalize,
@@ -169,11 +171,12 @@ def _write_locked(encoder: SentenceEncoder, path: str | Path, lang: str, folder:
         manifest["shards"].update({name: shard_checksum(folder / name) for name in unrecorded})
         _save_manifest(folder, manifest)
     if not todo:
-        logger.info("%s: all %d shards are there already", folder, -(-rows // shard_size))
+        logger.log(level, "%s: all %d shards are there already", folder, -(-rows // shard_size))
         return Shards(folder)
     options = replace(options, processes=min(options.processes, len(todo)))
     pool = f" by {options.processes} processes of {options.threads} thread(s)" if options.processes > 1 else ""
-    logger.info("%s: encoding %d of %d shards (%d lines)%s", folder, len(todo), -(-rows // shard_size), rows, pool)
+    logger.log(level, "%s: encoding %d of %d shards (%d lines)%s", folder, len(todo), -(-rows // shard_size), rows,
+               pool)
     jobs = ((index, lines, folder / shard_name(index)) for index, lines in _shard_lines(path, shard_size, set(todo)))
     to_encode = sum(min(shard_size, rows - index * shard_size) for index in todo)
     with ExitStack() as stack:
@@ -187,7 +190,7 @@ def _write_locked(encoder: SentenceEncoder, path: str | Path, lang: str, folder:
             done = encode_jobs(encoder, jobs, lang, options)
             with closing(done):  # closed: the workers are stopped
                 for index, _, count, seconds in done:
-                    logger.info("%s: %s, %d sentences in %.1f s", folder, shard_name(index), count, seconds)
+                    logger.log(level, "%s: %s, %d sentences in %.1f s", folder, shard_name(index), count, seconds)
                     manifest["shards"][shard_name(index)] = shard_checksum(folder / shard_name(index))
                     _save_manifest(folder, manifest)
                     bar.update(count)

@@ -301,3 +301,19 @@ def test_mining_keeps_pairs_at_the_default_threshold_unless_told_all(files, tmp_
     assert run_mine("--src", de, "--src-lang", "de", "--tgt", en, "--tgt-lang", "en", "--out", default,
                     "--scoring", "absolute") == 0
     assert "(mine, absolute, no threshold)" in capsys.readouterr().err  # no default for cosines, and no k
+
+
+def test_shard_lines_name_a_shard_folder_only_when_it_outlives_the_mining(files, tmp_path, caplog):
+    """Issue 50, finding 10: a 10-line job without --shards logged four INFO lines naming the temporary shard
+    folders it then deleted; they are DEBUG now, while a --shards folder (kept for the next mining) is named."""
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed")
+    de, en = files
+    with caplog.at_level("INFO", logger="bridgeembed"):
+        assert run_mine("--src", de, "--src-lang", "de", "--tgt", en, "--tgt-lang", "en", "--out",
+                        tmp_path / "a.tsv") == 0
+    assert "bridgeembed-mine-" not in caplog.text and "shard" not in caplog.text
+    caplog.clear()
+    with caplog.at_level("INFO", logger="bridgeembed"):
+        assert run_mine("--src", de, "--src-lang", "de", "--tgt", en, "--tgt-lang", "en", "--out",
+                        tmp_path / "b.tsv", "--shards", tmp_path / "kept") == 0
+    assert f"{tmp_path / 'kept' / 'de.txt.de'}: encoding 1 of 1 shards (6 lines)" in caplog.text
