@@ -15,11 +15,6 @@ import os
 import re
 from pathlib import Path
 
-from bridgeembed.atomic import (  # noqa: F401  (still imported from here by training/log.py and trainer.py:
-    # to be pointed at atomic, then removed)
-    remove_stale_temporaries,
-    write_text_atomic,
-)
 from bridgeembed.errors import ConfigError
 
 ENV_VAR = "BRIDGEEMBED_DATA"

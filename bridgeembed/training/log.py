@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bridgeembed.atomic import write_text_atomic
 from bridgeembed.errors import DataError, WriteError
-from bridgeembed.paths import write_text_atomic
 from bridgeembed.training import distributed
 
 if TYPE_CHECKING:  # for annotations only

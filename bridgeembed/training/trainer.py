@@ -21,13 +21,14 @@ import torch
 import yaml
 from tqdm.auto import tqdm
 
+from bridgeembed.atomic import remove_stale_temporaries, write_text_atomic
 from bridgeembed.checkpoint import make_payload, save_atomic
 from bridgeembed.config import RESUME_CHANGES, Config, TrainConfig, scaled_lr
 from bridgeembed.devices import pick_precision
 from bridgeembed.directions import evaluation_directions, training_directions
 from bridgeembed.errors import BridgeembedError
 from bridgeembed.model.nmt import LossParts, bridge_penalty, translation_loss
-from bridgeembed.paths import FolderLock, remove_stale_temporaries, write_text_atomic
+from bridgeembed.paths import FolderLock
 from bridgeembed.text.packed import PackedSplit
 from bridgeembed.text.parallel import DirectionBatches, make_batch, shard_slice
 from bridgeembed.training import distributed
