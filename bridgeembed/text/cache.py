@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bridgeembed.atomic import WriteThrough, process_alive
+from bridgeembed.atomic import WriteThrough, process_alive, write_text_atomic
 from bridgeembed.errors import WriteError
 
 logger = logging.getLogger(__name__)
@@ -142,7 +142,7 @@ class Entry:
             with open(path, "rb") as handle:
                 os.fsync(handle.fileno())
         manifest = {"format": FORMAT, "inputs": self.inputs, "info": info, "files": files}
-        (folder / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+        write_text_atomic(folder / MANIFEST, json.dumps(manifest, indent=1))  # whole or absent, even in its folder
 
 
 def save_npy(path: Path, array: object) -> None:
