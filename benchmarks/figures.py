@@ -57,6 +57,8 @@ class Pending:
 README, CARD, HISTORY = "README.md", "pretrained/general-m2m/README.md", "docs/model_history.md"
 # The retired models' cards (docs/history/, issue 42) are history: their figures are no longer checked; their results
 # files stay (multi30k-m2m-*.json, broad-m2m-*.json, retired-domains.json, the old domains.json).
+# test_2016 BLEU (issue 47): the shipped decoders, the retired caption model's, stage 16's
+GB, MB, SB = "general-m2m-bleu-test2016/", "multi30k-m2m-bleu-test2016/", "stage16-bleu-test2016/"
 G, M, B, U = "domains/general-m2m", "retired-domains/multi30k-m2m", "retired-domains/broad-m2m", "use-m-domains/use-m"
 S = "stage14-domains/general-m2m"  # stage 14 of general-m2m, replaced by stage 15 (its row in docs/model_history.md)
 S15 = "stage15-domains/general-m2m"  # stage 15, replaced by stage 16
@@ -154,6 +156,12 @@ FIGURES = {
                 "/ {general-m2m-mining/news.f1:.1f}; the threshold with the best F1 is "
                 "{general-m2m-mining/best_threshold:.3f}.",
                 "news distractors a side: not measured yet."),
+        f"greedy, en→de / de→en / en→fr / fr→en: {{{GB}greedy.en-de:.1f}} / {{{GB}greedy.de-en:.1f}} / "
+        f"{{{GB}greedy.en-fr:.1f}} / {{{GB}greedy.fr-en:.1f}}, mean {{{GB}greedy.mean4:.1f}} (the retired caption "
+        f"model multi30k-m2m: {{{MB}greedy.mean4:.1f}}; these decoders before 2026-11-28: {{{SB}greedy.mean4:.1f}}); "
+        f"all 12 directions {{{GB}greedy.mean:.1f}} greedy and {{{GB}beam5.mean:.1f}} with beam 5 (multi30k-m2m: "
+        f"{{{MB}greedy.mean:.1f}} and {{{MB}beam5.mean:.1f}})",
+        f"running.\"), {{{MB}greedy.mean4 - {GB}greedy.mean4:.1f}} BLEU below the retired caption model",
         Pending("docs/results/general-m2m-bleu.json): mean {general-m2m-bleu/mean:.2f}; en→de "
                 "{general-m2m-bleu/en-de:.2f}, "
                 "de→en {general-m2m-bleu/de-en:.2f}, en→fr {general-m2m-bleu/en-fr:.2f}, fr→en "
@@ -195,7 +203,10 @@ FIGURES = {
         f"the default (int8, with decoders; replaces stage 15) | {{{G}.test_2016.mean:.1f}} / "
         f"{{{G}.test_2016.worst:.1f}} | {{{G}.val.mean:.1f}} / {{{G}.val.worst:.1f}} | **{{{G}.pud.mean:.1f}}** "
         f"| {{{G}.europarl.mean:.1f}} / {{{G}.gnome.mean:.1f}} ",
-        "| newstest2013: {general-m2m-bleu/mean:.2f} | `docs/results/gpu-general/everyday.yaml`",
+        "| newstest2013: {stage16-bleu/mean:.2f} | `docs/results/gpu-general/everyday.yaml`",
+        # stage 16 with its decoders trained again (issue 47)
+        f"| as stage 16 | test_2016 (greedy, en↔de, en↔fr): {{{GB}greedy.mean4:.2f}}; newstest2013: "
+        "{general-m2m-bleu/mean:.2f} | `configs/general-m2m-decoders.yaml` (issue 47) |",
     ],
 }
 
