@@ -1,6 +1,6 @@
 """Pools of worker processes from the command lines (--processes N): bridgeembed-encode and bridgeembed-mine write
 what one process writes; kill -9 of bridgeembed-encode leaves no worker and the same command finishes; a bad
---processes is one line. Moved out of test_mining_pool.py."""
+--processes is one line."""
 
 import os
 import signal

@@ -1,6 +1,6 @@
 """Preparing a training split (text/prepare.py) from bad input, and from the command line: a bad file is named in
 one line before any work; `bridgeembed-data prepare` prepares what the trainer then finds; the shipped model's
-tokenizers from Multi30k; SIGTERM or SIGHUP stops the workers quietly. Moved out of test_prepare.py."""
+tokenizers from Multi30k; SIGTERM or SIGHUP stops the workers quietly."""
 
 import gzip
 import os

@@ -1,6 +1,5 @@
 """Fine-tuning from a trained model: train.init_from (its weights and tokenizers; what may and may not differ),
-the L2-SP anchor (train.anchor_weight) and learning without forgetting (train.keep_weight). Moved out of
-test_alignment.py."""
+the L2-SP anchor (train.anchor_weight) and learning without forgetting (train.keep_weight)."""
 
 import json
 

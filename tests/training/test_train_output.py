@@ -1,5 +1,5 @@
 """What a training run says: the command's one-line refusals before any training, a line per validation and per
-log interval without a terminal, and the reason of its end record. Moved out of test_trainer.py."""
+log interval without a terminal, and the reason of its end record."""
 
 import json
 import re
