@@ -119,11 +119,12 @@ train() {  # NAME SECONDS CONFIG [overrides]
         "train.threads=$THREADS" "$@" "train.out_dir=$W/runs/$name" --data "$DATA" > "$W/train_$name.log" 2>&1
     echo "exit $?" >> "$W/train_$name.log"
 }
-lr_big=$($PY -c "print(0.000707 * ($BIG / 1024) ** 0.5)")
+# train.lr is the rate for the recipe's lr_batch (64); the trainer scales it by sqrt(batch / 64) itself:
+# 2.8e-3 at batch 1,024 (stage 15's), 5.7e-3 at 4,096
 span=$(left "$RESERVE")
 train b1024 "$span" "$CONFIG" train.batch_size=$(( ${DRY:-0} == 1 ? 8 : 1024 )) train.lr=0.000707 & pids=($!)
-train big "$span" "$CONFIG" "train.batch_size=$BIG" "train.lr=$lr_big" & pids+=($!)
-log "two trainings started for ${span}s (b1024; big: batch $BIG, lr $lr_big)"
+train big "$span" "$CONFIG" "train.batch_size=$BIG" train.lr=0.000707 & pids+=($!)
+log "two trainings started for ${span}s (b1024; big: batch $BIG, both at lr 7.07e-4 for batch 64, scaled)"
 command -v nvidia-smi > /dev/null && { nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv \
     -l 20 > "$W/gpu_utilisation.csv" 2>&1 & watcher=$!; }
 for pid in "${pids[@]}"; do wait "$pid"; done
