@@ -7,15 +7,9 @@ import sys
 
 import pytest
 
-from tests.helpers import REPO
+from tests.helpers import REPO, checkout_env, run_script
 
-
-def run(script: str, *args) -> str:
-    """SCRIPT (below benchmarks/ unless it names a folder); its stdout."""
-    done = subprocess.run([sys.executable, str(REPO / ("benchmarks/" if "/" not in script else "") / script), *args],
-                          capture_output=True, text=True, cwd=REPO, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
+run = run_script
 
 
 def test_train_throughput_times_every_variant(tmp_path):
@@ -32,12 +26,8 @@ def test_train_throughput_times_every_variant(tmp_path):
 
 
 def run_here(script: str, *args) -> str:
-    """As `run`, with this checkout's bridgeembed first on the path (the package may be installed from another)."""
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *args], capture_output=True,
-                          text=True, cwd=REPO, timeout=600, env=env)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
+    """As `run`, with this checkout's bridgeembed first on the path, one thread."""
+    return run_script(script, *args, env=checkout_env())
 
 
 def test_mining_benchmark_search_and_mine_run_on_random_vectors(tmp_path):

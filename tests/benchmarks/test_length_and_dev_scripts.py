@@ -9,17 +9,12 @@ import sys
 
 import pytest
 
-from tests.helpers import REPO
+from tests.helpers import REPO, run_script
 
 pytestmark = pytest.mark.usefixtures("shipped_model")
 
 
-def run(script: str, *args) -> str:
-    """SCRIPT, a path below the repository (benchmarks/ when it names no folder); its stdout."""
-    done = subprocess.run([sys.executable, str(REPO / ("benchmarks/" if "/" not in script else "") / script), *args],
-                          capture_output=True, text=True, cwd=REPO, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
+run = run_script
 
 
 def test_sentence_length_counts_the_cut_at_each_length(tmp_path):

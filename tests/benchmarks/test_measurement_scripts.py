@@ -5,14 +5,11 @@ They check that each script runs and writes what it reports, not any figure."""
 
 import gzip
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 import yaml
 
-from tests.helpers import REPO
+from tests.helpers import checkout_env, run_script
 from tests.helpers.senteval_fixtures import write_tree
 
 WORDS = {  # subject, verb, place: 5 x 4 x 4 = 80 parallel sentences
@@ -55,13 +52,8 @@ def tiny_root(tmp_path_factory):
 
 
 def run(script: str, *args, env=None) -> str:
-    """SCRIPT (below benchmarks/ unless it names a folder) with this checkout's bridgeembed, one thread; its stdout
-    (a failure shows its stderr)."""
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", **(env or {})}
-    done = subprocess.run([sys.executable, str(REPO / ("benchmarks/" if "/" not in script else "") / script), *args],
-                          capture_output=True, text=True, cwd=REPO, timeout=600, env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
+    """SCRIPT (below benchmarks/ unless it names a folder) with this checkout's bridgeembed, one thread; its stdout."""
+    return run_script(script, *args, env=checkout_env(**(env or {})))
 
 
 # --- tables from result files ----------------------------------------------------------------------------

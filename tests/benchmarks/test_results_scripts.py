@@ -4,13 +4,11 @@ senteval_controls.py's --results: tests/benchmarks/test_benchmark_scripts.py; mi
 tests/benchmarks/test_measurement_scripts.py)."""
 
 import json
-import os
-import subprocess
 import sys
 
 import pytest
 
-from tests.helpers import REPO
+from tests.helpers import REPO, checkout_env, run_script
 from tests.helpers.toy import write_toy_corpus
 
 BENCH = REPO / "benchmarks"
@@ -25,11 +23,7 @@ def bench_module():
 
 
 def run(script: str, *args, **env) -> str:
-    environment = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", **env}
-    done = subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True, text=True, cwd=REPO,
-                          timeout=600, env=environment)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
+    return run_script(script, *args, env=checkout_env(**env))
 
 
 def provenance(path) -> dict:
