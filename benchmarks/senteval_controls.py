@@ -44,13 +44,19 @@ def primary(task: dict) -> float | None:
     return None if value is None else 100 * value if task["primary"] == "pearson" else value
 
 
-def results_figures(scores: dict, beaten: int, compared: int) -> dict:
-    """A results file's figures (benchmarks/figures.py): the tasks beaten and compared, and the model's
-    primary score per task as SentEval reports it (accuracy in %, Pearson r)."""
+def results_figures(scores: dict, controls: dict, beaten: int, compared: int) -> dict:
+    """A results file's figures (benchmarks/figures.py): the tasks beaten and compared, and per task the
+    model's primary score as SentEval reports it (accuracy in %, Pearson r) beside the controls' mean and
+    standard deviation in the same unit (`controls.TASK.mean`, `controls.TASK.std`)."""
     out = {"beats": beaten, "tasks": compared}
     for name, task in scores.items():
         if task.get("status") == "ok" and (value := task["views"]["mean"]["metrics"].get(task["primary"])) is not None:
             out[f"model.{name}"] = round(value, 4)
+            theirs = [c[name]["views"]["mean"]["metrics"][task["primary"]] for c in controls.values()
+                      if c.get(name, {}).get("status") == "ok"]
+            if theirs:
+                out[f"controls.{name}.mean"] = round(float(np.mean(theirs)), 4)
+                out[f"controls.{name}.std"] = round(float(np.std(theirs)), 4)
     return out
 
 
@@ -93,7 +99,7 @@ def main(argv: list | None = None) -> int:
     if args.results:
         from results_file import write_results  # benchmarks/ is this script's folder, first on sys.path
 
-        print(f"wrote {write_results(args.results, results_figures(scores, beaten, compared), seeds=seeds)}")
+        print(f"wrote {write_results(args.results, results_figures(scores, controls, beaten, compared), seeds=seeds)}")
     return 0
 
 

@@ -222,7 +222,9 @@ def test_senteval_controls_compares_with_the_mean_of_the_seeds(tmp_path):
     assert "| MR | 70.0 | 69.5 ± 1.2 | yes |" in text and "| STSB | 50.0 | 60.0 ± 1.6 | no |" in text
     assert "m beats the mean of 3 untrained controls on 1 of 2 tasks" in text
     record = json.loads(results.read_text())
-    assert record["figures"] == {"beats": 1, "tasks": 2, "model.MR": 70.0, "model.STSB": 0.5}
+    assert record["figures"] == pytest.approx({  # the controls' mean and spread per task, in the model's unit
+        "beats": 1, "tasks": 2, "model.MR": 70.0, "model.STSB": 0.5, "controls.MR.mean": 69.5,
+        "controls.MR.std": 1.2247, "controls.STSB.mean": 0.6, "controls.STSB.std": 0.0163})
     assert record["seeds"] == [0, 1, 2] and record["command"].startswith("python benchmarks/senteval_controls.py m ")
 
 
