@@ -74,7 +74,7 @@ def table(results: dict, dev: dict) -> str:
 
 
 def results_figures(results: dict, dev: dict) -> dict:
-    """{"MODEL.SET.STAT": %} for a results file of docs/results/ (benchmarks/figures.py): every set's mean, worst
+    """{"MODEL.SET.STAT": %} for a results file of docs/results/ (docs/tools/figures.py): every set's mean, worst
     and best pair, PUD's en-de and de-en, and en-de-fr, the mean of PUD's 6 pairs without Czech."""
     out = {}
     for model, found in results.items():
@@ -100,7 +100,7 @@ def main(argv: list | None = None) -> int:
                         help="a dev set of line-aligned files with {lang}, e.g. europarl=dev/europarl.{lang}")
     parser.add_argument("--results", metavar="FILE",
                         help="also write the figures, with this command, to a results file, e.g. "
-                             "docs/results/general-m2m-domains.json (benchmarks/figures.py; default: none)")
+                             "docs/results/general-m2m-domains.json (docs/tools/figures.py; default: none)")
     args = parse_script(parser, argv)
     dev = dict(item.split("=", 1) for item in args.dev if "=" in item)
     if len(dev) < len(args.dev) or any(name in SETS or "{lang}" not in template for name, template in dev.items()):
@@ -111,7 +111,8 @@ def main(argv: list | None = None) -> int:
     print("\nnearest neighbour by cosine of the mean vectors; mean and worst over the 12 ordered pairs of en, de, fr, "
           "cs (models without Czech: their pairs); en/de/fr: the 6 pairs without cs.")
     if args.results:
-        from results_file import write_results  # benchmarks/ is this script's folder, first on sys.path
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "tools"))  # results_file's folder
+        from results_file import write_results
 
         print(f"wrote {write_results(args.results, results_figures(results, dev))}")
     return 0

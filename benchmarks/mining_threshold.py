@@ -18,13 +18,14 @@ mean F1 of the sets: the default a model can carry. Each set's own best (an orac
         --distractors 14500 --out results/mining-threshold/stage10.json
 
 `--results FILE` also writes the figures the model cards quote to a results file of docs/results/
-(benchmarks/results_file.py): `best_threshold` and each set's precision, recall and F1 (`captions.f1`, ...) at it,
+(docs/tools/results_file.py): `best_threshold` and each set's precision, recall and F1 (`captions.f1`, ...) at it,
 or, with `--at T`, at T, recorded as `default_threshold`.
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -67,7 +68,7 @@ def at(threshold: float, pairs: dict) -> dict:
 
 
 def results_figures(report: dict) -> dict:
-    """A results file's figures (benchmarks/figures.py): the best threshold and each set's precision, recall and
+    """A results file's figures (docs/tools/figures.py): the best threshold and each set's precision, recall and
     F1 (%) at it, or at --at's threshold (`default_threshold`) when given."""
     given = report.get("at_given")
     out = {"best_threshold": report["threshold"]}
@@ -103,7 +104,7 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--out", help="a JSON file for the curves' figures")
     parser.add_argument("--results", metavar="FILE",
                         help="also write the figures, with this command, to a results file, e.g. "
-                             "docs/results/general-m2m-mining.json (benchmarks/figures.py; default: none)")
+                             "docs/results/general-m2m-mining.json (docs/tools/figures.py; default: none)")
     args = parse_script(parser, argv)
     encoder = load_encoder(args.model, device="cpu")
     def split(folder: str, name: str) -> dict:
@@ -151,7 +152,8 @@ def main(argv: list | None = None) -> int:
     print("\n".join(lines))
     write_json(args.out, report)
     if args.results:
-        from results_file import write_results  # benchmarks/ is this script's folder, first on sys.path
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "tools"))  # results_file's folder
+        from results_file import write_results
 
         path = write_results(args.results, results_figures(report), direction="de -> en", scoring="ratio", k=args.k,
                              distractors=report["distractors"])

@@ -97,7 +97,8 @@ def main(argv: list | None = None) -> int:
     (Path(args.out) / f"{model_folder(args.model)}-{args.config}.md").write_text(text + "\n\n" + summary + "\n")
     print(text + "\n\n" + summary)
     if args.results:
-        from results_file import write_results  # benchmarks/ is this script's folder, first on sys.path
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "tools"))  # results_file's folder
+        from results_file import write_results
 
         print(f"wrote {write_results(args.results, results_figures(scores, controls, beaten, compared), seeds=seeds)}")
     return 0

@@ -4,7 +4,7 @@ The README's "Training your own" quotes these figures: the 600 steps of configs/
 once with `train.align_weight=1.0` (the config's value) and once with 0 (the paper's loss alone). Each arm
 trains into a temporary folder; its figures are the last validation's dev retrieval (mean of the ordered
 pairs, %) and dev BLEU, and the command's wall time. They go to docs/results/tiny.json, which
-`python benchmarks/figures.py --write` puts into the README.
+`python docs/tools/figures.py --write` puts into the README.
 
     BRIDGEEMBED_DATA=../shared/data python benchmarks/tiny_retrieval.py             # about 5 minutes
     python benchmarks/tiny_retrieval.py --data DIR --set train.max_steps=4 --out /tmp/tiny.json   # the test's way
@@ -20,10 +20,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from results_file import REPO, RESULTS, write_results  # benchmarks/ is this script's folder, first on sys.path
-from valid_table import validations
+from valid_table import validations  # benchmarks/ is this script's folder, first on sys.path
 
 from bridgeembed.cli.scripts import parse_script, script_parser
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "tools"))  # results_file's folder
+from results_file import REPO, RESULTS, write_results  # noqa: E402
 
 ARMS = ("1.0", "0")  # train.align_weight of each arm
 

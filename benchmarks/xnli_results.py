@@ -2,7 +2,7 @@
 
 Runs `bridgeembed-bench xnli --model MODEL --train-langs en --test-langs en,de,fr` (its xnli.json is reused
 when the folder holds one already; --fresh to recompute) and writes the accuracies and the zero-shot drop,
-in %, to a results file that `python benchmarks/figures.py --write` puts into the documents:
+in %, to a results file that `python docs/tools/figures.py --write` puts into the documents:
 
     BRIDGEEMBED_DATA=../shared/data python benchmarks/xnli_results.py general-m2m \\
         --results docs/results/general-m2m-xnli.json
@@ -16,9 +16,11 @@ import sys
 from pathlib import Path
 
 from domains import label  # benchmarks/ is this script's folder, first on sys.path
-from results_file import write_results
 
 from bridgeembed.cli.scripts import parse_script, script_parser
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "tools"))  # results_file's folder
+from results_file import write_results  # noqa: E402
 
 TEST_LANGS = ("en", "de", "fr")
 

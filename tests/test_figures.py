@@ -1,4 +1,4 @@
-"""Every figure benchmarks/figures.py tracks in the README and the model cards equals its results file in
+"""Every figure docs/tools/figures.py tracks in the README and the model cards equals its results file in
 docs/results/, and a figure edited by hand is caught (issue 41). Reads committed files only: fast, no data."""
 
 import importlib.util
@@ -11,13 +11,14 @@ import pytest
 
 from tests.helpers import REPO
 
-_spec = importlib.util.spec_from_file_location("figures", REPO / "benchmarks" / "figures.py")
+TOOLS = REPO / "docs" / "tools"
+_spec = importlib.util.spec_from_file_location("figures", TOOLS / "figures.py")
 figures = sys.modules["figures"] = importlib.util.module_from_spec(_spec)
-sys.path.insert(0, str(REPO / "benchmarks"))  # figures.py imports results_file, its neighbour, as when it runs
+sys.path.insert(0, str(TOOLS))  # figures.py imports results_file, its neighbour, as when it runs
 try:
     _spec.loader.exec_module(figures)
 finally:
-    sys.path.remove(str(REPO / "benchmarks"))
+    sys.path.remove(str(TOOLS))
 
 README_LINES = 300
 
@@ -136,7 +137,7 @@ def test_the_readme_has_at_most_300_lines():
 def test_the_command_checks_the_committed_documents():
     import subprocess
 
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "figures.py"), "--check"], capture_output=True,
+    done = subprocess.run([sys.executable, str(TOOLS / "figures.py"), "--check"], capture_output=True,
                           text=True, cwd=REPO)
     assert done.returncode == 0 and done.stdout.strip().endswith("all up to date"), done.stdout + done.stderr
 

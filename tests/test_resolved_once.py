@@ -13,9 +13,10 @@ from bridgeembed.errors import BridgeembedError
 from tests.helpers import REPO
 from tests.helpers.toy import toy_config
 
-# the code a user runs: the package and the measurement scripts (tests may build what they like)
+# the code a user runs: the package, the measurement scripts and the docs tooling (tests may build what they like)
 PACKAGE = sorted((REPO / "bridgeembed").rglob("*.py"))
-SOURCES = PACKAGE + sorted([*(REPO / "benchmarks").rglob("*.py"), *(REPO / "docs" / "history").rglob("*.py")])
+SOURCES = PACKAGE + sorted(p for folder in ("benchmarks", "docs/history", "docs/tools")
+                           for p in (REPO / folder).rglob("*.py"))
 
 
 def calls(name: str, sources: list = SOURCES) -> list:

@@ -217,7 +217,7 @@ def test_senteval_controls_compares_with_the_mean_of_the_seeds(tmp_path):
     for seed, (mr, sts) in enumerate([(68.0, 0.60), (71.0, 0.62), (69.5, 0.58)]):
         _senteval_results(out / f"{model_folder(f'untrained:m@{seed}')}-default",
                           {"MR": ("acc", mr), "STSB": ("pearson", sts)})
-    results = tmp_path / "m-senteval.json"  # --results: the figures for docs/results/ (benchmarks/figures.py)
+    results = tmp_path / "m-senteval.json"  # --results: the figures for docs/results/ (docs/tools/figures.py)
     text = run("senteval_controls.py", "m", "--out", str(out), "--results", str(results))
     assert "| MR | 70.0 | 69.5 ± 1.2 | yes |" in text and "| STSB | 50.0 | 60.0 ± 1.6 | no |" in text
     assert "m beats the mean of 3 untrained controls on 1 of 2 tasks" in text
@@ -266,7 +266,7 @@ def test_domains_table_adds_a_column_per_dev_set(tmp_path):
         pairs = [{"pair": f"{a}-{b}", "a_to_b": base, "b_to_a": base + 0.02}
                  for i, a in enumerate(langs) for b in langs[i + 1:]]
         (folder / "retrieval.json").write_text(json.dumps({"pairs": pairs}))
-    results = tmp_path / "m-domains.json"  # --results: the figures for docs/results/ (benchmarks/figures.py)
+    results = tmp_path / "m-domains.json"  # --results: the figures for docs/results/ (docs/tools/figures.py)
     text = run("domains.py", "m", "--out", str(out), "--dev", "europarl=x/dev.{lang}", "--results", str(results))
     assert "| dev europarl mean |" in text and "| m | 91.0 | 90.0 | 81.0 | 80.0 | 11.0 | 10.0 | 12.0 | 11.0 | 31.0 |" in text
     record = json.loads(results.read_text())

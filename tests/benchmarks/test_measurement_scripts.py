@@ -141,7 +141,7 @@ def test_mining_threshold_picks_a_threshold_on_planted_dev_pairs(shipped_model, 
     report = json.loads(out.read_text())
     assert set(report["at_threshold"]) == {"captions", "europarl"} and report["distractors"]["europarl"] == 20
     assert report["at_given"]["threshold"] == 1.1 and "| captions |" in text and "at threshold 1.1:" in text
-    record = json.loads(results.read_text())  # --results: the figures for docs/results/ (benchmarks/figures.py)
+    record = json.loads(results.read_text())  # --results: the figures for docs/results/ (docs/tools/figures.py)
     assert record["command"].startswith("python benchmarks/mining_threshold.py --model general-m2m ")
     assert record["k"] == 4 and record["distractors"] == report["distractors"] and f"wrote {results}" in text
     given = report["at_given"]  # with --at, the sets' figures are at that threshold, as a model card's

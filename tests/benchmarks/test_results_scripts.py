@@ -1,7 +1,7 @@
 """The scripts that write docs/results/ (issue 41): each writes its figures with the command, commit, machine and
-date, on tiny inputs: results_file.py, tiny_retrieval.py, install_times.py and xnli_results.py (domains.py's and
-senteval_controls.py's --results: tests/benchmarks/test_benchmark_scripts.py; mining_threshold.py's:
-tests/benchmarks/test_measurement_scripts.py)."""
+date, on tiny inputs: docs/tools/results_file.py and install_times.py (the docs tooling), tiny_retrieval.py and
+xnli_results.py (domains.py's and senteval_controls.py's --results: tests/benchmarks/test_benchmark_scripts.py;
+mining_threshold.py's: tests/benchmarks/test_measurement_scripts.py)."""
 
 import json
 import sys
@@ -11,15 +11,15 @@ import pytest
 from tests.helpers import REPO, checkout_env, run_script
 from tests.helpers.toy import write_toy_corpus
 
-BENCH = REPO / "benchmarks"
+TOOLS = REPO / "docs" / "tools"
 
 
 @pytest.fixture
-def bench_module():
-    """Import a module of benchmarks/ by name (the folder is on sys.path only while the test runs)."""
-    sys.path.insert(0, str(BENCH))
+def tools_module():
+    """Import a module of docs/tools/ by name (the folder is on sys.path only while the test runs)."""
+    sys.path.insert(0, str(TOOLS))
     yield __import__
-    sys.path.remove(str(BENCH))
+    sys.path.remove(str(TOOLS))
 
 
 def run(script: str, *args, **env) -> str:
@@ -33,8 +33,8 @@ def provenance(path) -> dict:
     return record
 
 
-def test_results_file_records_the_command_commit_machine_and_date(bench_module, tmp_path):
-    results_file = bench_module("results_file")
+def test_results_file_records_the_command_commit_machine_and_date(tools_module, tmp_path):
+    results_file = tools_module("results_file")
     path = results_file.write_results(tmp_path / "x" / "r.json", {"a.b": 1.5}, command="python benchmarks/x.py",
                                       setting="y")
     record = provenance(path)
@@ -43,7 +43,7 @@ def test_results_file_records_the_command_commit_machine_and_date(bench_module, 
     assert results_file.git_commit(tmp_path) == ("unknown", False)  # outside a checkout
 
 
-def test_results_file_writes_numpy_figures_and_a_nan_as_valid_json(bench_module, tmp_path):
+def test_results_file_writes_numpy_figures_and_a_nan_as_valid_json(tools_module, tmp_path):
     """Issue 49, items 9 and 13: numpy float32 and int64 figures were a TypeError at the very end of a benchmark,
     and nothing was written; a NaN was written as a bare NaN, which is not JSON; a path under a file was a
     FileExistsError."""
@@ -51,7 +51,7 @@ def test_results_file_writes_numpy_figures_and_a_nan_as_valid_json(bench_module,
 
     from bridgeembed.errors import DataError, WriteError
 
-    results_file = bench_module("results_file")
+    results_file = tools_module("results_file")
     path = tmp_path / "r.json"
     with pytest.warns(UserWarning, match=r"r.json: figures.b, spread not a finite number \(NaN or infinite\)"):
         results_file.write_results(path, {"a": np.float32(1.5), "n": np.int64(7), "b": float("nan")},
@@ -85,8 +85,8 @@ def test_tiny_retrieval_trains_both_arms_and_writes_their_figures(tmp_path):
     assert "train.threads=1" in record["overrides"] and "align_weight 0: dev retrieval" in text
 
 
-def test_install_times_reads_pytests_summary_and_the_history_size(bench_module):
-    install_times = bench_module("install_times")
+def test_install_times_reads_pytests_summary_and_the_history_size(tools_module):
+    install_times = tools_module("install_times")
     log = "....\n==== 890 passed, 11 skipped, 2 warnings in 2760.12s (0:46:00) ====\n"
     assert install_times.pytest_summary(log) == {"passed": 890, "skipped": 11, "warnings": 2}
     assert install_times.pytest_summary("=== 1 failed, 3 passed in 1.0s ===") == {"failed": 1, "passed": 3}

@@ -1,7 +1,7 @@
 """A results file of docs/results/: the figures a measurement produced and how (issue 41).
 
 Every figure the README and the model cards quote lives in one of these JSON files, written by the script
-that measured it; benchmarks/figures.py checks the documents against them and rewrites them from them. A
+that measured it; docs/tools/figures.py checks the documents against them and rewrites them from them. A
 file records the exact command, the git commit it ran at, the machine (cores, load average) and the date,
 so a figure can be traced and measured again:
 
@@ -12,6 +12,9 @@ so a figure can be traced and measured again:
 
 A figure is a finite number. `read_results` is the one reader of these files (figures.py reads through it): a file
 that is not one, or a figure that is not a number, is a DataError naming the file and the key.
+
+The scripts of benchmarks/ that write a results file import `write_results` from here, with docs/tools/ put first
+on their sys.path (`sys.path.insert(0, str(REPO / "docs" / "tools"))`).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from bridgeembed.atomic import write_text_atomic
 from bridgeembed.devices import available_cores
 from bridgeembed.errors import DataError, WriteError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "docs" / "results"
 
 
@@ -123,7 +126,7 @@ def read_results(path: str | Path) -> dict:
                         f"short or edited; run the command that wrote it again") from None
     if not isinstance(record, dict) or "figures" not in record:
         raise DataError(f'{path} has no "figures": not a results file (every JSON file of {path.parent} must '
-                        f"be one, written through benchmarks/results_file.py)")
+                        f"be one, written through docs/tools/results_file.py)")
     figures = record["figures"]
     if not isinstance(figures, dict):
         raise DataError(f'{path}: "figures" is a {type(figures).__name__}, expected an object of KEY: number')

@@ -6,8 +6,8 @@ demo` (a new .venv, torch, bridgeembed, the demo), then `make test` (all but the
 (the whole suite) there. The README's
 install figures come from the results file, with the cores and the load average they were measured under:
 
-    python benchmarks/install_times.py                  # about 25-60 minutes: writes docs/results/install_times.json
-    python benchmarks/install_times.py --only demo --out /tmp/demo.json   # a minute or two
+    python docs/tools/install_times.py                  # about 25-60 minutes: writes docs/results/install_times.json
+    python docs/tools/install_times.py --only demo --out /tmp/demo.json   # a minute or two
 
 It also records the size of the history (`git count-objects`), which `git clone --depth 1` leaves out.
 """
@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from results_file import REPO, RESULTS, write_results  # benchmarks/ is this script's folder, first on sys.path
+from results_file import REPO, RESULTS, write_results  # docs/tools/ is this script's folder, first on sys.path
 
 from bridgeembed.cli.scripts import parse_script, script_parser
 from bridgeembed.devices import available_cores

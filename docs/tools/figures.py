@@ -10,8 +10,8 @@ The text around the fields must occur exactly once in the document (any run of w
 so line breaks do not matter; a template ending in "|" is a table row and must end its line). Every results
 file is written by the script that measured it (its `command`; docs/results/README.md lists them).
 
-    python benchmarks/figures.py --check    # every figure equals its results file (tests/test_figures.py)
-    python benchmarks/figures.py --write    # rewrite the documents' figures from the results files
+    python docs/tools/figures.py --check    # every figure equals its results file (tests/test_figures.py)
+    python docs/tools/figures.py --write    # rewrite the documents' figures from the results files
 
 When a model or a measurement changes: run the script named in the results file's `command`, then
 `--write`, and read the diff.
@@ -34,13 +34,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from results_file import read_figures  # benchmarks/ is this script's folder, first on sys.path
+from results_file import read_figures  # docs/tools/ is this script's folder, first on sys.path
 
 from bridgeembed.atomic import write_text_atomic
 from bridgeembed.cli.scripts import parse_script, script_parser
 from bridgeembed.errors import BridgeembedError, DataError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "docs" / "results"
 NUMBER = r"(-?\d[\d,]*(?:\.\d+)?|-?nan|-?inf)"  # nan, inf: what an unchecked write once put there, to repair
 SPACE = r"(?:\s*\n>)?\s+"  # a run of whitespace, a line break inside a > quote (the README's Limits) too
