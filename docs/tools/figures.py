@@ -62,10 +62,26 @@ GB, MB, SB = "general-m2m-bleu-test2016/", "multi30k-m2m-bleu-test2016/", "stage
 G, M, B, U = "domains/general-m2m", "retired-domains/multi30k-m2m", "retired-domains/broad-m2m", "use-m-domains/use-m"
 S = "stage14-domains/general-m2m"  # stage 14 of general-m2m, replaced by stage 15 (its row in docs/model_history.md)
 S15 = "stage15-domains/general-m2m"  # stage 15, replaced by stage 16
+# SentEval per task (issue 50): the shipped model beside the mean and spread of its 3 untrained controls, the
+# card's rows
+SE = "general-m2m-senteval/"
+SENTEVAL_ACC = ("MR", "CR", "SUBJ", "MPQA", "SST2", "SST5", "TREC", "MRPC", "SICK-E")
+SENTEVAL_R = ("SICK-R", "STS-B", "STS12", "STS13", "STS14", "STS15", "STS16")
+SENTEVAL_ROWS = (
+    [f"| {t} | accuracy, % | {{{SE}model.{t}:.1f}} | {{{SE}controls.{t}.mean:.1f}} ± {{{SE}controls.{t}.std:.1f}} |"
+     for t in SENTEVAL_ACC]
+    + [f"| {t} | Pearson r | {{{SE}model.{t}:.3f}} | {{{SE}controls.{t}.mean:.3f}} ± {{{SE}controls.{t}.std:.3f}} |"
+       for t in SENTEVAL_R])
+# the README's shorter form: one row for the model, one for the controls' mean, a column a task
+SENTEVAL_README = [
+    f"| {name} | " + " | ".join([f"{{{SE}{key.format(t)}:.1f}}" for t in SENTEVAL_ACC]
+                                + [f"{{{SE}{key.format(t)}:.2f}}" for t in SENTEVAL_R]) + " |"
+    for name, key in (("general-m2m", "model.{}"), ("untrained, mean of 3", "controls.{}.mean"))]
 
 
 FIGURES = {
     README: [
+        *SENTEVAL_README,
         f"general-m2m, stage 16, reaches {{{G}.test_2016.worst:.0f}}–{{{G}.test_2016.best:.0f}}% on captions and "
         f"{{{G}.pud.worst:.0f}}–{{{G}.pud.best:.0f}}% on PUD's news",
         "its decoders (newstest2013 BLEU {general-m2m-bleu/mean:.1f}, greedy)",
@@ -119,6 +135,7 @@ FIGURES = {
         "| {untrained/xnli.en:.1f} / {untrained/xnli.de:.1f} / {untrained/xnli.fr:.1f} | |",
     ],
     CARD: [
+        *SENTEVAL_ROWS,
         f"sentence (PUD) finds its translation among 1,000 **{{{G}.pud.mean:.1f}}%** of the time (en→de "
         f"{{{G}.pud.en-de:.1f}}%), a caption {{{G}.test_2016.mean:.1f}}% (worst pair {{{G}.test_2016.worst:.1f}})",
         # Figures of this folder
