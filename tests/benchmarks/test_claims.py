@@ -1,5 +1,5 @@
-"""benchmarks/claims/run.py (issue 20) and the steps it runs (benchmarks/claims/steps.py): every claim runs end to
-end on a toy corpus in seconds, and a data root without the corpus is refused before any training."""
+"""docs/history/studies/claims/run.py (issue 20) and the steps it runs (docs/history/studies/claims/steps.py): every
+claim runs end to end on a toy corpus in seconds, and a data root without the corpus is refused before any training."""
 
 import gzip
 import json
@@ -13,7 +13,7 @@ from tests.helpers import REPO
 from tests.helpers.senteval_fixtures import write_tree
 from tests.helpers.toy import WORDS
 
-SCRIPT = REPO / "benchmarks" / "claims" / "run.py"
+SCRIPT = REPO / "docs" / "history" / "studies" / "claims" / "run.py"
 CLAIMS = ["penalty", "bridge-size", "zero-shot", "sts", "heads", "multilingual"]
 
 

@@ -1,5 +1,6 @@
-"""Every script in benchmarks/ and docs/tools/ is run by a test (issue 39): each *.py and *.sh below those folders is
-named, by its path there (`mining.py`, `claims/steps.py`, `figures.py`), in some file of tests/. A script no test
+"""Every script in benchmarks/, docs/tools/ and docs/history/ is run by a test (issue 39): each *.py and *.sh below
+those folders is named, by its path there (`mining.py`, `figures.py`, `studies/claims/steps.py`), in some file of
+tests/. A script no test
 names fails here: give it a test that runs it (a dry mode or tiny inputs are enough), or delete it."""
 
 import re
@@ -20,10 +21,16 @@ def scripts_no_test_names(folder: Path) -> tuple[list, list]:
 def test_every_benchmark_script_is_named_by_a_test():
     scripts, missing = scripts_no_test_names(REPO / "benchmarks")
     assert not missing, f"benchmarks/ scripts that no test names (run them in a test, or delete them): {missing}"
-    assert len(scripts) > 15 and "claims/run.py" in scripts  # the scan sees them all, subfolders included
+    assert len(scripts) > 15 and "mining.py" in scripts
 
 
 def test_every_docs_tool_is_named_by_a_test():
     scripts, missing = scripts_no_test_names(REPO / "docs" / "tools")
     assert not missing, f"docs/tools/ scripts that no test names (run them in a test, or delete them): {missing}"
     assert {"figures.py", "results_file.py", "install_times.py"} <= set(scripts)
+
+
+def test_every_study_and_retired_plan_is_named_by_a_test():
+    scripts, missing = scripts_no_test_names(REPO / "docs" / "history")
+    assert not missing, f"docs/history/ scripts that no test names (run them in a test, or delete them): {missing}"
+    assert "studies/claims/run.py" in scripts  # the scan sees them all, subfolders included

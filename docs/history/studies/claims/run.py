@@ -1,8 +1,8 @@
 """The paper's claims (issue 20), tested with our own tools: train the small models a claim needs, score them
 with the existing benches, print the table.
 
-    python benchmarks/claims/run.py penalty --data ../shared/data --scale cpu
-    python benchmarks/claims/run.py all --data ../shared/data --scale cpu      # every claim, in priority order
+    python docs/history/studies/claims/run.py penalty --data ../shared/data --scale cpu
+    python docs/history/studies/claims/run.py all --data ../shared/data --scale cpu  # every claim, in priority order
 
 Claims (Vázquez et al. 2020, Computational Linguistics 46(2); Raganato et al. 2019, RepL4NLP):
   bridge-size    1. a larger bridge gives better BLEU; k = 1 is clearly worst (k1, k10, k50-penalty)

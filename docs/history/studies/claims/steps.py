@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
+REPO = HERE.parents[3]
 if str(REPO) not in sys.path:  # this checkout's bridgeembed, also when another one is installed in the environment
     sys.path.insert(0, str(REPO))
 log = logging.getLogger("claims")
