@@ -1,5 +1,6 @@
-"""`bridgeembed-data senteval|multi30k|xnli|reviews`: the download commands' options, turned into the calls
-of `datasets.senteval.download` and `datasets.corpora.CorpusDownload.download`. The corpora (whose module
+"""`bridgeembed-data senteval|multi30k|xnli|reviews|recipe|pud|newstest2013`: the download commands' options,
+turned into the calls of `datasets.senteval.download`, `datasets.corpora.CorpusDownload.download` and
+`datasets.origins.fetch_folders`. The corpora (whose module
 imports torch) are imported only when one runs."""
 
 from __future__ import annotations
@@ -61,3 +62,44 @@ senteval = SentEval()
 multi30k = Corpus("multi30k")
 xnli = Corpus("xnli")
 reviews = Corpus("reviews")
+
+
+class Origins:
+    """`bridgeembed-data recipe|pud|newstest2013`: folders fetched from their origins at pinned commits and derived
+    into the data root (datasets/origins.py)."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what  # "recipe", or an evaluation set of origins.EVALUATION
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        if self.what == "recipe":
+            parser.add_argument("recipe", help="a shipped recipe (general-m2m) or a training config's path: every "
+                                               "folder it trains on, and the evaluation sets PUD and newstest2013")
+        add_options(parser, "--data")
+        parser.add_argument("--mirror", help="fetch MIRROR/OWNER/REPO/COMMIT/PATH instead of "
+                                             "https://raw.githubusercontent.com/OWNER/REPO/COMMIT/PATH")
+        parser.add_argument("--print-manifest", action="store_true",
+                            help="then print the sha256 of every source file fetched, as datasets/source_checksums.py "
+                                 "holds them")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from bridgeembed.datasets import origins
+
+        if self.what == "recipe":
+            names = origins.recipe_folders(args.recipe) + [f for e in origins.EVALUATION.values() for f in e]
+        else:
+            names = origins.EVALUATION[self.what]
+        root = data_root(args.data)
+        done = origins.fetch_folders(root, list(dict.fromkeys(names)), args.mirror)
+        for name, rows in done.items():
+            print(f"{name}: {'already there' if rows is None else f'{rows:,} rows'}")
+        if args.print_manifest:
+            sources = origins.Sources(root, args.mirror, progress=False)
+            for key, digest in sorted(sources.recorded.items()):
+                print(f'    "{key}":\n        "{digest}",')
+        return 0
+
+
+recipe = Origins("recipe")
+pud = Origins("pud")
+newstest2013 = Origins("newstest2013")

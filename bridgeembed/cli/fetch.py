@@ -11,6 +11,11 @@ COMMANDS = {
     "multi30k": ("bridgeembed.cli.data:multi30k", "download Multi30k (en, de, fr, cs captions)"),
     "xnli": ("bridgeembed.cli.data:xnli", "download XNLI 1.0 dev/test in 15 languages"),
     "reviews": ("bridgeembed.cli.data:reviews", "download the crosslingual tweet-sentiment sets"),
+    "recipe": ("bridgeembed.cli.data:recipe",
+               "every folder a training recipe trains on, and PUD and newstest2013, from their pinned origins"),
+    "pud": ("bridgeembed.cli.data:pud", "the Parallel Universal Dependencies treebanks' 1,000 sentences (en/de/fr/cs)"),
+    "newstest2013": ("bridgeembed.cli.data:newstest2013",
+                     "WMT newstest2013 (the 4-way news folder, whose valid split it is)"),
     "probing": ("bridgeembed.cli.probing", "build SentEval-format probing tasks from raw text in any language"),
     "prepare": ("bridgeembed.cli.prepare", "tokenise a training config's corpus into the cache, on every core"),
 }
