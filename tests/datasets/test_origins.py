@@ -245,3 +245,19 @@ def test_training_starts_on_the_fetched_folders(big_mirror, tmp_path, monkeypatc
     monkeypatch.setattr(sys, "argv", ["bridgeembed-train"])
     assert train_main([str(ROOT / "configs/general-m2m.yaml"), "--data", str(root), *overrides]) == 0
     assert (out / "last.pt").is_file()
+
+
+@pytest.mark.slow  # real bytes: 32 files, 10 MB
+def test_the_shipped_checksums_are_those_of_the_real_files(http, tmp_path, real_data):
+    """The real Multi30k files (the project's copy, byte for byte the origin's), served at their origin paths, pass
+    the package's manifest and land unchanged."""
+    copy = real_data("multi30k-task2", "multi30k") / "multi30k-task2"
+    for path in copy.glob("*.gz"):
+        http.files[f"/{MULTI30K.key(f'data/task2/raw/{path.name}')}"] = path.read_bytes()
+    for path in (copy.parent / "multi30k").glob("*.gz"):
+        http.files[f"/{MULTI30K.key(f'data/task1/raw/{path.name}')}"] = path.read_bytes()
+    done = origins.fetch_folders(tmp_path, ["multi30k", "multi30k-task2"], http.url, progress=False)
+    assert done == {"multi30k": 29000, "multi30k-task2": 29000}
+    for path in copy.glob("*.gz"):
+        assert (tmp_path / "multi30k-task2" / path.name).read_bytes() == path.read_bytes()
+    assert not (tmp_path / ".sources/SHA256SUMS").exists(), "every file had a shipped checksum"
