@@ -1,8 +1,7 @@
-"""What a training step feeds the model beside its batch, a part of `Trainer` (its base class `StepInputs`):
-whether the step translates (train.translate_share), the languages the alignment loss pairs a step's source
-sentences with (one, or every other with train.align_multiway), those partners' rows on the device, the source
-and partners segmented anew under train.subword_dropout, and the alignment terms of the step's output. Moved
-out of trainer.py; it reads the trainer's config, corpora, world and device, set by `Trainer.__init__`."""
+"""What a training step feeds the model beside its batch: whether the step translates (train.translate_share), the
+languages the alignment loss pairs a step's source sentences with (one, or every other with train.align_multiway),
+those partners' rows on the device, the source and partners segmented anew under train.subword_dropout, and the
+alignment terms of the step's output. `Trainer` holds one `StepInputs` (`trainer.inputs`) and asks it each step."""
 
 from __future__ import annotations
 
@@ -12,14 +11,24 @@ import numpy as np
 import torch
 
 from bridgeembed.model.nmt import ModelOutput, Partner, alignment_loss
-from bridgeembed.text.parallel import shard_slice
 
 if TYPE_CHECKING:  # for annotations only
+    from bridgeembed.config import Config
+    from bridgeembed.text.packed import PackedSplit
     from bridgeembed.training.corpora import Unit
+    from bridgeembed.training.sampling import SubwordDropout
 
 
 class StepInputs:
-    """The translate-or-not, partner and re-segmentation methods of `Trainer` (see the module's docstring)."""
+    """A step's inputs beside its batch (see the module's docstring), from the run's config (`cfg`), the training
+    ids of every corpus (`corpora`, 0: the main one) and their device copies (`packed`), each corpus's languages,
+    the number of directions of the main corpus (`cycle`: a copy A->A takes another partner every cycle), the
+    training device and the subword sampler (None: train.subword_dropout is off)."""
+
+    def __init__(self, cfg: Config, corpora: list, packed: list[PackedSplit], languages: list[list[str]], cycle: int,
+                 device: torch.device, subword_dropout: SubwordDropout | None) -> None:
+        self.cfg, self.corpora, self.packed, self.languages = cfg, corpora, packed, languages
+        self.cycle, self.device, self.subword_dropout = cycle, device, subword_dropout
 
     def translates(self, step: int, unit: Unit) -> bool:
         """Whether `step` has a translation loss: never on an alignment-only corpus (comparable text, not
@@ -38,7 +47,7 @@ class StepInputs:
         if d.src != d.tgt:
             return d.tgt
         others = [lang for lang in self.languages[unit.corpus] if lang != d.src]
-        return others[(step // len(self.directions)) % len(others)] if others else None
+        return others[(step // self.cycle) % len(others)] if others else None
 
     def partner_languages(self, step: int, unit: Unit) -> list:
         """The languages the alignment loss pairs with the source: one (partner_language), or with
@@ -50,13 +59,7 @@ class StepInputs:
         lang = self.partner_language(step, unit)
         return [lang] if lang else []
 
-    def partner(self, step: int, lang: str | None = None) -> Partner:
-        """This rank's rows of the step's batch in a partner language (`lang` None: partner_language(step))."""
-        unit, rows = self._rows(step)
-        return self._partner(rows[shard_slice(len(rows), self.world.rank, self.world.size)],
-                             lang or self.partner_language(step, unit), step, unit.corpus)
-
-    def _partner(self, rows: np.ndarray, lang: str, step: int, corpus: int = 0) -> Partner:
+    def partner(self, rows: np.ndarray, lang: str, step: int, corpus: int = 0) -> Partner:
         """`rows` of `corpus` in `lang`, rows without text there left out; on the training device (lengths on the
         host). With train.subword_dropout, segmented anew as sampling key (step, 1 + the language's index) says."""
         packed = self.packed[corpus]
@@ -77,22 +80,22 @@ class StepInputs:
         ids = self.corpora[corpus].ids[lang]
         return self.subword_dropout.tensors(lang, [ids[int(i)] for i in rows], key, self.device)
 
-    def _source(self, step: int, unit: Unit, rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor] | None:
+    def source(self, step: int, unit: Unit, rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor] | None:
         """The encoder's input segmented anew (train.subword_dropout), or None: the stored ids. The decoder always
         learns the deterministic segmentation."""
         if not self.subword_dropout:
             return None
         return self._resegmented(unit.direction.src, rows, (step, 0), unit.corpus)
 
-    def _partners(self, step: int, unit: Unit, rows: np.ndarray) -> list[Partner]:
+    def partners(self, step: int, unit: Unit, rows: np.ndarray) -> list[Partner]:
         """This rank's `rows` in each partner language of the step (`partner_languages`: one, or with
         train.align_multiway every other language); none without an alignment loss."""
         t = self.cfg.train
         if not (t.align_weight > 0 or t.align_per_head > 0):
             return []
-        return [self._partner(rows, lang, step, unit.corpus) for lang in self.partner_languages(step, unit)]
+        return [self.partner(rows, lang, step, unit.corpus) for lang in self.partner_languages(step, unit)]
 
-    def _alignment_terms(self, output: ModelOutput, rows: list) -> tuple:
+    def alignment_terms(self, output: ModelOutput, rows: list) -> tuple:
         """(align, heads): the alignment losses, means over this rank's pairs (DDP averages the ranks); 0.0 where
         a term is off or the step has no partner. `rows`: the source rows of each partner in `output.partners`."""
         t = self.cfg.train

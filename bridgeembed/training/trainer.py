@@ -44,6 +44,7 @@ from bridgeembed.training.validation import validate
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.model import BridgeModel
+    from bridgeembed.model.nmt import Partner
     from bridgeembed.text.parallel import Batch
     from bridgeembed.training.data import TrainingData
     from bridgeembed.training.distributed import World
@@ -98,7 +99,7 @@ def interrupt_guard() -> Iterator[dict]:
             signal.signal(sig, old)
 
 
-class Trainer(StepInputs):
+class Trainer:
     """Trains `model` (on its device) on `data` by `train` (the config's train section); `from_config` builds
     both first (`training.prepare`), `restore` continues from a trainer checkpoint."""
 
@@ -127,8 +128,11 @@ class Trainer(StepInputs):
             part.requires_grad_(False)
         self.optimizer = make_optimizer((p for p in model.parameters() if p.requires_grad), train.optimizer,
                                         train.lr)
-        self.subword_dropout = (SubwordDropout(data.tokenizers, train.subword_dropout, data.tokenizer_config.max_len,
-                                               train.seed) if train.subword_dropout > 0 else None)
+        subword_dropout = (SubwordDropout(data.tokenizers, train.subword_dropout, data.tokenizer_config.max_len,
+                                          train.seed) if train.subword_dropout > 0 else None)
+        # what a step feeds the model beside its batch: translate or not, alignment partners, re-segmentation
+        self.inputs = StepInputs(self.cfg, self.corpora, self.packed, self.languages, len(self.directions),
+                                 self.device, subword_dropout)
         self.state = TrainState(lr=scaled_lr(train))
         self._set_lr(self.state.lr)
         self.stopped_by = 0  # the signal (SIGINT, SIGTERM) that stopped train(), if one did
@@ -268,6 +272,12 @@ class Trainer(StepInputs):
         d, ids = unit.direction, self.corpora[unit.corpus].ids
         return make_batch([ids[d.src][i] for i in rows], [ids[d.tgt][i] for i in rows], d.src, d.tgt)
 
+    def partner(self, step: int, lang: str | None = None) -> Partner:
+        """This rank's rows of the step's batch in a partner language (`lang` None: the step's partner_language)."""
+        unit, rows = self._rows(step)
+        return self.inputs.partner(rows[shard_slice(len(rows), self.world.rank, self.world.size)],
+                                   lang or self.inputs.partner_language(step, unit), step, unit.corpus)
+
     def train_step(self, step: int) -> dict:
         """One optimizer step: translation loss, attention penalty and alignment terms of the step's batch. The
         losses come back as tensors on the device: reading them would make the host wait for the GPU every
@@ -277,9 +287,9 @@ class Trainer(StepInputs):
         d, packed = unit.direction, self.packed[unit.corpus]
         tokens, sentences = int(packed.lengths(d.tgt)[rows].sum()), len(rows)  # global counts, from the host
         mine = rows[shard_slice(len(rows), self.world.rank, self.world.size)]
-        local = packed.batch(mine, d.src, d.tgt, self._source(step, unit, mine))
-        b, partners = local.batch, self._partners(step, unit, mine)
-        translated = self.translates(step, unit)
+        local = packed.batch(mine, d.src, d.tgt, self.inputs.source(step, unit, mine))
+        b, partners = local.batch, self.inputs.partners(step, unit, mine)
+        translated = self.inputs.translates(step, unit)
         self.model.train()
         for part in self.frozen:  # as they encode: a frozen encoder gives the decoders the vectors users get
             part.eval()
@@ -293,7 +303,7 @@ class Trainer(StepInputs):
             # normalised by the global counts; DDP averages over ranks, hence the factor world.size
             nll = parts.nll / tokens if translated else parts.nll
             loss = (nll + t.penalty_weight * parts.penalty / sentences) * self.world.size
-            align, heads = self._alignment_terms(output, [p.rows for p in partners])
+            align, heads = self.inputs.alignment_terms(output, [p.rows for p in partners])
             loss = loss + t.align_weight * align + t.align_per_head * heads
             keep = self.keep.penalty(self.model, b.src, b.lengths, b.src_lang) if self.keep and not unit.corpus \
                 else 0.0  # the main corpus only

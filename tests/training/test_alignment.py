@@ -66,7 +66,7 @@ def test_partner_is_the_target_or_another_language(toy_corpus, tmp_path):
     seen = set()
     for step in range(8):
         unit = trainer.units[trainer.scheduler.index(step)]
-        d, lang = unit.direction, trainer.partner_language(step, unit)
+        d, lang = unit.direction, trainer.inputs.partner_language(step, unit)
         assert lang == d.tgt if d.src != d.tgt else lang != d.src
         partner = trainer.partner(step)
         rows = trainer._rows(step)[1]
@@ -263,8 +263,8 @@ def test_multiway_with_two_languages_is_the_plain_loss(toy_corpus, tmp_path):
     plain = trainer_for(toy_corpus, tmp_path / "a", align_weight=1.0)
     multi = trainer_for(toy_corpus, tmp_path / "b", align_weight=1.0, align_multiway=True)
     for step in range(3):
-        assert multi.partner_languages(step, multi._rows(step)[0]) == [plain.partner_language(step,
-                                                                                              plain._rows(step)[0])]
+        assert multi.inputs.partner_languages(step, multi._rows(step)[0]) == [
+            plain.inputs.partner_language(step, plain._rows(step)[0])]
         torch.testing.assert_close(multi.train_step(step)["align"], plain.train_step(step)["align"])
 
 
@@ -297,10 +297,10 @@ def test_translate_share_runs_no_decoder_on_the_other_steps(toy_corpus, tmp_path
     encoder and the bridge still learn from the alignment and penalty terms."""
     trainer = trainer_for(toy_corpus, tmp_path / "run", align_weight=1.0, translate_share=0.5)
     unit = trainer.units[0]
-    chosen = [trainer.translates(step, unit) for step in range(1, 201)]
+    chosen = [trainer.inputs.translates(step, unit) for step in range(1, 201)]
     assert 70 < sum(chosen) < 130
     again = trainer_for(toy_corpus, tmp_path / "again", align_weight=1.0, translate_share=0.5)
-    assert chosen == [again.translates(step, unit) for step in range(1, 201)]
+    assert chosen == [again.inputs.translates(step, unit) for step in range(1, 201)]
     skipped = chosen.index(False) + 1
     trainer.optimizer.zero_grad(set_to_none=True)
     before = {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}

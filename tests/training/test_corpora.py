@@ -128,7 +128,7 @@ def test_a_copy_in_a_one_language_corpus_has_no_partner(toy_corpus, second_corpu
     mono = [i for i, u in enumerate(trainer.units) if u.corpus == 1]
     assert [str(trainer.units[i]) for i in mono] == ["x-x@1"]
     step = next(s for s in range(100) if trainer.scheduler.index(s) == mono[0])
-    assert trainer.partner_languages(step, trainer.units[mono[0]]) == []
+    assert trainer.inputs.partner_languages(step, trainer.units[mono[0]]) == []
     assert np.isfinite(float(trainer.train_step(step)["nll"]))
 
 

@@ -374,7 +374,7 @@ def test_a_resume_with_another_subword_dropout_or_translate_share_applies_it_and
     Trainer.from_config(toy_config(toy_corpus, out, **first), show_progress=False).train()
     caplog.set_level(logging.WARNING, "bridgeembed")
     resumed = Trainer.from_config(toy_config(toy_corpus, out, max_steps=6, valid_every=100), show_progress=False)
-    assert resumed.subword_dropout is None
+    assert resumed.inputs.subword_dropout is None
     assert ("train.subword_dropout 0.3 -> 0.0, train.translate_share 0.5 -> 1.0 changed since "
             f"{out / 'last.pt'} was saved: the run goes on with the new values") in caplog.text
     resumed.train()
