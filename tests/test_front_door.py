@@ -79,7 +79,7 @@ def test_readme_tells_one_install_story_with_a_shallow_clone():
 @pytest.mark.parametrize("argv, fetch", [
     (["retrieval"], "bridgeembed-data multi30k --data DIR"),
     (["neutrality", "--set", "val"], "bridgeembed-data multi30k --data DIR"),
-    (["retrieval", "--set", "pud"], "in DIR/pud: bridgeembed-data does not fetch PUD"),
+    (["retrieval", "--set", "pud"], "bridgeembed-data pud --data DIR"),
     (["xnli"], "bridgeembed-data xnli --data DIR"),
     (["sentiment"], "bridgeembed-data reviews --data DIR"),
     (["senteval"], "bridgeembed-data senteval --data DIR"),
@@ -253,7 +253,7 @@ def test_other_libraries_info_lines_stay_out_of_a_commands_output(monkeypatch, c
     INFO). A command's logging shows our INFO lines and other libraries' warnings, not their INFO."""
     import logging
 
-    from bridgeembed.cli.registry import setup_logging
+    from bridgeembed.cli.runtime import setup_logging
 
     root, ours = logging.getLogger(), logging.getLogger("bridgeembed")
     monkeypatch.setattr(root, "handlers", [])  # as in a user's shell: nothing set up before the command

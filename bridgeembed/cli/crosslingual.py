@@ -35,8 +35,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_SET = "test_2016"  # retrieval's and neutrality's set without --set or --template
 SET_SOURCES = {  # how a named set gets into the data root: (bridgeembed-data command, or else what to do)
     "test_2016": ("multi30k", None), "val": ("multi30k", None),
-    "pud": (None, "or put PUD's line-aligned test.{lang}.gz files (en, de, fr, cs) in DIR/pud: bridgeembed-data "
-                  "does not fetch PUD"),
+    "pud": ("pud", None),
 }
 
 

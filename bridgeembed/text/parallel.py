@@ -37,8 +37,9 @@ def corpus_dir(path: str, root: str | Path | None = None) -> Path:
     if Path(path).is_absolute():
         raise DataError(f"corpus folder {path} not found")
     raise DataError(missing_data(f"corpus folder {path!r}", data_root(root), f"{path}/, then {path}/ in the "
-                                 "working directory", instead="or, for Multi30k, fetch it with "
-                                 "`bridgeembed-data multi30k --data DIR`"))
+                                 "working directory", instead="or fetch a recipe's folders with "
+                                 "`bridgeembed-data recipe CONFIG --data DIR` (Multi30k alone: "
+                                 "`bridgeembed-data multi30k --data DIR`)"))
 
 
 def corpus_file(folder: Path, split: str, lang: str) -> Path:
