@@ -143,7 +143,7 @@ def thread_count(threads: int | None = None, option: str = "--threads") -> int:
 def set_threads(threads: int | None = None, option: str = "--threads", libraries: Sequence[str] = ("torch",)) -> int:
     """The one place a process sets its CPU threads, once: `thread_count(threads, option)` threads for each of
     `libraries` ("torch", "faiss": FAISS's OpenMP threads, for mining), returned. A command sets them as it starts
-    (`cli.registry.start`, or where it knows what it runs: bridgeembed-mine, bridgeembed-train), a training process
+    (`cli.runtime.start`, or where it knows what it runs: bridgeembed-mine, bridgeembed-train), a training process
     to train.threads, a pool's worker to its share. torch.set_num_threads(100000) crashes the process (segmentation
     fault); here it is a ConfigError naming `option`."""
     threads = thread_count(threads, option)

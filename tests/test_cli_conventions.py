@@ -8,7 +8,7 @@ import pytest
 
 from bridgeembed import __version__
 from bridgeembed.cli import bench, encode, export, fetch, mine, recipe, train, translate
-from bridgeembed.cli.registry import add_common, load
+from bridgeembed.cli.runtime import add_common, load
 
 SINGLE = {"bridgeembed-encode": encode, "bridgeembed-translate": translate, "bridgeembed-mine": mine,
           "bridgeembed-train": train, "bridgeembed-export": export}
@@ -154,7 +154,7 @@ def test_guarded_shows_warnings_plainly_for_tools_with_subcommands_too(capsys):
     """run_main and dispatch both run a command through `guarded`: its warnings are `warning: …` lines."""
     import warnings
 
-    from bridgeembed.cli.registry import guarded
+    from bridgeembed.cli.runtime import guarded
 
     def run(_):
         warnings.warn("two\nlines", UserWarning, stacklevel=2)

@@ -148,7 +148,7 @@ def test_encoder_api_docstring_is_a_passing_doctest():
 # --- command lines ---------------------------------------------------------------------------------
 def _dispatched(commands: dict):
     def parse(argv):
-        from bridgeembed.cli.registry import add_common, load
+        from bridgeembed.cli.runtime import add_common, load
 
         name, rest = argv[0], argv[1:]
         assert name in commands, f"unknown command {name!r}"
@@ -161,7 +161,7 @@ def _dispatched(commands: dict):
 
 def _encode(argv):
     from bridgeembed.cli.encode import add_arguments
-    from bridgeembed.cli.registry import add_common
+    from bridgeembed.cli.runtime import add_common
 
     parser = argparse.ArgumentParser(exit_on_error=False)
     add_arguments(parser)

@@ -73,7 +73,7 @@ def test_every_shared_option_is_declared_in_one_module():
 def test_one_add_common():
     defined = {module for module in MODULES for node in ast.walk(_tree(module))
                if isinstance(node, ast.FunctionDef) and node.name == "add_common"}
-    assert defined == {"bridgeembed.cli.registry"}
+    assert defined == {"bridgeembed.cli.runtime"}
 
 
 def test_the_check_sees_a_declaration_in_any_spelling():

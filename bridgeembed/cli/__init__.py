@@ -1,6 +1,6 @@
 """Command-line tools. Each `main()` turns a `BridgeembedError` into one line on stderr and exit status 2.
 
-A Ctrl-C is one line ("interrupted") whenever it comes: `registry.run_main` turns it into exit status 130
+A Ctrl-C is one line ("interrupted") whenever it comes: `runtime.run_main` turns it into exit status 130
 from the parser on, and before that, while a console script imports its command (numpy, torch, FAISS:
 up to seconds), the hook below prints that line in place of the traceback, and Python ends as killed by
 SIGINT (130 to a shell)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bridgeembed.cli.registry import dispatch
+from bridgeembed.cli.runtime import dispatch
 
 COMMANDS = {
     "senteval": ("bridgeembed.cli.senteval", "SentEval classification, NLI, similarity and probing, per head"),

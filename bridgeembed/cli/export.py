@@ -16,7 +16,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from bridgeembed.cli.registry import add_common, run_main
+from bridgeembed.cli.runtime import add_common, run_main
 
 
 def run(args: argparse.Namespace) -> int:

@@ -30,7 +30,7 @@ from bridgeembed.cli.checks import (
     text_precision,
 )
 from bridgeembed.cli.options import add_options
-from bridgeembed.cli.registry import add_common, run_main, signals_unwind
+from bridgeembed.cli.runtime import add_common, run_main, signals_unwind
 from bridgeembed.encoders.options import SHARD_PRECISIONS
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.errors import BridgeembedError

@@ -1,6 +1,6 @@
 """The options the commands share, declared here once: one name, one default and one help text each.
 
-A command asks for those it takes (`add_options(parser, "--model", "--heads")`); `cli.registry.add_common`
+A command asks for those it takes (`add_options(parser, "--model", "--heads")`); `cli.runtime.add_common`
 adds --threads, and --device where a model runs, to every command. The values stay as typed: the command
 turns them into resolved values (a `HeadSpec`, a device, threads split per process) before any work, and
 the code below it takes those and never parses again (README, Layout). Importing this module imports no torch.

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from bridgeembed.cli.options import add_options
-from bridgeembed.cli.registry import dispatch
+from bridgeembed.cli.runtime import dispatch
 from bridgeembed.errors import CheckpointError, ConfigError
 from bridgeembed.paths import check_not_input, check_output
 

@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def check(args: argparse.Namespace) -> None:
-    """What needs no model, before torch and scikit-learn load (seconds; `registry.dispatch` runs this first): --out
+    """What needs no model, before torch and scikit-learn load (seconds; `runtime.dispatch` runs this first): --out
     and --threads, then the data: none at all (neither downstream/ nor the probing folder) is the runner's one-line
     MissingData. Missing tasks of data that is there are the runner's to report (`runner.preflight`)."""
     from bridgeembed.devices import thread_count

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bridgeembed.cli.options import add_options
-from bridgeembed.cli.registry import add_common, run_main
+from bridgeembed.cli.runtime import add_common, run_main
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from bridgeembed.cli.checks import model_input, output_file, positive_int, read_sentences, stdout_open
 from bridgeembed.cli.options import add_options
-from bridgeembed.cli.registry import add_common, run_main
+from bridgeembed.cli.runtime import add_common, run_main
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

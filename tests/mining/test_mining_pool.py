@@ -230,7 +230,7 @@ def test_kill_9_of_the_parent_leaves_complete_shards_and_no_workers(text, tmp_pa
 
 
 def test_an_error_in_a_worker_is_the_same_one_line_error(tmp_path, capsys):
-    from bridgeembed.cli.registry import guarded
+    from bridgeembed.cli.runtime import guarded
 
     path = tmp_path / "in.txt"
     path.write_text("".join(f"line {i}\n" if i != 13 else "poison\n" for i in range(20)), encoding="utf-8")

@@ -173,7 +173,7 @@ def test_bench_commands_share_model_and_out_defaults(dirs, tmp_path, monkeypatch
     import argparse
 
     from bridgeembed.cli.bench import COMMANDS, main
-    from bridgeembed.cli.registry import load
+    from bridgeembed.cli.runtime import load
 
     for name, (target, _) in COMMANDS.items():
         parser = argparse.ArgumentParser()
