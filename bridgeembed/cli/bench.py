@@ -19,6 +19,8 @@ COMMANDS = {
                "encode without lang: the identifier's accuracy per language; retrieval with lang='auto' and codes"),
     "dev-retrieval": ("bridgeembed.cli.dev_retrieval",
                       "translation retrieval on a training config's dev sets: the number that chooses a checkpoint"),
+    "mining-threshold": ("bridgeembed.cli.mining_threshold",
+                         "the mining threshold a model carries: planted dev pairs mined, the best mean F1 of the sets"),
     "attention": ("bridgeembed.cli.attention_bench",
                   "bridge attention over a text: per-head entropy (split at the sentence length), coverage, position"),
 }
