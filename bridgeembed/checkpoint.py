@@ -96,7 +96,9 @@ def container(path: str | Path) -> str:
     return "file" if str(path).endswith(".pt") else "folder"
 
 
-OWN_FILES = (FOLDER_CONFIG, FOLDER_WEIGHTS, FOLDER_CARD, "sentencepiece.*.model", ".*.tmp")  # what a save writes
+# what a save writes, and onnx/: the graphs of the weights beside them (bridgeembed.encoders.onnx_export), which a
+# save of other weights drops
+OWN_FILES = (FOLDER_CONFIG, FOLDER_WEIGHTS, FOLDER_CARD, "sentencepiece.*.model", ".*.tmp", "onnx")
 
 
 def check_model_target(path: str | Path, option: str, kind: str | None = None, inputs: tuple = ()) -> Path:

@@ -5,9 +5,10 @@ MODEL is a checkpoint file, a model folder or a shipped model's name. Drops the 
 state; `--no-decoders` keeps only encoders, bridge and tokenizers
 (all `BridgeEncoder` needs); `--half` stores weights as float16, `--int8` the matrices as int8 in groups of 64
 weights but the encoders' recurrent ones (about 60% of float16's bytes; bridgeembed/storage.py), both loaded
-back as float32. `--onnx` writes an ONNX folder instead: a graph a language (encoder and bridge) and the
-tokenizers, which `OnnxEncoder` encodes with, without torch (`pip install "bridgeembed[onnx]"`; with `--int8`,
-the graphs' weights in int8 by onnxruntime's dynamic quantization).
+back as float32. `--onnx` adds the ONNX graphs to the model folder OUT, under OUT/onnx/: a graph a language
+(encoder and bridge) and the tokenizers, which `BridgeEncoder(OUT, backend="onnx")` encodes with, without torch
+(docs/onnx.md; with `--int8`, the graphs' weights in int8 by onnxruntime's dynamic quantization). OUT may be
+MODEL's own folder: it gains onnx/.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from bridgeembed.cli.runtime import add_common, run_main
 
@@ -37,24 +39,43 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_onnx(args: argparse.Namespace) -> int:
-    """--onnx: the encoders and bridge as ONNX graphs (bridgeembed.encoders.onnx_export)."""
+    """--onnx: the model folder OUT (as without --onnx) with the encoders and bridge as ONNX graphs under OUT/onnx/
+    (bridgeembed.encoders.onnx_export); OUT may be MODEL's own folder, which gains onnx/ and is otherwise left as
+    it is."""
+    from bridgeembed.checkpoint import (
+        build_from_payload,
+        check_model_target,
+        is_model_folder,
+        load_checkpoint,
+        make_payload,
+        save_model,
+    )
     from bridgeembed.cli.checks import model_input
     from bridgeembed.encoders.bridge import BridgeEncoder
-    from bridgeembed.encoders.onnx_export import check_onnx_target, export_onnx
+    from bridgeembed.encoders.onnx_export import export_onnx
     from bridgeembed.errors import ConfigError
-    from bridgeembed.paths import check_not_input
+    from bridgeembed.pretrained import resolve
 
-    if args.half or args.no_decoders:
-        raise ConfigError("--onnx writes the encoders and bridge only, in float32 (or int8 with --int8): "
-                          "--half and --no-decoders do not go with it")
-    out = check_onnx_target(args.out)  # checked first
-    check_not_input(out, "OUT", list(model_input(args.checkpoint, "MODEL")), folder=True)
-    encoder = BridgeEncoder(args.checkpoint, device="cpu")
-    out = export_onnx(encoder.model, encoder.tokenizers, encoder.config, out, encoder.max_len, int8=args.int8,
-                      source=args.checkpoint)
-    size = sum(p.stat().st_size for p in out.iterdir()) / 2**20
-    print(f"wrote {out} ({size:.1f} MiB; ONNX, {'int8' if args.int8 else 'float32'} weights; "
-          f"languages: {', '.join(encoder.languages)})")
+    if args.half:
+        raise ConfigError("--onnx writes float32 graphs (int8 with --int8) beside float32 weights: --half does not "
+                          "go with it")
+    if str(args.out).endswith(".pt"):
+        raise ConfigError(f"--onnx writes a model folder with its graphs under onnx/: OUT {args.out} names a .pt file")
+    found = resolve(args.checkpoint)
+    in_place = Path(found).is_dir() and is_model_folder(found) and Path(args.out).resolve() == Path(found).resolve()
+    if not in_place:
+        out = check_model_target(args.out, "OUT", "folder", inputs=model_input(args.checkpoint, "MODEL"))
+        payload = load_checkpoint(found)
+        model, tokenizers, config = build_from_payload(payload, args.checkpoint, with_decoders=not args.no_decoders)
+        save_model(make_payload(model, tokenizers, config, kind="encoder"), out)
+    else:
+        out = Path(found)
+    encoder = BridgeEncoder(out, device="cpu")
+    graphs = export_onnx(encoder.model, encoder.tokenizers, encoder.config, out, encoder.max_len, int8=args.int8,
+                         source=args.checkpoint)
+    size = sum(p.stat().st_size for p in graphs.iterdir()) / 2**20
+    print(f"wrote {graphs} ({size:.1f} MiB; ONNX, {'int8' if args.int8 else 'float32'} weights; "
+          f"languages: {', '.join(encoder.languages)}); BridgeEncoder({str(out)!r}, backend='onnx') encodes with it")
     return 0
 
 
@@ -68,8 +89,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     precision.add_argument("--int8", action="store_true",
                            help="store matrices as int8, the rest as float16 (about 60%% of --half)")
     parser.add_argument("--onnx", action="store_true",
-                        help="write an ONNX folder (encoders and bridge, one graph a language, and the tokenizers) "
-                        "that encodes without torch; with --int8, int8 weights by onnxruntime")
+                        help="add the ONNX graphs (encoders and bridge, one graph a language, and the tokenizers) "
+                        "under OUT/onnx/, which encode without torch; with --int8, int8 weights by onnxruntime; "
+                        "OUT may be MODEL's own folder")
     add_common(parser, device=False)
     return parser.parse_args(argv)
 

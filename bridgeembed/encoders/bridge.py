@@ -153,11 +153,13 @@ class BridgeEncoder:
         (kept when the folder held the same model), loaded back by `BridgeEncoder(folder)` and every `--model`.
         What an encoder holds: encoders, bridge and tokenizers, no decoders, so the folder encodes but cannot
         translate (`bridgeembed-export MODEL FOLDER` keeps the decoders); the log says so at INFO.
-        backend="onnx": an ONNX folder instead (int8 graphs with `int8`), loaded by
-        `BridgeEncoder(folder, backend="onnx")` (bridgeembed.encoders.onnx_export)."""
+        backend="onnx": the same folder with the ONNX graphs under folder/onnx/ too (int8 graphs with `int8`,
+        float32 weights beside them), as sentence-transformers' onnx/model.onnx: `BridgeEncoder(folder,
+        backend="onnx")` encodes with them, without torch (bridgeembed.encoders.onnx_export)."""
         if backend == "onnx" and not self.quantize and not half:
             from bridgeembed.encoders.onnx_export import export_onnx
 
+            self._save(check_model_target(folder, "folder", "folder", self._loaded_from()), False)
             export_onnx(self.model, self.tokenizers, self.config, folder, self.max_len, int8=bool(int8),
                         source=self.source)
             return

@@ -32,6 +32,7 @@ from bridgeembed.text.parallel import check_sentences, with_eos
 from bridgeembed.text.tokenization import PAD, LanguageTokenizer
 
 FORMAT, MANIFEST = "bridgeembed-onnx", "onnx.json"  # as bridgeembed.encoders.onnx_export writes them
+ONNX_SUBFOLDER = "onnx"  # a model folder's graphs, as sentence-transformers' onnx/model.onnx
 EXTRA = 'pip install "bridgeembed[onnx]"'
 
 
@@ -55,7 +56,7 @@ class OnnxEncoder:
             import onnxruntime
         except ImportError:
             raise ConfigError(f"the ONNX backend needs onnxruntime: {EXTRA}") from None
-        self.folder = Path(folder)
+        self.folder = onnx_folder(folder)
         manifest = self.folder / MANIFEST
         try:
             info = json.loads(manifest.read_text(encoding="utf-8"))
@@ -142,5 +143,13 @@ class OnnxEncoder:
                           f"subword tokens, and were truncated", stacklevel=3)
 
 
+def onnx_folder(path: str | os.PathLike) -> Path:
+    """The ONNX export `path` names: a model folder's `onnx/` (where `export_onnx`, `save_pretrained(...,
+    backend="onnx")` and `bridgeembed-export MODEL OUT --onnx` write it), or a folder holding onnx.json itself."""
+    path = Path(path)
+    inside = path / ONNX_SUBFOLDER
+    return inside if not (path / MANIFEST).is_file() and (inside / MANIFEST).is_file() else path
+
+
 def is_onnx_folder(path: str | os.PathLike) -> bool:
-    return (Path(path) / MANIFEST).is_file()
+    return (onnx_folder(path) / MANIFEST).is_file()
