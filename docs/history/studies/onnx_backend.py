@@ -1,6 +1,7 @@
 """The ONNX backend against torch (issue 51, Build 4): vectors, retrieval and single-thread speed, in one run.
 
-Exports the shipped model twice (`bridgeembed-export general-m2m DIR --onnx`, float32 and --int8) into --work, then:
+Exports the shipped model twice (`bridgeembed-export general-m2m DIR --onnx --no-decoders`, float32 and --int8: model
+folders with their graphs in DIR/onnx/) into --work, then:
 - fidelity: the cosine of each sentence's ONNX vector with its torch float32 vector, on the first --limit lines of
   Multi30k test_2016_flickr and PUD in en, de, fr and cs (min, 1st percentile, mean);
 - retrieval on the same lines (mean vectors, cosine, the mean of the 12 directions): torch float32, ONNX float32,
@@ -74,7 +75,7 @@ def main(argv=None) -> int:
     args = parse_script(parser, argv)
     root, work = data_root(args.data), Path(args.work)
     for name, extra in (("float32", []), ("int8", ["--int8"])):
-        assert export.main(["general-m2m", str(work / name), "--onnx", *extra, "--quiet"]) == 0
+        assert export.main(["general-m2m", str(work / name), "--onnx", "--no-decoders", *extra, "--quiet"]) == 0
     reference = BridgeEncoder(device="cpu")
     onnx = {name: OnnxEncoder(work / name, threads=args.threads) for name in ("float32", "int8")}
     results = {"limit": args.limit, "threads": args.threads, "fidelity": {}, "retrieval": {}}
