@@ -44,6 +44,8 @@ def main(argv: list | None = None) -> int:
                         help="also write the figures, with this command, to a results file, e.g. "
                              "docs/results/general-m2m-mining.json (docs/tools/figures.py; default: none)")
     args, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+    if {"-h", "--help"} & set(rest):  # this script's own options, then the command's
+        print(parser.format_help().replace("usage: ", "usage: python benchmarks/", 1))
     with tempfile.TemporaryDirectory() as scratch:
         out = args.out or str(Path(scratch) / "threshold.json")
         code = bench(["mining-threshold", *rest, "--threads", str(args.threads), "--json", out])

@@ -255,6 +255,11 @@ def test_mining_threshold_results_figures_are_at_the_best_threshold_without_at()
                                                      "captions.recall": 100.0, "captions.f1": 80.0})
 
 
+def test_mining_threshold_help_gives_its_own_options_then_the_commands():
+    text = run("mining_threshold.py", "--help")
+    assert text.index("--results FILE") < text.index("usage: bridgeembed-bench mining-threshold") < text.index("--distractors")
+
+
 def test_domains_table_adds_a_column_per_dev_set(tmp_path):
     out = tmp_path / "domains"
     for split, base in (("test_2016", 0.9), ("val", 0.8), ("pud", 0.1), ("europarl", 0.3)):
