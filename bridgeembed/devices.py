@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bridgeembed.errors import ConfigError
+from bridgeembed.errors import ConfigError, positive_int
 
 if TYPE_CHECKING:  # torch is imported where it is used: the thread count needs none (mining from shards)
     import torch
@@ -133,8 +133,7 @@ def thread_count(threads: int | None = None, option: str = "--threads") -> int:
     if threads is None:
         return default_threads()
     most = os.cpu_count() or 1
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ConfigError(f"{option} must be a positive integer, got {threads!r}")
+    positive_int(threads, option)
     if threads > most:
         raise ConfigError(f"{option} {threads}: this machine has {most} CPUs; give at most {most}")
     return threads

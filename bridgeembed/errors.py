@@ -6,6 +6,7 @@ else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable
 
 
@@ -43,3 +44,13 @@ class UnknownLanguageError(BridgeembedError, ValueError):
         self.lang = lang
         self.known = sorted(known)
         super().__init__(f"unknown language {lang!r}: {what} knows {', '.join(self.known) or 'no languages'}")
+
+
+def positive_int(value: object, what: str, meaning: str = "") -> int:
+    """`value` as an int if it is a positive integer (numpy's included; not a bool), else a ConfigError:
+    "WHAT must be a positive integer[ (MEANING)], got VALUE". The one check of a count, a size or a number of
+    workers, for the command lines' options (WHAT: "--batch-size") and the public calls' arguments alike (a
+    ConfigError is a ValueError too)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ConfigError(f"{what} must be a positive integer{f' ({meaning})' if meaning else ''}, got {value!r}")
+    return int(value)

@@ -9,14 +9,8 @@ from pathlib import Path
 from bridgeembed.cli.options import OPTIONS
 from bridgeembed.encoders.options import EncodeOptions, check_timeout, encode_options, shard_precision
 from bridgeembed.encoders.protocol import HeadSpec
-from bridgeembed.errors import BridgeembedError
+from bridgeembed.errors import BridgeembedError, positive_int
 from bridgeembed.paths import check_output
-
-
-def positive_int(value: object, option: str) -> int:
-    if value is None or value < 1:
-        raise BridgeembedError(f"{option} must be a positive integer, got {value}")
-    return value
 
 
 def pool_device(processes: int, threads: int | None, device: str | None) -> str | None:

@@ -25,7 +25,7 @@ from bridgeembed.crosslingual.report import retrieval_table, to_markdown, transf
 from bridgeembed.crosslingual.retrieval import RetrievalEvaluator
 from bridgeembed.crosslingual.sources import BITEXT_SETS, NliTemplates, TsvTemplates, XlmtTweets, XnliXtreme, bitext_set
 from bridgeembed.crosslingual.transfer import TransferEvaluator, parse_langs, parse_train_sets
-from bridgeembed.errors import ConfigError, DataError
+from bridgeembed.errors import ConfigError, DataError, positive_int
 from bridgeembed.paths import check_output, data_root, default_out, missing_data
 
 if TYPE_CHECKING:  # for annotations only
@@ -80,8 +80,8 @@ def _out(args: argparse.Namespace, task: str) -> Path:
 
 def _check_common(args: argparse.Namespace, task: str) -> Path:
     """What every crosslingual command checks before reading data or loading a model: -> the output folder."""
-    if args.limit is not None and (isinstance(args.limit, bool) or args.limit < 1):
-        raise ConfigError(f"--limit must be a positive integer (the first N examples of every file), got {args.limit}")
+    if args.limit is not None:
+        positive_int(args.limit, "--limit", "the first N examples of every file")
     return _out(args, task)
 
 

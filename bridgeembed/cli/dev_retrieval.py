@@ -26,10 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from bridgeembed import BridgeEncoder
-    from bridgeembed.cli.checks import positive_int
     from bridgeembed.cli.scripts import write_json
     from bridgeembed.config import Config
     from bridgeembed.crosslingual.dev_retrieval import evaluation_sets, score_sets
+    from bridgeembed.errors import positive_int
     from bridgeembed.pretrained import resolve
 
     positive_int(args.lines, "--lines")

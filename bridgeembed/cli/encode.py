@@ -20,7 +20,6 @@ from bridgeembed.cli.checks import (
     model_input,
     output_file,
     pool_device,
-    positive_int,
     read_sentences,
     shard_dir,
     shard_options,
@@ -30,7 +29,7 @@ from bridgeembed.cli.options import add_options
 from bridgeembed.cli.runtime import add_common, run_main, signals_unwind
 from bridgeembed.encoders.codes import PRECISIONS
 from bridgeembed.encoders.protocol import HeadSpec
-from bridgeembed.errors import BridgeembedError
+from bridgeembed.errors import BridgeembedError, positive_int
 from bridgeembed.paths import check_not_input
 
 
@@ -68,12 +67,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from bridgeembed.atomic import save_array_atomic
+    from bridgeembed.encoders.arguments import check_max_seq_length
     from bridgeembed.encoders.bridge import BridgeEncoder
 
     positive_int(args.batch_size, "--batch-size")  # every option is checked before the model loads
-    if args.max_seq_length is not None and args.max_seq_length < 2:
-        raise BridgeembedError(f"--max-seq-length must be at least 2 (one token and the end marker), got "
-                               f"{args.max_seq_length}")
+    if args.max_seq_length is not None:
+        check_max_seq_length(args.max_seq_length, "--max-seq-length")
     heads = HeadSpec.parse(args.heads, what="--heads")
     if args.shards or args.shard_size is not None or args.half or args.processes != 1 or args.job_timeout is not None:
         return run_shards(args, heads)

@@ -24,7 +24,6 @@ from bridgeembed.cli.checks import (
     model_input,
     output_file,
     pool_device,
-    positive_int,
     shard_dir,
     shard_options,
     text_precision,
@@ -33,7 +32,7 @@ from bridgeembed.cli.options import add_options
 from bridgeembed.cli.runtime import add_common, run_main, signals_unwind
 from bridgeembed.encoders.options import SHARD_PRECISIONS
 from bridgeembed.encoders.protocol import HeadSpec
-from bridgeembed.errors import BridgeembedError
+from bridgeembed.errors import BridgeembedError, positive_int
 from bridgeembed.paths import check_not_input
 
 if TYPE_CHECKING:  # for annotations only: the mining modules bring FAISS's and scikit-learn's imports

@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from bridgeembed.cli.checks import model_input, output_file, positive_int, read_sentences, stdout_open
+from bridgeembed.cli.checks import model_input, output_file, read_sentences, stdout_open
 from bridgeembed.cli.options import add_options
 from bridgeembed.cli.runtime import add_common, run_main
 
@@ -38,15 +38,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def run(args: argparse.Namespace) -> int:
     from bridgeembed.atomic import write_text_atomic
     from bridgeembed.directions import Direction
-    from bridgeembed.errors import ConfigError
+    from bridgeembed.errors import ConfigError, positive_int
     from bridgeembed.paths import check_not_input, check_output
     from bridgeembed.text.parallel import corpus_dir
     from bridgeembed.translation.scoring import evaluate, markdown_table
     from bridgeembed.translation.search import check_beam
     from bridgeembed.translation.translator import Translator
 
-    positive_int(args.beam, "--beam")  # every option is checked before the model loads and the work starts
-    try:
+    try:  # every option is checked before the model loads and the work starts
         check_beam(args.beam, "--beam")
     except ValueError as err:
         raise ConfigError(str(err)) from None

@@ -23,7 +23,7 @@ from bridgeembed.crosslingual.readers import LabelledText, MissingFile
 from bridgeembed.crosslingual.report import write_transfer, write_views
 from bridgeembed.crosslingual.results import TransferResult
 from bridgeembed.encoders.protocol import Heads, HeadSpec
-from bridgeembed.errors import ConfigError, DataError, UnknownLanguageError
+from bridgeembed.errors import ConfigError, DataError, UnknownLanguageError, positive_int
 from bridgeembed.evaluation.encoding import EncodingCache
 from bridgeembed.evaluation.evaluator import Evaluator
 from bridgeembed.evaluation.languages import check_language
@@ -129,8 +129,8 @@ class TransferEvaluator(Evaluator):
                  batch_size: int = 64, limit: Optional[int] = None, task: str = "transfer", model: str = "?",
                  show_progress: bool | None = None, mean_row: bool = False) -> None:
         """`mean_row`: the mean over heads is scored first, before the views of `heads` (`EncodingCache`)."""
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-            raise ConfigError(f"limit must be a positive integer (the first N examples of every file), got {limit!r}")
+        if limit is not None:
+            positive_int(limit, "limit", "the first N examples of every file")
         self.source, self.train_sets, self.test_langs = source, list(train_sets), list(test_langs)
         self.classifier, self.config, self.heads = classifier, config, HeadSpec.parse(heads)
         self.batch_size, self.limit, self.name, self.model = batch_size, limit, task, model

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bridgeembed.errors import UnknownLanguageError
+from bridgeembed.errors import ConfigError, UnknownLanguageError, positive_int
 
 
 def check_langs(lang: str, n: int, languages: list, tokenizers: dict) -> list:
@@ -45,15 +45,15 @@ def normalize_flag(normalize: bool | None, normalize_embeddings: bool | None) ->
 
 
 
-def check_max_seq_length(value: int) -> int:
-    """A sentence's kept subword tokens, its end marker included: an integer >= 2."""
+def check_max_seq_length(value: object, what: str = "max_seq_length") -> int:
+    """A sentence's kept subword tokens, its end marker included: an integer >= 2; else a ConfigError (a
+    ValueError) naming `what` (bridgeembed-encode's --max-seq-length and the encoders' max_seq_length)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 2:
-        raise ValueError(f"max_seq_length must be an integer >= 2 (one token and the end marker), got {value!r}")
+        raise ConfigError(f"{what} must be an integer >= 2 (one token and the end marker), got {value!r}")
     return int(value)
 
 
 
 def check_batch_size(batch_size: int) -> None:
     """0 used to fail inside range(), and -1 to return zeros: both are errors naming the option."""
-    if isinstance(batch_size, (bool, np.bool_)) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    positive_int(batch_size, "batch_size")

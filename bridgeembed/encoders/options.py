@@ -9,10 +9,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from bridgeembed.encoders.protocol import MEAN, HeadSpec
-from bridgeembed.errors import BridgeembedError
+from bridgeembed.errors import BridgeembedError, positive_int
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.encoders.protocol import Heads
@@ -84,9 +82,7 @@ def shard_precision(precision: object = None, half: object = False, what: str = 
 
 # --- the checks of `encode_options` ---------------------------------------------------------------------------
 def check_processes(processes: object, what: str = "processes") -> int:
-    if isinstance(processes, bool) or not isinstance(processes, (int, np.integer)) or processes < 1:
-        raise BridgeembedError(f"{what} must be a positive integer, got {processes!r}")
-    return int(processes)
+    return positive_int(processes, what)
 
 
 def check_timeout(job_timeout: object) -> float | None:

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from bridgeembed.errors import BridgeembedError, ConfigError
+from bridgeembed.errors import BridgeembedError, ConfigError, positive_int
 from bridgeembed.mining.vectors import BLOCK, Vectors
 
 logger = logging.getLogger(__name__)
@@ -49,12 +49,9 @@ class IndexConfig:
             raise ConfigError(f"index {self.kind!r}: expected one of {', '.join(KINDS)}")
         for name in ("nprobe", "train_per_cell", "train_iterations", "hnsw_m", "ef_construction", "ef_search",
                      "rescore_multiplier"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"index {name} must be a positive integer, got {value!r}")
-        if self.nlist is not None and (isinstance(self.nlist, bool) or not isinstance(self.nlist, int)
-                                       or self.nlist < 1):
-            raise ConfigError(f"index nlist must be a positive integer, got {self.nlist!r}")
+            positive_int(getattr(self, name), f"index {name}")
+        if self.nlist is not None:
+            positive_int(self.nlist, "index nlist")
 
     @classmethod
     def of(cls, value: IndexConfig | str) -> IndexConfig:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bridgeembed.crosslingual.margin import MARGINS, K, margin_score
-from bridgeembed.errors import ConfigError, DataError
+from bridgeembed.errors import ConfigError, DataError, positive_int
 from bridgeembed.mining.index import IndexConfig, Neighbours
 from bridgeembed.mining.knn import knn
 from bridgeembed.mining.vectors import BLOCK, Vectors, VectorsLike
@@ -117,8 +117,7 @@ def mine(src_vecs: VectorsLike, tgt_vecs: VectorsLike, k: int = K, scoring: str 
     _choice(scoring, SCORINGS, "scoring")
     _choice(mode, MODES, "mode")
     _choice(retrieval, RETRIEVALS, "retrieval")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ConfigError(f"k must be a positive integer, got {k!r}")
+    positive_int(k, "k")
     threshold = check_threshold(threshold, scoring)
     config = IndexConfig.of(index)
     src, tgt = Vectors.of(src_vecs, "src_vecs"), Vectors.of(tgt_vecs, "tgt_vecs")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bridgeembed.errors import ConfigError, DataError
+from bridgeembed.errors import ConfigError, DataError, positive_int
 from bridgeembed.mining.index import IndexConfig
 from bridgeembed.mining.knn import knn
 from bridgeembed.mining.search_quantized import QUANTIZED, check_rescore, quantized_search, searchable
@@ -26,8 +26,7 @@ def semantic_search(query_vecs: VectorsLike, corpus_vecs: VectorsLike, top_k: in
     `top_k * rescore_multiplier` candidates, which are rescored in float32: against `rescore_vecs` (the float
     corpus (N, d), e.g. memory-mapped) where given, else against the quantized rows; the queries stay float.
     `index` must then be "auto" or "flat"."""
-    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
-        raise ConfigError(f"top_k must be a positive integer, got {top_k!r}")
+    positive_int(top_k, "top_k")
     if isinstance(query_vecs, np.ndarray) and query_vecs.ndim == 1:
         query_vecs = query_vecs[None, :]
     if isinstance(corpus_vecs, np.ndarray) and corpus_vecs.dtype in QUANTIZED:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from bridgeembed.encoders.codes import to_ubinary, unpack_binary
-from bridgeembed.errors import ConfigError, DataError
+from bridgeembed.errors import DataError, positive_int
 from bridgeembed.mining.index import faiss_module
 from bridgeembed.mining.vectors import BLOCK, Vectors
 
@@ -77,9 +77,7 @@ def quantized_search(queries: Vectors, corpus: np.ndarray, top_k: int, rescore_v
 def check_rescore(rescore_vecs: object, corpus: np.ndarray, rescore_multiplier: object,
                   name: str = "quantized") -> np.ndarray | None:
     """`rescore_vecs` checked against the corpus as searched (`searchable`; `name`: its precision as given)."""
-    if isinstance(rescore_multiplier, bool) or not isinstance(rescore_multiplier, (int, np.integer)) \
-            or rescore_multiplier < 1:
-        raise ConfigError(f"rescore_multiplier must be a positive integer, got {rescore_multiplier!r}")
+    positive_int(rescore_multiplier, "rescore_multiplier")
     if rescore_vecs is None:
         return None
     if not isinstance(rescore_vecs, np.ndarray) or not np.issubdtype(rescore_vecs.dtype, np.floating):

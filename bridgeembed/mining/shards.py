@@ -34,7 +34,7 @@ from bridgeembed.encoders.options import EncodeOptions, encode_options
 from bridgeembed.encoders.pool import WorkerDied, encode_jobs
 from bridgeembed.encoders.protocol import HeadSpec
 from bridgeembed.encoders.workers import fingerprint
-from bridgeembed.errors import BridgeembedError, DataError
+from bridgeembed.errors import DataError, positive_int
 from bridgeembed.mining.manifest import (
     BITS,
     FORMAT,
@@ -123,8 +123,7 @@ def encode_to_shards(encoder: SentenceEncoder, path: str | Path, lang: str, fold
     the sentences to encode (None: on a terminal only; the command lines' --quiet gives False).
     `options.job_timeout` (pools): seconds a worker may hold one shard before it is taken for hung and the pool
     stopped (WorkerHung); default: no limit."""
-    if not isinstance(shard_size, int) or shard_size < 1:
-        raise BridgeembedError(f"shard_size must be a positive integer, got {shard_size!r}")
+    positive_int(shard_size, "shard_size")
     options = encode_options() if options is None else options
     options = replace(options, heads=options.heads.one_vector(needs="shards hold").resolve(encoder),
                       model=options.model or str(getattr(encoder, "source", "")))

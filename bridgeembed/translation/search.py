@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from bridgeembed.errors import ConfigError, positive_int
 from bridgeembed.text.tokenization import BOS, EOS, PAD
 
 if TYPE_CHECKING:  # for annotations only
@@ -21,11 +22,10 @@ MAX_BEAM = 100  # each sentence of a batch decodes `beam` hypotheses at once; pa
 
 def check_beam(beam: object, what: str = "beam") -> int:
     """A beam size: a positive integer, at most MAX_BEAM (a beam of 100000 would exhaust memory, not search
-    better). A ValueError naming `what` otherwise."""
-    if isinstance(beam, bool) or not isinstance(beam, int) or beam < 1:
-        raise ValueError(f"{what} must be a positive integer, got {beam!r}")
+    better). A ConfigError (a ValueError) naming `what` otherwise."""
+    beam = positive_int(beam, what)
     if beam > MAX_BEAM:
-        raise ValueError(f"{what} {beam} is too large: give at most {MAX_BEAM} (every sentence of a batch decodes "
+        raise ConfigError(f"{what} {beam} is too large: give at most {MAX_BEAM} (every sentence of a batch decodes "
                          f"{what} hypotheses at once; beams past 10 rarely translate better)")
     return beam
 

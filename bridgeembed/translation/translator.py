@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from bridgeembed.errors import ConfigError, UnknownLanguageError
+from bridgeembed.errors import ConfigError, UnknownLanguageError, positive_int
 from bridgeembed.pretrained import DEFAULT_MODEL
 from bridgeembed.text.parallel import check_sentences, pad, with_eos
 from bridgeembed.translation.search import beam_search, check_beam
@@ -64,8 +64,7 @@ class Translator:
     @torch.no_grad()
     def translate(self, sentences: Sequence[str], src: str, tgt: str, beam: int = 5, batch_size: int = 64,
                   alpha: float = 1.0, show_progress: bool = False) -> list:
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        positive_int(batch_size, "batch_size")
         check_beam(beam)
         if not self.model.decoders:  # an encoder-only save: BridgeEncoder.save(_pretrained), export --no-decoders
             raise ConfigError("this model has no decoders and cannot translate: it is an encoder only, as "

@@ -218,7 +218,7 @@ def _stdin(monkeypatch, data: bytes):
     (["--threads", "0", "kite"], "--threads must be a positive integer, got 0"),
     (["--out", "/dev/null/v.npy", "kite"], "--out /dev/null/v.npy: /dev/null is a file, not a folder"),
     (["--heads", "x", "kite"], "--heads 'x': expected mean, each"),
-    (["--max-seq-length", "1", "kite"], "--max-seq-length must be at least 2 (one token and the end marker), got 1"),
+    (["--max-seq-length", "1", "kite"], "--max-seq-length must be an integer >= 2 (one token and the end marker), got 1"),
 ])
 def test_encode_command_checks_options_before_loading_the_model(toy_run, monkeypatch, capsys, argv, message):
     from bridgeembed.cli.encode import main
