@@ -83,9 +83,10 @@ def model_input(spec: str | Path | None, option: str = "--model") -> list:
     inputs, which no output may replace. [] where `spec` names nothing that loads (the load reports it later)."""
     if not spec:
         return []
+    from bridgeembed.evaluation.models import untrained_source
     from bridgeembed.pretrained import resolve  # torch: only where a model is named (mining shards runs without it)
 
-    for candidate in dict.fromkeys((str(spec), str(spec).removeprefix("untrained:").rsplit("@", 1)[0])):
+    for candidate in dict.fromkeys((str(spec), untrained_source(str(spec)))):
         try:
             return [(option, resolve(candidate))]
         except (BridgeembedError, OSError, ValueError):

@@ -64,14 +64,26 @@ def untrained_seed(rest: str) -> tuple[str, int]:
     a ConfigError naming the seed (`@-1`, `@abc`, `@`, `@1@2` said "no model 'general-m2m@-1'", and
     `@99999999999999999999999` was torch's ValueError). Where nothing before an '@' names a model, a number after
     the last one is still the seed, so the loader names the missing model."""
+    source, seed = _split(rest)
+    return source, 0 if seed is None else _seed(seed, source)
+
+
+def untrained_source(spec: str) -> str:
+    """The model an `untrained:NAME_OR_PATH[@SEED]` spec draws fresh weights for, NAME_OR_PATH, by `untrained_seed`'s
+    rule, the seed not checked (a bad one is the load's error); any other spec is itself."""
+    return _split(spec[len(UNTRAINED):])[0] if spec.startswith(UNTRAINED) else spec
+
+
+def _split(rest: str) -> tuple[str, str | None]:
+    """`NAME_OR_PATH[@SEED]` -> (NAME_OR_PATH, the seed's text or None), as `untrained_seed` says."""
     if "@" not in rest or _names_a_model(rest):
-        return rest, 0
+        return rest, None
     cuts = [i for i, char in enumerate(rest) if char == "@"]
     for i in reversed(cuts):
         if _names_a_model(rest[:i]):
-            return rest[:i], _seed(rest[i + 1:], rest[:i])
+            return rest[:i], rest[i + 1:]
     source, _, seed = rest.rpartition("@")
-    return (source, _seed(seed, source)) if seed.isascii() and seed.isdigit() else (rest, 0)
+    return (source, seed) if seed.isascii() and seed.isdigit() else (rest, None)
 
 
 def _seed(text: str, source: str) -> int:

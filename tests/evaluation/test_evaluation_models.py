@@ -42,6 +42,19 @@ def test_untrained_controls_of_several_seeds(toy_run):
     assert model_folder("untrained:general-m2m@2") != model_folder("untrained:general-m2m@1")
 
 
+def test_the_model_of_an_untrained_spec_is_untrained_seeds_rule(toy_run):
+    """Issue 48: the `untrained:NAME@SEED` parse had two copies; the commands' model_input cut at the last '@'
+    ('untrained:runs/a@b/last.pt' -> 'runs/a'). Both read it through evaluation.models now."""
+    from bridgeembed.cli.checks import model_input
+
+    path = toy_run[0] / "last.pt"
+    assert models.untrained_source("untrained:runs/a@b/last.pt") == "runs/a@b/last.pt"
+    assert models.untrained_source("untrained:general-m2m@2") == "general-m2m"
+    assert models.untrained_source("untrained:general-m2m@abc") == "general-m2m"  # the seed is the load's error
+    assert models.untrained_source("general-m2m@2") == "general-m2m@2"  # not an untrained: spec
+    assert [p for _, p in model_input(f"untrained:{path}@3")] == [path]
+
+
 def test_the_untrained_control_leaves_the_callers_random_state_alone(toy_run):
     import torch
 
