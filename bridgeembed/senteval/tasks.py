@@ -189,14 +189,14 @@ class Relatedness(Family):
 
 
 class STS(Family):
-    """STS12-16: cosine similarity, no training."""
+    """STS12-16: cosine similarity, no training; `name` (STS12) reads its subsets (readers.STS_SUBSETS)."""
 
     group = "similarity"
     primary = "pearson"
     deterministic = True
 
-    def __init__(self, year: int, subsets: Sequence[str]) -> None:
-        super().__init__(f"STS/STS{year}-en-test", lambda path: readers.sts(path, subsets))
+    def __init__(self, name: str) -> None:
+        super().__init__(f"STS/{name}-en-test", lambda path: readers.sts(path, readers.STS_SUBSETS[name]))
 
     def evaluate(self, loaded: dict[str, Split], emb: TaskEmbeddings, cfg: EvalConfig, seed: int) -> list[dict]:
         pairs = {name: (emb.of(s.a), emb.of(s.b), np.asarray(s.y)) for name, s in loaded.items()}
@@ -216,11 +216,7 @@ TASKS = {
     "SICK-E": SplitTask("SICK", lambda path: readers.sick(path, True), 3, group="nli", pair=abs_diff_prod),
     "SICK-R": Relatedness("SICK", lambda path: readers.sick(path, False)),
     "STS-B": Relatedness("STS/STSBenchmark", readers.sts_benchmark),
-    "STS12": STS(12, ["MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN", "surprise.SMTnews"]),
-    "STS13": STS(13, ["FNWN", "headlines", "OnWN"]),  # without SMT, withheld upstream for licence reasons
-    "STS14": STS(14, ["deft-forum", "deft-news", "headlines", "images", "OnWN", "tweet-news"]),
-    "STS15": STS(15, ["answers-forums", "answers-students", "belief", "headlines", "images"]),
-    "STS16": STS(16, ["answer-answer", "headlines", "plagiarism", "postediting", "question-question"]),
+    **{name: STS(name) for name in readers.STS_SUBSETS},  # STS12-16
     **{name: Probing(file, linear=name == "WordContent") for name, file in probing_names.FILES.items()},
 }
 

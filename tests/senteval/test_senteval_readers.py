@@ -97,3 +97,15 @@ def test_an_empty_file_is_refused_even_when_any_size_is_accepted(tmp_path, monke
         readers.binary(mr / "rt-polarity.pos", mr / "rt-polarity.neg")
     (mr / "rt-polarity.neg").write_text("boring .\n", encoding="latin-1")
     assert len(readers.binary(mr / "rt-polarity.pos", mr / "rt-polarity.neg")["all"].y) == 2
+
+
+def test_the_sts_subsets_have_one_home():
+    """Issue 48: STS12-16's subsets were written three times (the tasks, the data command, a study). The tasks read
+    readers.STS_SUBSETS; the data command's download table must name the same subsets until it reads them too."""
+    from bridgeembed.datasets.senteval import STS_YEARS
+    from bridgeembed.senteval.readers import STS_SUBSETS
+    from bridgeembed.senteval.tasks import TASKS
+
+    assert {task: sorted(subsets.split()) for task, (_, _, subsets) in STS_YEARS.items()} == {
+        task: sorted(subsets) for task, subsets in STS_SUBSETS.items()}  # the download's order is its own
+    assert [name for name in TASKS if name.startswith("STS1")] == list(STS_SUBSETS)

@@ -40,14 +40,8 @@ from bridgeembed import BridgeEncoder
 from bridgeembed.cli.scripts import parse_script, script_parser, write_json
 from bridgeembed.paths import data_root
 from bridgeembed.senteval import readers
+from bridgeembed.senteval.readers import STS_SUBSETS as SUBSETS  # as bridgeembed.senteval.tasks.TASKS reads them
 
-SUBSETS = {  # as bridgeembed.senteval.tasks.TASKS reads them
-    "STS12": ["MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN", "surprise.SMTnews"],
-    "STS13": ["FNWN", "headlines", "OnWN"],
-    "STS14": ["deft-forum", "deft-news", "headlines", "images", "OnWN", "tweet-news"],
-    "STS15": ["answers-forums", "answers-students", "belief", "headlines", "images"],
-    "STS16": ["answer-answer", "headlines", "plagiarism", "postediting", "question-question"],
-}
 POOLINGS = ("mean", "centred", "abtt", "heads", "states", "sif")
 
 
