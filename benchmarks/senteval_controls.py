@@ -45,7 +45,7 @@ def primary(task: dict) -> float | None:
 
 
 def results_figures(scores: dict, controls: dict, beaten: int, compared: int) -> dict:
-    """A results file's figures (benchmarks/figures.py): the tasks beaten and compared, and per task the
+    """A results file's figures (docs/tools/figures.py): the tasks beaten and compared, and per task the
     model's primary score as SentEval reports it (accuracy in %, Pearson r) beside the controls' mean and
     standard deviation in the same unit (`controls.TASK.mean`, `controls.TASK.std`)."""
     out = {"beats": beaten, "tasks": compared}
@@ -87,7 +87,7 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--fresh", action="store_true", help="recompute results that are there already")
     parser.add_argument("--results", metavar="FILE",
                         help="also write the figures, with this command, to a results file, e.g. "
-                             "docs/results/general-m2m-senteval.json (benchmarks/figures.py; default: none)")
+                             "docs/results/general-m2m-senteval.json (docs/tools/figures.py; default: none)")
     args = parse_script(parser, argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     scores = run(args.model, args)
