@@ -175,8 +175,10 @@ def test_recipe_writes_every_folder_and_the_evaluation_sets_from_an_empty_root(m
 
 def test_a_later_fetch_is_checked_against_the_first(mirror, tmp_path, capsys):
     root = tmp_path / "data"
-    assert data_main(["pud", "--data", str(root), "--mirror", mirror.url]) == 0
+    assert data_main(["pud", "--data", str(root), "--mirror", mirror.url, "--print-manifest"]) == 0
     key = PUD["de"].key("de_pud-ud-test.conllu")
+    digest = __import__("hashlib").sha256(conllu("de", 6)).hexdigest()
+    assert f'    "{key}":\n        "{digest}",' in capsys.readouterr().out, "the record, in the package's form"
     mirror.files[f"/{key}"] = conllu("de", 7)  # the origin changed
     (root / ".sources" / key).unlink()
     import shutil
