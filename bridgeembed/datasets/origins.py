@@ -57,6 +57,7 @@ PUD = {"en": Origin("UniversalDependencies/UD_English-PUD", "f16eba4"),
        "cs": Origin("UniversalDependencies/UD_Czech-PUD", "f68c66c")}
 
 NEWS = "datasets/statmt/wmt_newstest"
+WMT21 = "datasets/statmt/wmt21-news-systems/txt"
 TATOEBA = "datasets/helsinki_nlp/tatoeba/testsets"
 ISO3 = {"en": "eng", "de": "deu", "fr": "fra", "cs": "ces"}
 FOUR = ("en", "de", "fr", "cs")
@@ -178,21 +179,39 @@ def _news_files(year: int, pair: Optional[str], stem: str, languages: Sequence[s
     return [f"{folder}/{stem}.{lang}" for lang in languages]
 
 
+def _newstest(year: int, direction: str, a: str, b: str, stem: str = "") -> tuple:
+    """The (a, b) files of one direction of newstestYEAR: `wmt_newstest/YEAR/SRC-TGT/STEM.LANG`."""
+    return tuple(_news_files(year, direction, stem or f"newstest{year}", (a, b)))
+
+
+def _wmt21(direction: str, a: str, b: str) -> tuple:
+    """The (a, b) files of one direction of newstest2021 as `wmt21-news-systems/txt` holds it: the source and
+    reference A. (`wmt_newstest/2021/` holds en-de, de-en, en-cs and cs-en with sides of unequal length.)"""
+    src, tgt = direction.split("-")
+    files = {src: f"{WMT21}/sources/newstest2021.{direction}.src.{src}",
+             tgt: f"{WMT21}/references/newstest2021.{direction}.ref.A.{tgt}"}
+    return files[a], files[b]
+
+
 NEWS_4WAY_TRAIN = [(2008, "newstest2008"), (2009, "newssyscomb2009"), (2009, "newstest2009"), (2010, "newstest2010"),
                    (2011, "newstest2011"), (2012, "newstest2012")]
-# (year, the pair's folder that year, file stem): both directions of a pair, duplicates removed. shared/data's counts
-# (en-de 20,373, en-cs 16,611) are those of 2014-2020 and 2014-2019 alone: newstest2021 added no en-de or en-cs
-# lines there (kept outside, as an evaluation set), so only de-fr takes newstest2021 here; en-fr's 4,501 is
-# newstest2014 and one newsdiscusstest2015 (1,500 lines), so one direction of it is read.
+# The (a, b) files of each pair's later news test sets, both directions where both exist, duplicates removed after.
+# As shared/data: newstest2019 en->de and en->cs are left out (none of their 1,997 lines is there: an evaluation set
+# kept outside), its de->en is in (en-cs has no cs->en that year); newstest2021 of en-de and en-cs comes from
+# wmt21-news-systems (1,002 + 1,000 lines each), of de-fr from wmt_newstest (the same bytes). en-fr's 4,501 is
+# newstest2014 and newsdiscusstest2015 (1,500 lines), one direction each; de-cs is both of 2019 (other documents).
 NEWS_PAIRS = {
-    ("en", "de"): [(2014, "de-en", "newstest2014")]
-    + [(y, d, f"newstest{y}") for y in range(2015, 2021) for d in ("de-en", "en-de")],
-    ("en", "cs"): [(2014, "cs-en", "newstest2014")]
-    + [(y, d, f"newstest{y}") for y in range(2015, 2019) for d in ("cs-en", "en-cs")]
-    + [(2019, "en-cs", "newstest2019")],
-    ("en", "fr"): [(2014, "fr-en", "newstest2014"), (2015, "fr-en", "newsdiscusstest2015")],  # 3,003 + 1,500
-    ("de", "fr"): [(y, d, f"newstest{y}") for y in (2019, 2020, 2021) for d in ("de-fr", "fr-de")],
-    ("de", "cs"): [(2019, "de-cs", "newstest2019"), (2019, "cs-de", "newstest2019")],
+    ("en", "de"): [_newstest(2014, "de-en", "en", "de")]
+    + [_newstest(y, d, "en", "de") for y in range(2015, 2019) for d in ("de-en", "en-de")]
+    + [_newstest(2019, "de-en", "en", "de")] + [_newstest(2020, d, "en", "de") for d in ("de-en", "en-de")]
+    + [_wmt21(d, "en", "de") for d in ("de-en", "en-de")],
+    ("en", "cs"): [_newstest(2014, "cs-en", "en", "cs")]
+    + [_newstest(y, d, "en", "cs") for y in range(2015, 2019) for d in ("cs-en", "en-cs")]
+    + [_wmt21(d, "en", "cs") for d in ("cs-en", "en-cs")],
+    ("en", "fr"): [_newstest(2014, "fr-en", "en", "fr"),  # 3,003 + 1,500
+                   _newstest(2015, "fr-en", "en", "fr", "newsdiscusstest2015")],
+    ("de", "fr"): [_newstest(y, d, "de", "fr") for y in (2019, 2020, 2021) for d in ("de-fr", "fr-de")],
+    ("de", "cs"): [_newstest(2019, d, "de", "cs") for d in ("de-cs", "cs-de")],
 }
 TATOEBA_PAIRS = [("en", "de"), ("en", "fr"), ("en", "cs"), ("de", "fr"), ("de", "cs")]
 
@@ -235,8 +254,7 @@ def _news_4way(sources: Sources, out: Path, held: set) -> int:
 def _news_pair(a: str, b: str) -> Callable[[Sources, Path, set], int]:
     def derive(sources: Sources, out: Path, held: set) -> int:
         rows = []
-        for year, pair, stem in NEWS_PAIRS[(a, b)]:
-            files = _news_files(year, pair, stem, (a, b))
+        for files in NEWS_PAIRS[(a, b)]:
             rows += _rows([_lines(sources.get(OPUS_MT, f)) for f in files], files[0])
         rows = _keep(rows, held)
         _write(out, "train", (a, b), rows)

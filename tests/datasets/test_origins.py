@@ -79,11 +79,10 @@ def build_mirror(http, small=6, dev=8, europarl=8):
     for year, stem in NEWS_4WAY_TRAIN + [(2013, "newstest2013")]:
         for lang in FOUR:
             put(OPUS_MT, f"{origins.NEWS}/{year}/{stem}.{lang}", text(lines(stem, lang, small)))
-    for pair, years in NEWS_PAIRS.items():
-        for year, folder, stem in years:
-            for lang in pair:
-                put(OPUS_MT, f"{origins.NEWS}/{year}/{folder}/{stem}.{lang}", text(lines(f"{stem} {folder}", lang,
-                                                                                          small)))
+    for pair, directions in NEWS_PAIRS.items():
+        for sides in directions:
+            for lang, path in zip(pair, sides):
+                put(OPUS_MT, path, text(lines(sides[0], lang, small)))  # each line tagged with its a-side's path
     for a, b in TATOEBA_PAIRS:
         pair = "-".join(sorted((ISO3[a], ISO3[b])))
         for lang in (a, b):
@@ -145,6 +144,32 @@ def test_parsers_read_the_real_formats():
     assert ("", "fuzzy one") not in messages and ("", "obsolete") not in messages
     assert read_conllu(conllu("en", 2).decode()) == [("n01000000", "the dog runs pud 0 ."),
                                                     ("n01000001", "the dog runs pud 1 .")]
+
+
+def tags(path):
+    """The source files (tagged by their a-side's path) whose lines a folder's file holds."""
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        return {line.split()[-2] for line in handle}
+
+
+def test_the_news_pairs_are_the_project_copys_years(mirror, tmp_path):
+    """shared/data's news folders: newstest2019 en->de and en->cs held out (none of their lines there), newstest2021
+    of en-de and en-cs from wmt21-news-systems (source and reference A: wmt_newstest/2021's sides are not
+    line-parallel), newstest2019 de-cs in both directions (different documents)."""
+    root = tmp_path / "data"
+    origins.fetch_folders(root, ["newstest-en-de", "newstest-en-cs", "newstest-de-cs"], mirror.url, progress=False)
+    news, wmt21 = f"{origins.NEWS}/", "datasets/statmt/wmt21-news-systems/txt/"
+    en_de = tags(root / "newstest-en-de/train.en.gz")
+    assert f"{news}2019/de-en/newstest2019.en" in en_de and f"{news}2019/en-de/newstest2019.en" not in en_de
+    assert {f"{wmt21}sources/newstest2021.en-de.src.en", f"{wmt21}references/newstest2021.de-en.ref.A.en"} < en_de
+    assert not any("/2021/" in t for t in en_de)
+    assert len(en_de) == 14  # 2014 once, 2015-2018 and 2020 both directions, 2019 de->en, 2021 both directions
+    en_cs = tags(root / "newstest-en-cs/train.en.gz")
+    assert not any("2019" in t for t in en_cs) and len(en_cs) == 11  # 2014 once, 2015-2018 and 2021 both
+    assert {f"{wmt21}sources/newstest2021.en-cs.src.en", f"{wmt21}references/newstest2021.cs-en.ref.A.en"} < en_cs
+    with gzip.open(root / "newstest-en-cs/train.cs.gz", "rt", encoding="utf-8") as handle:
+        assert handle.readline().startswith(WORDS["cs"]), "each side read from its own language's file"
+    assert tags(root / "newstest-de-cs/train.de.gz") == {f"{news}2019/{d}/newstest2019.de" for d in ("de-cs", "cs-de")}
 
 
 def test_recipe_writes_every_folder_and_the_evaluation_sets_from_an_empty_root(mirror, tmp_path, capsys):
