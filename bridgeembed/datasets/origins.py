@@ -275,15 +275,20 @@ def _tatoeba(a: str, b: str) -> Callable[[Sources, Path, set], int]:
 POSSESSIVE = re.compile(r"(?<=\w) ' (?=s\b)")  # ComTrans splits "Ombudsman's" as "Ombudsman ' s"
 
 
+# The two files' encodings at b1ed896: comtrans.e is Latin-1 ("D\xedez", not valid UTF-8), comtrans.g is UTF-8
+# ("erkl\xc3\xa4re"; read as Latin-1 every umlaut would be two letters).
+COMTRANS_FILES = (("en", "data/comtrans.e", "latin-1"), ("de", "data/comtrans.g", "utf-8"))
+
+
 def _europarl(sources: Sources, out: Path, held: set) -> int:
-    """ComTrans: tokenized Latin-1 text, Moses-detokenized; pairs whose German side is the English one (copied
-    English) and duplicates removed."""
+    """ComTrans: tokenized text (English Latin-1, German UTF-8), Moses-detokenized; pairs whose German side is the
+    English one (copied English) and duplicates removed."""
     from sacremoses import MosesDetokenizer
 
     sides = []
-    for lang, name in (("en", "comtrans.e"), ("de", "comtrans.g")):
+    for lang, path, encoding in COMTRANS_FILES:
         detok = MosesDetokenizer(lang=lang)
-        lines = _lines(sources.get(COMTRANS, f"data/{name}"), "latin-1")
+        lines = _lines(sources.get(COMTRANS, path), encoding)
         sides.append([detok.detokenize(POSSESSIVE.sub(" '", line).split()) for line in lines])
     rows = _keep([r for r in _rows(sides, "comtrans") if r[0] != r[1]], held)
     _write(out, "train", ("en", "de"), rows)

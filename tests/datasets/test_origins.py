@@ -1,6 +1,6 @@
 """`bridgeembed-data recipe|pud|newstest2013` (datasets/origins.py) against a local HTTP server laid out as the
 raw-file host is (OWNER/REPO/COMMIT/PATH), serving small files in the real formats that the tests build: gzipped
-captions, WMT and Tatoeba text files, ComTrans's tokenized Latin-1, GNOME's PO files, PUD's CoNLL-U. No internet."""
+captions, WMT and Tatoeba text files, ComTrans's tokenized text (English Latin-1, German UTF-8), GNOME's PO files, PUD's CoNLL-U. No internet."""
 
 import gzip
 import socket
@@ -88,10 +88,10 @@ def build_mirror(http, small=6, dev=8, europarl=8):
         for lang in (a, b):
             put(OPUS_MT, f"{TATOEBA}/{pair}/tatoeba-test-v2021-08-07.{ISO3[lang]}",
                 text(lines(f"tatoeba {pair}", lang, dev)))
-    en = [f'" A free trade agreement , the Ombudsman \' s number {i} "' for i in range(europarl)] + ["Mr President ."]
-    de = [f'" Ein Freihandelsabkommen für Nummer {i} "' for i in range(europarl)] + ["Mr President ."]
-    put(COMTRANS, "data/comtrans.e", "".join(x + "\n" for x in en).encode("latin-1"))
-    put(COMTRANS, "data/comtrans.g", "".join(x + "\n" for x in de).encode("latin-1"))
+    en = [f'" Mrs Díez González , the Ombudsman \' s number {i} "' for i in range(europarl)] + ["Mr President ."]
+    de = [f'" Frau Díez González erklärt Nummer {i} "' for i in range(europarl)] + ["Mr President ."]
+    put(COMTRANS, "data/comtrans.e", "".join(x + "\n" for x in en).encode("latin-1"))  # as at b1ed896: the English
+    put(COMTRANS, "data/comtrans.g", "".join(x + "\n" for x in de).encode("utf-8"))  # Latin-1, the German UTF-8
     for lang in ("de", "fr", "cs"):
         put(GNOME, f"gnome-help/{lang}/{lang}.po", po(lang, dev))
     for lang, origin in PUD.items():
@@ -186,9 +186,9 @@ def test_recipe_writes_every_folder_and_the_evaluation_sets_from_an_empty_root(m
     assert count(root / "gnome-help/train.fr.gz") == 8
     with gzip.open(root / "europarl-comtrans/train.de.gz", "rt", encoding="utf-8") as handle:
         first = handle.readline()
-    assert first == '"Ein Freihandelsabkommen für Nummer 0"\n', "Latin-1, Moses-detokenized"
+    assert first == '"Frau Díez González erklärt Nummer 0"\n', "UTF-8, Moses-detokenized"
     with gzip.open(root / "europarl-comtrans/train.en.gz", "rt", encoding="utf-8") as handle:
-        assert handle.readline() == '"A free trade agreement, the Ombudsman\'s number 0"\n'
+        assert handle.readline() == '"Mrs Díez González, the Ombudsman\'s number 0"\n', "Latin-1"
     assert count(root / "europarl-comtrans/train.en.gz") == 8, "the copied English pair dropped"
     assert "tatoeba-en-de: 8 rows" in capsys.readouterr().out
     requests = len(mirror.requests)
