@@ -29,6 +29,7 @@ from bridgeembed.errors import DataError
 from tests.datasets.test_datasets import Server
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
+SHIPPED = dict(source_checksums.SHA256), dict(checksums.SHA256)  # the package's manifests, before a fixture empties them
 WORDS = {"en": "the dog runs", "de": "der Hund läuft", "fr": "le chien court", "cs": "pes běží"}
 
 
@@ -196,6 +197,10 @@ def test_recipe_writes_every_folder_and_the_evaluation_sets_from_an_empty_root(m
     assert len(mirror.requests) == requests, "folders already there are kept"
     record = (root / ".sources/SHA256SUMS").read_text()
     assert f"  {PUD['en'].key('en_pud-ud-test.conllu')}\n" in record
+    requested = {path[1:] for path, _ in mirror.requests}
+    task1 = {key for key in requested if "/data/task1/raw/" in key}
+    assert requested - task1 == set(SHIPPED[0]), "source_checksums.py holds every other source the recipe fetches"
+    assert {f"multi30k/{key.rsplit('/', 1)[1]}" for key in task1} <= set(SHIPPED[1]), "checksums.py: Multi30k task 1"
 
 
 def test_a_later_fetch_is_checked_against_the_first(mirror, tmp_path, capsys):
