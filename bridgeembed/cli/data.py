@@ -73,8 +73,9 @@ class Origins:
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         if self.what == "recipe":
-            parser.add_argument("recipe", help="a shipped recipe (general-m2m) or a training config's path: every "
-                                               "folder it trains on, and the evaluation sets PUD and newstest2013")
+            parser.add_argument("recipe", help="a shipped recipe (general-m2m, general-m2m-all-text) or a training "
+                                               "config's path: every folder it trains on, and the evaluation sets "
+                                               "PUD and newstest2013")
         add_options(parser, "--data")
         parser.add_argument("--mirror", help="fetch MIRROR/OWNER/REPO/COMMIT/PATH instead of "
                                              "https://raw.githubusercontent.com/OWNER/REPO/COMMIT/PATH")

@@ -14,37 +14,31 @@ fetch into that data root is checked against that record (`sha256sum -c` reads i
 
 from __future__ import annotations
 
-import gzip
-import io
 import logging
 import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Optional
 
-from bridgeembed.atomic import atomic_folder, write_synced, write_text_atomic
-from bridgeembed.datasets.download import _digest, fetch
-from bridgeembed.errors import ConfigError, DataError
+from bridgeembed.atomic import atomic_folder, write_synced
+from bridgeembed.datasets import parallel_corpora as corpora
+from bridgeembed.datasets.origin_files import (
+    RAW,
+    Cleaning,
+    Folder,
+    Origin,
+    Sources,
+    match_key,
+    parallel_rows,
+    parse_po,
+    read_lines,
+    read_text,
+    squeeze_spaces,
+    write_rows,
+)
+from bridgeembed.errors import ConfigError
 
 logger = logging.getLogger(__name__)
-
-RAW = "https://raw.githubusercontent.com"
-SOURCES = ".sources"  # DATA/.sources/OWNER/REPO/COMMIT/PATH: the downloaded source files
-RECORD = "SHA256SUMS"  # DATA/.sources/SHA256SUMS: the sha256 of each source at its first download
-HINT = ("Check that {where} can be reached, then run the same command again: what came stays and the rest resumes; "
-        "or give --mirror URL, a server laid out as URL/OWNER/REPO/COMMIT/PATH")
-
-
-@dataclass(frozen=True)
-class Origin:
-    """A public repository at a pinned commit."""
-
-    repo: str
-    commit: str
-
-    def key(self, path: str) -> str:
-        return f"{self.repo}/{self.commit}/{path}"
 
 
 MULTI30K = Origin("multi30k/dataset", "a3d2e0d")
@@ -63,116 +57,7 @@ ISO3 = {"en": "eng", "de": "deu", "fr": "fra", "cs": "ces"}
 FOUR = ("en", "de", "fr", "cs")
 
 
-def source_url(key: str, mirror: Optional[str] = None) -> str:
-    return f"{(mirror or RAW).rstrip('/')}/{key}"
-
-
-class Sources:
-    """Fetches source files into DATA/.sources, checked against the shipped checksums or the first download's."""
-
-    def __init__(self, root: Path, mirror: Optional[str] = None, progress: bool = True) -> None:
-        from bridgeembed.datasets.source_checksums import SHA256
-
-        self.root, self.mirror, self.progress, self.shipped = root, mirror, progress, SHA256
-        self.folder = root / SOURCES
-        self.record_path = self.folder / RECORD
-        self.recorded = self._read_record()
-
-    def _read_record(self) -> dict:
-        if not self.record_path.is_file():
-            return {}
-        pairs = (line.split("  ", 1) for line in self.record_path.read_text(encoding="utf-8").splitlines() if line)
-        return {key: digest for digest, key in pairs}
-
-    def fetch(self, key: str, checksum: Optional[str]) -> Path:
-        url = source_url(key, self.mirror)
-        try:
-            return fetch(url, self.folder / key, checksum, progress=self.progress)
-        except DataError as err:
-            where = "the mirror" if self.mirror else "the internet"
-            raise DataError(f"{err}. {HINT.format(where=where)}") from None
-
-    def get(self, origin: Origin, path: str) -> Path:
-        key = origin.key(path)
-        known = self.shipped.get(key) or self.recorded.get(key)
-        dest = self.fetch(key, known)
-        if not known:  # the first download of a source the package has no checksum for: later ones must match it
-            self.recorded[key] = _digest(dest, "sha256")
-            self.unsaved = True
-        return dest
-
-    unsaved = False
-
-    def save(self) -> None:
-        """Write the record of first downloads (after each folder, and when a fetch fails)."""
-        if self.unsaved:
-            write_text_atomic(self.record_path, "".join(f"{d}  {k}\n" for k, d in sorted(self.recorded.items())))
-            self.unsaved = False
-
-
-# --- readers and writers -----------------------------------------------------------------------------------------
-def _text(path: Path, encoding: str = "utf-8") -> str:
-    raw = path.read_bytes()
-    if path.suffix == ".gz":
-        raw = gzip.decompress(raw)
-    try:
-        return raw.decode(encoding)
-    except UnicodeDecodeError as err:
-        raise DataError(f"{path} is not {encoding} text ({err}); the source changed: check it, or use --mirror") \
-            from None
-
-
-def _lines(path: Path, encoding: str = "utf-8") -> list:
-    text = _text(path, encoding)
-    lines = [line.rstrip("\r") for line in text.split("\n")]
-    return lines[:-1] if text.endswith("\n") else lines
-
-
-def _gz(lines: Sequence[str]) -> bytes:
-    """Deterministic gzip (no name, mtime 0): the same lines give the same bytes."""
-    buffer = io.BytesIO()
-    with gzip.GzipFile(fileobj=buffer, mode="wb", filename="", mtime=0) as handle:
-        handle.write("".join(line + "\n" for line in lines).encode("utf-8"))
-    return buffer.getvalue()
-
-
-def _clean(line: str) -> str:
-    return " ".join(line.split())
-
-
-def _rows(columns: Sequence[Sequence[str]], where: str, clean: Callable[[str], str] = _clean) -> list:
-    lengths = {len(c) for c in columns}
-    if len(lengths) != 1:
-        raise DataError(f"{where}: the sides have {sorted(lengths)} lines; they must be line-parallel")
-    return [tuple(clean(x) for x in row) for row in zip(*columns)]
-
-
-def _keep(rows: Iterable[tuple], held_out: set) -> list:
-    """Rows without an empty side, without a side found in an evaluation set, each once (the first kept)."""
-    seen, kept = set(), []
-    for row in rows:
-        if all(row) and row not in seen and not held_out.intersection(row):
-            seen.add(row)
-            kept.append(row)
-    return kept
-
-
-def _write(folder: Path, split: str, languages: Sequence[str], rows: Sequence[tuple]) -> None:
-    for i, lang in enumerate(languages):
-        write_synced(folder / f"{split}.{lang}.gz", _gz([row[i] for row in rows]))
-
-
 # --- the folders -------------------------------------------------------------------------------------------------
-@dataclass
-class Folder:
-    """One folder of the data root: what it is and how it is derived from its sources."""
-
-    name: str
-    about: str
-    derive: Callable[[Sources, Path, set], int]  # (sources, new folder, evaluation sentences) -> rows written
-    evaluation: bool = False  # an evaluation set: never cleaned against the others
-    needs: list = field(default_factory=list)  # folders derived first (the evaluation sets it is cleaned against)
-
 
 def _news_files(year: int, pair: Optional[str], stem: str, languages: Sequence[str]) -> list:
     folder = f"{NEWS}/{year}" + (f"/{pair}" if pair else "")
@@ -216,7 +101,7 @@ NEWS_PAIRS = {
 TATOEBA_PAIRS = [("en", "de"), ("en", "fr"), ("en", "cs"), ("de", "fr"), ("de", "cs")]
 
 
-def _multi30k(sources: Sources, out: Path, held: set) -> int:
+def _multi30k(sources: Sources, out: Path, clean: Cleaning) -> int:
     """Multi30k task 1, the files `bridgeembed-data multi30k` fetches (checked by `checksums.SHA256`)."""
     from bridgeembed.datasets.checksums import SHA256
     from bridgeembed.datasets.corpora import _multi30k as files
@@ -224,50 +109,50 @@ def _multi30k(sources: Sources, out: Path, held: set) -> int:
     for rel, url in files():
         dest = sources.fetch(url.removeprefix(RAW + "/"), SHA256.get(rel))
         write_synced(out / Path(rel).name, dest.read_bytes())
-    return len(_lines(out / "train.en.gz"))
+    return len(read_lines(out / "train.en.gz"))
 
 
-def _multi30k_task2(sources: Sources, out: Path, held: set) -> int:
+def _multi30k_task2(sources: Sources, out: Path, clean: Cleaning) -> int:
     """Multi30k task 2's raw files, copied byte for byte."""
     for split in ("train", "val"):
         for n in range(1, 6):
             for lang in ("en", "de"):
                 name = f"{split}.{n}.{lang}.gz"
                 write_synced(out / name, sources.get(MULTI30K, f"data/task2/raw/{name}").read_bytes())
-    return len(_lines(out / "train.1.en.gz"))
+    return len(read_lines(out / "train.1.en.gz"))
 
 
-def _news_4way(sources: Sources, out: Path, held: set) -> int:
+def _news_4way(sources: Sources, out: Path, clean: Cleaning) -> int:
     """newstest 2008-2012 with newssyscomb2009, line-parallel in en/de/fr/cs (train); newstest2013 (valid)."""
     columns = {lang: [] for lang in FOUR}
     for year, stem in NEWS_4WAY_TRAIN:
         for lang, path in zip(FOUR, _news_files(year, None, stem, FOUR)):
-            columns[lang] += _lines(sources.get(OPUS_MT, path))
-    train = _keep(_rows([columns[lang] for lang in FOUR], "newstest 2008-2012"), held)
-    valid = _rows([_lines(sources.get(OPUS_MT, p)) for p in _news_files(2013, None, "newstest2013", FOUR)],
+            columns[lang] += read_lines(sources.get(OPUS_MT, path))
+    train = clean.rows(parallel_rows([columns[lang] for lang in FOUR], "newstest 2008-2012"), FOUR)
+    valid = parallel_rows([read_lines(sources.get(OPUS_MT, p)) for p in _news_files(2013, None, "newstest2013", FOUR)],
                   "newstest2013")
-    _write(out, "train", FOUR, train)
-    _write(out, "valid", FOUR, valid)
+    write_rows(out, "train", FOUR, train)
+    write_rows(out, "valid", FOUR, valid)
     return len(train)
 
 
-def _news_pair(a: str, b: str) -> Callable[[Sources, Path, set], int]:
-    def derive(sources: Sources, out: Path, held: set) -> int:
+def _news_pair(a: str, b: str) -> Callable[[Sources, Path, Cleaning], int]:
+    def derive(sources: Sources, out: Path, clean: Cleaning) -> int:
         rows = []
         for files in NEWS_PAIRS[(a, b)]:
-            rows += _rows([_lines(sources.get(OPUS_MT, f)) for f in files], files[0])
-        rows = _keep(rows, held)
-        _write(out, "train", (a, b), rows)
+            rows += parallel_rows([read_lines(sources.get(OPUS_MT, f)) for f in files], files[0])
+        rows = clean.rows(rows, (a, b))
+        write_rows(out, "train", (a, b), rows)
         return len(rows)
     return derive
 
 
-def _tatoeba(a: str, b: str) -> Callable[[Sources, Path, set], int]:
-    def derive(sources: Sources, out: Path, held: set) -> int:
+def _tatoeba(a: str, b: str) -> Callable[[Sources, Path, Cleaning], int]:
+    def derive(sources: Sources, out: Path, clean: Cleaning) -> int:
         pair = "-".join(sorted((ISO3[a], ISO3[b])))
         files = [f"{TATOEBA}/{pair}/tatoeba-test-v2021-08-07.{ISO3[lang]}" for lang in (a, b)]
-        rows = _keep(_rows([_lines(sources.get(OPUS_MT, f)) for f in files], files[0]), held)
-        _write(out, "train", (a, b), rows)
+        rows = clean.rows(parallel_rows([read_lines(sources.get(OPUS_MT, f)) for f in files], files[0]), (a, b))
+        write_rows(out, "train", (a, b), rows)
         return len(rows)
     return derive
 
@@ -280,7 +165,7 @@ POSSESSIVE = re.compile(r"(?<=\w) ' (?=s\b)")  # ComTrans splits "Ombudsman's" a
 COMTRANS_FILES = (("en", "data/comtrans.e", "latin-1"), ("de", "data/comtrans.g", "utf-8"))
 
 
-def _europarl(sources: Sources, out: Path, held: set) -> int:
+def _europarl(sources: Sources, out: Path, clean: Cleaning) -> int:
     """ComTrans: tokenized text (English Latin-1, German UTF-8), Moses-detokenized; pairs whose German side is the
     English one (copied English) and duplicates removed."""
     from sacremoses import MosesDetokenizer
@@ -288,45 +173,22 @@ def _europarl(sources: Sources, out: Path, held: set) -> int:
     sides = []
     for lang, path, encoding in COMTRANS_FILES:
         detok = MosesDetokenizer(lang=lang)
-        lines = _lines(sources.get(COMTRANS, path), encoding)
+        lines = read_lines(sources.get(COMTRANS, path), encoding)
         sides.append([detok.detokenize(POSSESSIVE.sub(" '", line).split()) for line in lines])
-    rows = _keep([r for r in _rows(sides, "comtrans") if r[0] != r[1]], held)
-    _write(out, "train", ("en", "de"), rows)
+    rows = clean.rows([r for r in parallel_rows(sides, "comtrans") if r[0] != r[1]], ("en", "de"))
+    write_rows(out, "train", ("en", "de"), rows)
     return len(rows)
 
 
-PO_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
-PO_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "r": "\r"}
 
-
-def parse_po(text: str) -> dict:
-    """{(msgctxt, msgid): msgstr} of a PO file's translated, non-fuzzy, singular, current messages."""
-    messages = {}
-    for block in re.split(r"\n\s*\n", text):
-        fields, current, fuzzy = {}, None, False
-        for line in block.splitlines():
-            line = line.strip()
-            if line.startswith("#,") and "fuzzy" in line:
-                fuzzy = True
-            elif line.startswith(("msgctxt", "msgid", "msgstr")):
-                current = line.split(None, 1)[0]
-                fields[current] = "".join(PO_STRING.findall(line[len(current):]))
-            elif line.startswith('"') and current:
-                fields[current] += "".join(PO_STRING.findall(line))
-        fields = {k: re.sub(r"\\(.)", lambda m: PO_ESCAPES.get(m.group(1), m.group(1)), v) for k, v in fields.items()}
-        if fields.get("msgid") and fields.get("msgstr") and not fuzzy and "msgid_plural" not in fields:
-            messages[(fields.get("msgctxt", ""), fields["msgid"])] = fields["msgstr"]
-    return messages
-
-
-def _gnome(sources: Sources, out: Path, held: set) -> int:
+def _gnome(sources: Sources, out: Path, clean: Cleaning) -> int:
     """GNOME help's PO files joined by message: the English msgid and its de/fr/cs translations (Mallard kept)."""
-    po = {lang: parse_po(_text(sources.get(GNOME, f"gnome-help/{lang}/{lang}.po"))) for lang in ("de", "fr", "cs")}
+    po = {lang: parse_po(read_text(sources.get(GNOME, f"gnome-help/{lang}/{lang}.po"))) for lang in ("de", "fr", "cs")}
     keys = [k for k in po["de"] if k in po["fr"] and k in po["cs"]]
-    rows = _rows([[k[1] for k in keys]] + [[po[lang][k] for k in keys] for lang in ("de", "fr", "cs")], "gnome-help",
-                 lambda x: re.sub(r"[\r\n\t]", " ", x).strip())  # the message's own spacing kept
-    rows = _keep(rows, held)
-    _write(out, "train", FOUR, rows)
+    rows = parallel_rows([[k[1] for k in keys]] + [[po[lang][k] for k in keys] for lang in ("de", "fr", "cs")],
+                         "gnome-help", lambda x: re.sub(r"[\r\n\t]", " ", x).strip())  # the message's own spacing kept
+    rows = clean.rows(rows, FOUR)
+    write_rows(out, "train", FOUR, rows)
     return len(rows)
 
 
@@ -341,15 +203,15 @@ def read_conllu(text: str) -> list:
     return sentences
 
 
-def _pud(sources: Sources, out: Path, held: set) -> int:
+def _pud(sources: Sources, out: Path, clean: Cleaning) -> int:
     """PUD: each treebank's `# text =` lines (test.LANG.gz) and the sentence ids (ids.txt)."""
     texts, ids = {}, None
     for lang, origin in PUD.items():
-        sentences = read_conllu(_text(sources.get(origin, f"{lang}_pud-ud-test.conllu")))
+        sentences = read_conllu(read_text(sources.get(origin, f"{lang}_pud-ud-test.conllu")))
         texts[lang] = [t for _, t in sentences]
         ids = ids or [i for i, _ in sentences]
-    rows = _rows([texts[lang] for lang in FOUR], "PUD")
-    _write(out, "test", FOUR, rows)
+    rows = parallel_rows([texts[lang] for lang in FOUR], "PUD")
+    write_rows(out, "test", FOUR, rows)
     write_synced(out / "ids.txt", "".join(f"{i}\n" for i in ids))
     return len(rows)
 
@@ -377,6 +239,69 @@ RECIPES = {"general-m2m": ["multi30k", "newstest-4way", "newstest-en-de", "newst
                            "tatoeba-de-fr", "tatoeba-de-cs", "europarl-comtrans", "gnome-help", "multi30k-task2"]}
 
 
+# --- the all-text recipe's folders (configs/general-m2m-all-text.yaml) ------------------------------------------
+# As shared/data built them, in this order (its README): each is cleaned against PUD and newstest2013, the trainer's
+# dev lines (DEV_LINES) and the language pairs of the general-m2m folders and of those before it here.
+DEV_LINES = {"multi30k": ("val", "test_2016_flickr", None), "newstest-4way": ("valid", None, None),
+             **{f"tatoeba-{a}-{b}": ("train", None, 300) for a, b in TATOEBA_PAIRS},
+             "europarl-comtrans": ("train", None, 1000)}  # folder: (split, another split, last N lines only)
+
+
+def _europarl_v7(sources: Sources, clean: Cleaning) -> list:
+    return corpora.read_europarl_v7(sources, _keys(clean.root / "europarl-comtrans", "train"))
+
+
+ALL_TEXT = [  # (name, about, languages, read(sources, cleaning) -> rows)
+    ("europarl-v7-en-de", "Europarl v7 de-en, the first 20,000 lines less those sharing a side with ComTrans",
+     ("en", "de"), _europarl_v7),
+    ("wmt20-chat-en-de", "WMT20 chat task (BConTrasT): customer-service dialogues", ("en", "de"),
+     lambda s, c: corpora.read_wmt20_chat(s)),
+    ("wmt15-sample-en-de", "OpenNMT-py's 10k sample of WMT15 en-de, detokenized (noisy: bridgeembed-mine filters it)",
+     ("en", "de"), lambda s, c: corpora.read_wmt15_sample(s)),
+    ("mlqe-pe-en-de", "MLQE-PE en-de: Wikipedia sentences and post-edited translations", ("en", "de"),
+     lambda s, c: corpora.read_mlqe_pe(s)),
+    ("tico19-en-fr", "TICO-19 translation memory (COVID-19 and medical text)", ("en", "fr"),
+     lambda s, c: corpora.read_tico19(s)),
+    ("xquad-en-de", "XQuAD questions and context sentences", ("en", "de"), lambda s, c: corpora.read_xquad(s)),
+]
+LANGUAGES = {name: languages for name, _, languages, _ in ALL_TEXT}
+
+
+def _all_text(languages: Sequence[str], read: Callable[[Sources, Cleaning], list]) -> Callable:
+    def derive(sources: Sources, out: Path, clean: Cleaning) -> int:
+        rows = clean.rows(read(sources, clean), languages)
+        write_rows(out, "train", languages, rows)
+        return len(rows)
+    return derive
+
+
+def _pairs(languages: Sequence[str]) -> set:
+    return {(a, b) for a in languages for b in languages if a < b}
+
+
+def _register_all_text() -> None:
+    earlier = [n for n in RECIPES["general-m2m"] if n != "multi30k-task2"]  # task 2's captions: not translations
+    pairs = {n: _pairs(FOUR) for n in earlier}
+    pairs.update({f"newstest-{a}-{b}": _pairs((a, b)) for a, b in NEWS_PAIRS})
+    pairs.update({f"tatoeba-{a}-{b}": _pairs((a, b)) for a, b in TATOEBA_PAIRS})
+    pairs["europarl-comtrans"] = _pairs(("en", "de"))
+    for name, about, languages, read in ALL_TEXT:
+        overlapping = [n for n in earlier if pairs[n] & _pairs(languages)]
+        needs = list(dict.fromkeys(["pud", *DEV_LINES, *overlapping]))
+        FOLDERS[name] = Folder(name, about, _all_text(languages, read), needs=needs, dev_clean=True)
+        earlier.append(name)
+        pairs[name] = _pairs(languages)
+
+
+_register_all_text()
+RECIPES["general-m2m-all-text"] = [n for n in RECIPES["general-m2m"] if n != "multi30k-task2"] + [
+    "wmt15-sample-en-de", "wmt20-chat-en-de", "mlqe-pe-en-de", "xquad-en-de", "europarl-v7-en-de", "tico19-en-fr",
+    "multi30k-task2"]
+# Folders a recipe trains on that the data root makes from a fetched one (configs/general-m2m-all-text.yaml's
+# comments): the recipe fetches the base folder; `bridgeembed-mine --mode align --threshold 0.7` makes the other.
+MADE_LOCALLY = {"wmt15-sample-en-de-aligned": "wmt15-sample-en-de"}
+
+
 def recipe_folders(recipe: str) -> list:
     """The folders a recipe trains on: a shipped recipe's name, or a training config's path (data.path and
     data.corpora[].path)."""
@@ -389,7 +314,7 @@ def recipe_folders(recipe: str) -> list:
 
     data = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("data") or {}
     names = [data.get("path")] + [c.get("path") for c in data.get("corpora") or []]
-    names = [n for n in names if n]
+    names = list(dict.fromkeys(MADE_LOCALLY.get(n, n) for n in names if n))
     unknown = [n for n in names if n not in FOLDERS]
     if unknown:
         raise ConfigError(f"{path}: no origin is known for {', '.join(unknown)}; the folders that can be fetched: "
@@ -404,23 +329,69 @@ def _held_out(root: Path) -> set:
         for lang in FOUR:
             path = root / f"{rel}.{lang}.gz"
             if path.is_file():
-                held.update(_clean(line) for line in _lines(path))
+                held.update(squeeze_spaces(line) for line in read_lines(path))
     held.discard("")
     return held
 
 
-def fetch_folders(root: Path, names: Sequence[str], mirror: Optional[str] = None, progress: bool = True) -> dict:
-    """Fetch and derive `names` (after the evaluation sets they are cleaned against) into `root`: {name: rows},
-    None for a folder already there."""
+def _folder_lines(folder: Path, split: str) -> dict:
+    """{language: lines} of a folder's SPLIT.LANG.gz files."""
+    files = {lang: folder / f"{split}.{lang}.gz" for lang in FOUR}
+    return {lang: read_lines(path) for lang, path in files.items() if path.is_file()}
+
+
+def _keys(folder: Path, split: str) -> set:
+    """The `match_key` of every line of a folder's split, all languages."""
+    return {match_key(line) for lines in _folder_lines(folder, split).values() for line in lines} - {""}
+
+
+def _dev_keys(root: Path) -> set:
+    """The trainer's dev lines in the data root (DEV_LINES), as `match_key`s."""
+    keys = set()
+    for name, (split, other, last) in DEV_LINES.items():
+        for part in (split, other):
+            for lines in _folder_lines(root / name, part).values() if part else ():
+                keys.update(match_key(line) for line in (lines[-last:] if last else lines))
+    return keys - {""}
+
+
+def _cleaning(root: Path, folder: Folder, cache: dict) -> Cleaning:
+    if folder.evaluation:
+        return Cleaning(set())
+    if not folder.dev_clean:
+        return Cleaning(_held_out(root))
+    clean = Cleaning(_held_out(root), _dev_keys(root), {}, root)
+    for name in folder.needs:
+        if name not in cache and not FOLDERS[name].evaluation:
+            columns = _folder_lines(root / name, "train")
+            cache[name] = Cleaning(set())
+            cache[name].add(list(zip(*columns.values())), list(columns))
+        for pair, keys in cache[name].pairs.items() if name in cache else ():
+            clean.pairs.setdefault(pair, set()).update(keys)
+    return clean
+
+
+def _order(names: Sequence[str]) -> list:
+    """`names` after the folders they need (depth first), each once."""
     order = []
-    for name in names:
+
+    def visit(name: str) -> None:
         if name not in FOLDERS:
             raise ConfigError(f"no origin is known for the folder {name!r}; known: {', '.join(FOLDERS)}")
-        for needed in [*FOLDERS[name].needs, name]:
-            if needed not in order:
-                order.append(needed)
-    sources, done = Sources(root, mirror, progress), {}
-    for name in order:
+        for needed in FOLDERS[name].needs:
+            visit(needed)
+        if name not in order:
+            order.append(name)
+    for name in names:
+        visit(name)
+    return order
+
+
+def fetch_folders(root: Path, names: Sequence[str], mirror: Optional[str] = None, progress: bool = True) -> dict:
+    """Fetch and derive `names` (after the folders they are cleaned against) into `root`: {name: rows}, None for a
+    folder already there."""
+    sources, done, pairs = Sources(root, mirror, progress), {}, {}
+    for name in _order(names):
         target = root / name
         if target.is_dir() and any(target.iterdir()):
             logger.info("%s: already in %s, kept", name, root)
@@ -429,7 +400,7 @@ def fetch_folders(root: Path, names: Sequence[str], mirror: Optional[str] = None
         folder = FOLDERS[name]
         try:
             with atomic_folder(target) as new:
-                done[name] = folder.derive(sources, new, set() if folder.evaluation else _held_out(root))
+                done[name] = folder.derive(sources, new, _cleaning(root, folder, pairs))
         finally:
             sources.save()
         logger.info("%s: %d rows in %s", name, done[name], target)

@@ -232,6 +232,20 @@ SHA256 = {
         "09c743c31b4be36e1ed4a1b533b23dee2fa29061885d70bf67f51da63c8ab2ec",
     "Helsinki-NLP/OPUS-MT-testsets/ac0f19c/datasets/statmt/wmt_newstest/2021/fr-de/newstest2021.fr":
         "f23939f9afcb7f423b2128f3c01f8f215e9de2730a58feed95fdf9ac590eb807",
+    "OpenNMT/OpenNMT-py/97111d9/data/src-train.txt":
+        "a4deafe1eb225d98f196ad87e90eec8494a729690c06e0186ee9d2793667a0d2",
+    "OpenNMT/OpenNMT-py/97111d9/data/tgt-train.txt":
+        "fe1f824a189baa650eec46269e66eef07f7304ba7572598ebbe61c55eeff7d01",
+    "Sandeep-4469/SiMT_NLP/e2ef7f5/data/train.de":
+        "c40e45eeb5b92156422a9c9781bafdab1dbbb525b09c0f410ad21943d205cafb",
+    "Sandeep-4469/SiMT_NLP/e2ef7f5/data/train.en":
+        "4fc27e152d74d7c587b9dca8aa785da898f5995a3432155245aa064cc1862969",
+    "Unbabel/BConTrasT/96f3305/dev.json":
+        "b4b001dd093b5b1719d83bd2b6ad367bb7ed2c2793feb4ce751c3d1ff4485f72",
+    "Unbabel/BConTrasT/96f3305/test1_corpus-with_gold_references.json":
+        "fc07d22a8fee7172539e8cb3f83bee7eb0ebc949d0d4abae11e0791ff0c2f2a8",
+    "Unbabel/BConTrasT/96f3305/train.json":
+        "9bfef7e7f7cf4f80dd766ed1396e80e5b3535b71bc8052e0b9adcbf753f40a4d",
     "UniversalDependencies/UD_Czech-PUD/f68c66c/cs_pud-ud-test.conllu":
         "af365749e569cc9daeeebee916dd33161e5c23b278077553f6ffbf4f82c5b652",
     "UniversalDependencies/UD_English-PUD/f16eba4/en_pud-ud-test.conllu":
@@ -244,6 +258,10 @@ SHA256 = {
         "d823e387a1cb362187a49787341fe8cdd6c6358caee49a25daf3182d9d254773",
     "caseyndav/pos_tagger/b1ed896/data/comtrans.g":
         "0b5c3666513fdbc4daf0827a7342c1cc83bf3d900ae4d898636983cac0efd0ff",
+    "google-deepmind/xquad/7d30520/xquad.de.json":
+        "990b5d746746ed65ed4702ea5f35f99ffa4e2f1c390c07d003642acd937916f9",
+    "google-deepmind/xquad/7d30520/xquad.en.json":
+        "e4c57d1c9143aaa1c5d265ba5987a65f4e69528d2a98f29d6e75019b10344f29",
     "multi30k/dataset/a3d2e0d/data/task2/raw/train.1.de.gz":
         "0002241b52aba5160c08d644ea0d64a9bf46a2dfffcf619c9e3cdaa55b357004",
     "multi30k/dataset/a3d2e0d/data/task2/raw/train.1.en.gz":
@@ -284,4 +302,12 @@ SHA256 = {
         "185d6cb907313e6a6eef76f09c657e5748e08ee3c7a5b26200186e171e2c8344",
     "multi30k/dataset/a3d2e0d/data/task2/raw/val.5.en.gz":
         "4b6a6541b7b58d545eff7feead4187aeb0439a7178a7bed6951121e0ecbaee66",
+    "sheffieldnlp/mlqe-pe/2a670a1/data/post-editing/dev/en-de-dev.tar.gz":
+        "7ca5e97c00e9733ba97aa70ca03c1ac9840ececcc4a09900262027912d432c4c",
+    "sheffieldnlp/mlqe-pe/2a670a1/data/post-editing/test/en-de-test.tar.gz":
+        "78d136444c9e50c189c35dc898c4b9580ccd057121bc3349cb3df5f56a943457",
+    "sheffieldnlp/mlqe-pe/2a670a1/data/post-editing/train/en-de-train.tar.gz":
+        "219cdfd4e1d89d47e6136651af5136e3942ee93b4c9c44354b232baa18c75731",
+    "tico-19/tico-19.github.io/d97615f/data/TM/all.en-fr.tmx":
+        "8bf9344e724ca68fdda2a725c3ba127df5e3f77f2dc7de1f9bcfc0abd7feed70",
 }

@@ -199,7 +199,7 @@ def test_recipe_writes_every_folder_and_the_evaluation_sets_from_an_empty_root(m
     assert f"  {PUD['en'].key('en_pud-ud-test.conllu')}\n" in record
     requested = {path[1:] for path, _ in mirror.requests}
     task1 = {key for key in requested if "/data/task1/raw/" in key}
-    assert requested - task1 == set(SHIPPED[0]), "source_checksums.py holds every other source the recipe fetches"
+    assert requested - task1 <= set(SHIPPED[0]), "source_checksums.py holds every other source the recipe fetches"
     assert {f"multi30k/{key.rsplit('/', 1)[1]}" for key in task1} <= set(SHIPPED[1]), "checksums.py: Multi30k task 1"
 
 

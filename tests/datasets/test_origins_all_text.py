@@ -1,0 +1,157 @@
+"""`bridgeembed-data recipe general-m2m-all-text`: the all-text folders (datasets/parallel_corpora.py, datasets/origins.py
+ALL_TEXT) against a local HTTP server laid out as OWNER/REPO/COMMIT/PATH, serving tiny files in the real formats: XQuAD's
+JSON, TICO-19's TMX, Europarl v7's raw text, OpenNMT's tokenized WMT15 sample, BConTrasT's dialogues, MLQE-PE's tar.gz.
+Also the all-text cleaning rule: rows matching a dev line, or a pair of an earlier folder, are dropped. No internet."""
+
+import gzip
+import io
+import json
+import tarfile
+
+import pytest
+
+from bridgeembed.cli.fetch import main as data_main
+from bridgeembed.datasets import checksums, origins, parallel_corpora, source_checksums
+from bridgeembed.datasets.origin_files import Cleaning, match_key
+from bridgeembed.datasets.parallel_corpora import BCONTRAST, EUROPARL_V7, MLQE_PE, OPENNMT, TICO19, XQUAD
+from tests.datasets.test_datasets import Server
+from tests.datasets.test_origins import ROOT, SHIPPED, WORDS, build_mirror, count, lines, text
+
+
+def read(path):
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        return handle.read().splitlines()
+
+
+def xquad(lang):
+    question = {"en": "Who led the team?", "de": "Wer führte das Team an?"}
+    context = {"en": "The Panthers won. Short led the team in sacks.", "de": "Die Panthers gewannen. Short führte."}
+    uneven = {"en": "One sentence here. Another one.", "de": "Nur ein Satz hier, und noch einer."}
+    paragraphs = [{"context": context[lang], "qas": [{"id": "q1", "question": question[lang]}]},
+                  {"context": uneven[lang], "qas": [{"id": "q2", "question": f"{WORDS[lang]} q2?"}]}]
+    return json.dumps({"data": [{"title": "t", "paragraphs": paragraphs}]}).encode("utf-8")
+
+
+def tmx():
+    units = "".join(f'<tu tuid="CMU_1:{i}"><prop type="note">x</prop><tuv xml:lang="en"><seg>{WORDS["en"]} tico {i}'
+                    f'</seg></tuv><tuv xml:lang="fr"><seg>{WORDS["fr"]} tico {i} &amp; co</seg></tuv></tu>\n'
+                    for i in range(4))
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n<tmx version="1.4"><header srclang="en"></header><body>\n'
+            + units + "</body></tmx>\n").encode("utf-8")
+
+
+def chat():
+    turns = [{"utteranceID": 0, "speaker": "agent", "source": "How can I help?", "target": "Wie kann ich helfen?"},
+             {"utteranceID": 1, "speaker": "customer", "source": "Ich brauche ein Auto.", "target": "I need a car."}]
+    return json.dumps({"dlg-1": turns}).encode("utf-8")
+
+
+def mlqe(split):
+    folder = "test20" if split == "test" else split
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for suffix, rows in (("src", [f"It &apos;s {split} line {i} ." for i in range(2)]),
+                             ("pe", [f"Es ist {split} Zeile {i} ." for i in range(2)]), ("mt", ["x", "y"])):
+            data = text(rows)
+            info = tarfile.TarInfo(f"en-de-{folder}/{folder}.{suffix}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def build_all_text(http):
+    build_mirror(http)
+
+    def put(origin, path, data):
+        http.files[f"/{origin.key(path)}"] = data
+
+    for lang in ("en", "de"):
+        put(XQUAD, f"xquad.{lang}.json", xquad(lang))
+    put(TICO19, "data/TM/all.en-fr.tmx", tmx())
+    # Europarl v7: five lines, the first a ComTrans pair of the test mirror (sharing a side: dropped)
+    comtrans = {"en": '"Mrs Díez González, the Ombudsman\'s number 0"', "de": '"Frau Díez González erklärt Nummer 0"'}
+    for lang in ("en", "de"):
+        put(EUROPARL_V7, f"data/train.{lang}", text([comtrans[lang]] + lines("europarl v7", lang, 4)))
+    put(OPENNMT, "data/src-train.txt", text(["Parliament &apos;s session , &quot; he said .", "Short .",
+                                             "the dog runs wmt15 ."]))
+    put(OPENNMT, "data/tgt-train.txt", text(["Die Sitzung des Parlaments , &quot; sagte er .",
+                                             "Ein viel zu langer Satz , der nicht zu diesem passt .", "der Hund ."]))
+    for name in parallel_corpora.CHAT_FILES:
+        put(BCONTRAST, name, chat())
+    for split in ("train", "dev", "test"):
+        put(MLQE_PE, f"data/post-editing/{split}/en-de-{split}.tar.gz", mlqe(split))
+
+
+@pytest.fixture
+def mirror(monkeypatch):
+    monkeypatch.setattr(source_checksums, "SHA256", {})
+    monkeypatch.setattr(checksums, "SHA256", {})
+    s = Server()
+    build_all_text(s)
+    yield s
+    s.httpd.shutdown()
+    s.httpd.server_close()
+
+
+@pytest.mark.xfail(strict=True, reason="python-docs-en-fr, mozilla-www, django-l10n and tldr-* not fetchable yet")
+def test_the_all_text_recipe_is_its_configs_folders():
+    """configs/general-m2m-all-text.yaml trains on wmt15-sample-en-de-aligned, which bridgeembed-mine makes from the
+    fetched wmt15-sample-en-de."""
+    config = origins.recipe_folders(str(ROOT / "configs/general-m2m-all-text.yaml"))
+    assert origins.recipe_folders("general-m2m-all-text") == config
+    assert "wmt15-sample-en-de" in config and "wmt15-sample-en-de-aligned" not in config
+
+
+def test_each_derivation_from_tiny_files(mirror, tmp_path):
+    root = tmp_path / "data"
+    names = [name for name, *_ in origins.ALL_TEXT]
+    done = origins.fetch_folders(root, names, mirror.url, progress=False)
+    assert read(root / "xquad-en-de/train.en.gz") == ["Who led the team?", f"{WORDS['en']} q2?", "The Panthers won.",
+                                                      "Short led the team in sacks."], "q2's paragraph split unevenly"
+    assert read(root / "xquad-en-de/train.de.gz")[3] == "Short führte."
+    assert read(root / "tico19-en-fr/train.fr.gz")[0] == f"{WORDS['fr']} tico 0 & co"
+    assert done["tico19-en-fr"] == 4
+    assert read(root / "europarl-v7-en-de/train.de.gz") == lines("europarl v7", "de", 4), "the ComTrans pair dropped"
+    assert read(root / "wmt15-sample-en-de/train.en.gz") == ["Parliament's session, \"he said.",
+                                                             "the dog runs wmt15."], "unescaped, detokenized, the "\
+                                                                                     "misaligned pair dropped"
+    assert read(root / "wmt20-chat-en-de/train.en.gz") == ["How can I help?", "I need a car."], \
+        "English: the agent's source, the customer's target; the same dialogue in three files kept once"
+    assert read(root / "wmt20-chat-en-de/train.de.gz") == ["Wie kann ich helfen?", "Ich brauche ein Auto."]
+    assert read(root / "mlqe-pe-en-de/train.en.gz")[:2] == ["It's train line 0.", "It's train line 1."]
+    assert read(root / "mlqe-pe-en-de/train.de.gz")[-1] == "Es ist test Zeile 1.", "train, dev and test20"
+    assert done["mlqe-pe-en-de"] == 6
+
+
+def test_the_all_text_cleaning_rule(mirror, tmp_path):
+    """shared/data/README.md: rows matching (NFKC, casefolded, letters and digits) a dev line of multi30k val or
+    test_2016_flickr, newstest2013, the last 300 lines of each Tatoeba pair or the last 1,000 of ComTrans are
+    dropped, and rows whose language pair an earlier folder holds."""
+    dev_caption = lines("caption val", "en", 6)[2].upper() + "!"  # the same letters and digits as a val caption
+    tatoeba = lines("tatoeba eng-fra", "en", 8)[0], lines("tatoeba eng-fra", "fr", 8)[0]  # a dev line (last 300)
+    rows = [(dev_caption, "a"), ("Fine line.", "Ligne fine."), ("fine line", "ligne fine"), tatoeba]
+    units = "".join(f'<tu><tuv xml:lang="en"><seg>{en}</seg></tuv><tuv xml:lang="fr"><seg>{fr}</seg></tuv></tu>'
+                    for en, fr in rows)
+    mirror.files[f"/{TICO19.key('data/TM/all.en-fr.tmx')}"] = f"<tmx><body>{units}</body></tmx>".encode("utf-8")
+    root = tmp_path / "data"
+    origins.fetch_folders(root, ["tico19-en-fr"], mirror.url, progress=False)
+    assert read(root / "tico19-en-fr/train.en.gz") == ["Fine line."], "one of two rows equal as match keys kept"
+    assert match_key("FIne LINE!") == "fineline"
+
+
+def test_a_pair_of_an_earlier_folder_is_dropped():
+    clean = Cleaning(set(), set())
+    clean.add([("Hello.", "Hallo.", "Bonjour.")], ("en", "de", "fr"))
+    kept = clean.rows([("hello", "bonjour!"), ("Hello.", "Salut."), ("Hi", "Bonjour.")], ("en", "fr"))
+    assert kept == [("Hello.", "Salut."), ("Hi", "Bonjour.")], "the (en, fr) pair of a 3-way folder dropped"
+
+
+def test_the_recipe_fetches_the_all_text_folders_whose_sources_the_package_checks(mirror, tmp_path):
+    root = tmp_path / "data"
+    assert data_main(["recipe", "general-m2m-all-text", "--data", str(root), "--mirror", mirror.url]) == 0
+    for name in origins.RECIPES["general-m2m-all-text"]:
+        assert (root / name).is_dir(), name
+    assert count(root / "mlqe-pe-en-de/train.de.gz") == 6
+    requested = {path[1:] for path, _ in mirror.requests}
+    task1 = {key for key in requested if "/data/task1/raw/" in key}
+    assert requested - task1 == set(SHIPPED[0]), "source_checksums.py holds every other source the recipe fetches"
