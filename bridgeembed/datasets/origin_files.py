@@ -27,10 +27,12 @@ HINT = ("Check that {where} can be reached, then run the same command again: wha
 
 @dataclass(frozen=True)
 class Origin:
-    """A public repository at a pinned commit."""
+    """A public repository at a pinned commit; or a package of a registry at a version, whose files `host` serves
+    (`host/PATH`: PyPI's files live under a folder named by their hash), mirrored as NAME/VERSION/PATH."""
 
     repo: str
     commit: str
+    host: Optional[str] = None  # None: the raw-file host, RAW/OWNER/REPO/COMMIT/PATH
 
     def key(self, path: str) -> str:
         return f"{self.repo}/{self.commit}/{path}"
@@ -57,8 +59,8 @@ class Sources:
         pairs = (line.split("  ", 1) for line in self.record_path.read_text(encoding="utf-8").splitlines() if line)
         return {key: digest for digest, key in pairs}
 
-    def fetch(self, key: str, checksum: Optional[str]) -> Path:
-        url = source_url(key, self.mirror)
+    def fetch(self, key: str, checksum: Optional[str], url: Optional[str] = None) -> Path:
+        url = source_url(key, self.mirror) if self.mirror or not url else url
         try:
             return fetch(url, self.folder / key, checksum, progress=self.progress)
         except DataError as err:
@@ -68,7 +70,7 @@ class Sources:
     def get(self, origin: Origin, path: str) -> Path:
         key = origin.key(path)
         known = self.shipped.get(key) or self.recorded.get(key)
-        dest = self.fetch(key, known)
+        dest = self.fetch(key, known, f"{origin.host}/{path}" if origin.host else None)
         if not known:  # the first download of a source the package has no checksum for: later ones must match it
             self.recorded[key] = _digest(dest, "sha256")
             self.unsaved = True
@@ -195,8 +197,9 @@ PO_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 PO_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "r": "\r"}
 
 
-def parse_po(text: str) -> dict:
-    """{(msgctxt, msgid): msgstr} of a PO file's translated, non-fuzzy, singular, current messages."""
+def parse_po(text: str, plurals: bool = False) -> dict:
+    """{(msgctxt, msgid): msgstr} of a PO file's translated, non-fuzzy, singular, current messages (and with `plurals`,
+    of its plural messages: the singular forms, msgid and msgstr[0])."""
     messages = {}
     for block in re.split(r"\n\s*\n", text):
         fields, current, fuzzy = {}, None, False
@@ -210,6 +213,9 @@ def parse_po(text: str) -> dict:
             elif line.startswith('"') and current:
                 fields[current] += "".join(PO_STRING.findall(line))
         fields = {k: re.sub(r"\\(.)", lambda m: PO_ESCAPES.get(m.group(1), m.group(1)), v) for k, v in fields.items()}
+        if plurals and "msgid_plural" in fields:
+            fields["msgstr"] = fields.get("msgstr[0]")
+            del fields["msgid_plural"]
         if fields.get("msgid") and fields.get("msgstr") and not fuzzy and "msgid_plural" not in fields:
             messages[(fields.get("msgctxt", ""), fields["msgid"])] = fields["msgstr"]
     return messages

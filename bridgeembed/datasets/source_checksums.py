@@ -302,6 +302,8 @@ SHA256 = {
         "185d6cb907313e6a6eef76f09c657e5748e08ee3c7a5b26200186e171e2c8344",
     "multi30k/dataset/a3d2e0d/data/task2/raw/val.5.en.gz":
         "4b6a6541b7b58d545eff7feead4187aeb0439a7178a7bed6951121e0ecbaee66",
+    "pypi/django/5.2.19/django-5.2.19-py3-none-any.whl":
+        "5965d974a5218a2b68a11dd1276434707f23886525c23f0598eccedaf4f4ca00",
     "sheffieldnlp/mlqe-pe/2a670a1/data/post-editing/dev/en-de-dev.tar.gz":
         "7ca5e97c00e9733ba97aa70ca03c1ac9840ececcc4a09900262027912d432c4c",
     "sheffieldnlp/mlqe-pe/2a670a1/data/post-editing/test/en-de-test.tar.gz":

@@ -7,11 +7,12 @@ import gzip
 import io
 import json
 import tarfile
+import zipfile
 
 import pytest
 
 from bridgeembed.cli.fetch import main as data_main
-from bridgeembed.datasets import checksums, origins, parallel_corpora, source_checksums
+from bridgeembed.datasets import checksums, origins, parallel_corpora, software_l10n, source_checksums
 from bridgeembed.datasets.origin_files import Cleaning, match_key
 from bridgeembed.datasets.parallel_corpora import BCONTRAST, EUROPARL_V7, MLQE_PE, OPENNMT, TICO19, XQUAD
 from tests.datasets.test_datasets import Server
@@ -59,6 +60,25 @@ def mlqe(split):
     return buffer.getvalue()
 
 
+def django_wheel():
+    """A wheel with one app's PO files: a message in all three languages, a plural one, an all-identical one, a
+    one-letter abbreviation, a fuzzy one and one missing in Czech."""
+    strings = {"de": ["Benutzer", "%(count)d Objekt", "OK", "M", "Alt", "Nur hier"],
+               "fr": ["Utilisateur", "%(count)d objet", "OK", "L", "Vieux", "Seulement ici"],
+               "cs": ["Uživatel", "%(count)d objekt", "OK", "P", "Starý", ""]}
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as wheel:
+        for lang, (user, objects, ok, monday, old, only) in strings.items():
+            po = (f'msgid ""\nmsgstr ""\n"Language: {lang}\\n"\n\nmsgid "User"\nmsgstr "{user}"\n\n'
+                  f'msgid "%(count)d object"\nmsgid_plural "%(count)d objects"\nmsgstr[0] "{objects}"\n'
+                  f'msgstr[1] "x"\n\nmsgid "OK"\nmsgstr "{ok}"\n\nmsgctxt "abbrev. day Monday"\nmsgid "M"\n'
+                  f'msgstr "{monday}"\n\n#, fuzzy\nmsgid "Old"\nmsgstr "{old}"\n\nmsgid "Only here"\n'
+                  f'msgstr "{only}"\n')
+            wheel.writestr(f"django/contrib/auth/locale/{lang}/LC_MESSAGES/django.po", po)
+        wheel.writestr("django/contrib/auth/locale/es/LC_MESSAGES/django.po", 'msgid "User"\nmsgstr "Usuario"\n')
+    return buffer.getvalue()
+
+
 def build_all_text(http):
     build_mirror(http)
 
@@ -78,6 +98,7 @@ def build_all_text(http):
                                              "Ein viel zu langer Satz , der nicht zu diesem passt .", "der Hund ."]))
     for name in parallel_corpora.CHAT_FILES:
         put(BCONTRAST, name, chat())
+    put(software_l10n.DJANGO, software_l10n.DJANGO_WHEEL, django_wheel())
     for split in ("train", "dev", "test"):
         put(MLQE_PE, f"data/post-editing/{split}/en-de-{split}.tar.gz", mlqe(split))
 
@@ -93,7 +114,7 @@ def mirror(monkeypatch):
     s.httpd.server_close()
 
 
-@pytest.mark.xfail(strict=True, reason="python-docs-en-fr, mozilla-www, django-l10n and tldr-* not fetchable yet")
+@pytest.mark.xfail(strict=True, reason="python-docs-en-fr, mozilla-www and tldr-* not fetchable yet")
 def test_the_all_text_recipe_is_its_configs_folders():
     """configs/general-m2m-all-text.yaml trains on wmt15-sample-en-de-aligned, which bridgeembed-mine makes from the
     fetched wmt15-sample-en-de."""
@@ -121,6 +142,8 @@ def test_each_derivation_from_tiny_files(mirror, tmp_path):
     assert read(root / "mlqe-pe-en-de/train.en.gz")[:2] == ["It's train line 0.", "It's train line 1."]
     assert read(root / "mlqe-pe-en-de/train.de.gz")[-1] == "Es ist test Zeile 1.", "train, dev and test20"
     assert done["mlqe-pe-en-de"] == 6
+    assert read(root / "django-l10n/train.en.gz") == ["User", "%(count)d object"], "plural: its singular forms"
+    assert read(root / "django-l10n/train.cs.gz") == ["Uživatel", "%(count)d objekt"]
 
 
 def test_the_all_text_cleaning_rule(mirror, tmp_path):
