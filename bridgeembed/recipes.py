@@ -66,9 +66,13 @@ def interpolate(start: dict, tuned: dict, alpha: float) -> dict:
 
 
 # --- decoder grafting -----------------------------------------------------------------------------
+DECODER_WEIGHTS = "decoders."  # the prefix of every decoder weight in a model's state dict
+
+
 def with_decoders(encoder: dict, decoders: dict) -> dict:
-    """ENCODER's payload with DECODERS' weights wherever ENCODER has none (not a run to resume: a model to
-    start from). Both must share the model and tokenizer config and the tokenizers themselves."""
+    """ENCODER's payload with DECODERS' decoders (not a run to resume: a model to start from): ENCODER's
+    encoders and bridge, DECODERS' decoder weights in place of ENCODER's own where it has some, and any other
+    weight ENCODER lacks from DECODERS. Both must share the model and tokenizer config and the tokenizers."""
     for section in ("model", "tokenizer"):
         if encoder["config"].get(section) != decoders["config"].get(section):
             raise CheckpointError(f"the two models have different {section} configs")
@@ -88,7 +92,8 @@ def with_decoders(encoder: dict, decoders: dict) -> dict:
         raise CheckpointError(f"the weights differ in shape, e.g. {odd[0]}")
     payload = {**encoder, "kind": "trainer" if decoders["kind"] == "trainer" else encoder["kind"],
                "decoder_languages": list(decoders["decoder_languages"]),
-               "model": {**decoders["model"], **encoder["model"]}}
+               "model": {**decoders["model"], **{k: v for k, v in encoder["model"].items()
+                                                  if not k.startswith(DECODER_WEIGHTS)}}}
     payload.pop("trainer", None)
     return payload
 

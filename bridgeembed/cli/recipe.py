@@ -26,7 +26,7 @@ COMMANDS = {
     "interpolate": ("bridgeembed.cli.recipe:interpolate",
                     "weight-space interpolation of a fine-tuned checkpoint with the model it started from (WiSE-FT)"),
     "with-decoders": ("bridgeembed.cli.recipe:with_decoders",
-                      "give an encoder-only model the decoders of another, so that training can go on from it"),
+                      "give a model the decoders of another (its own, if any, replaced), so that training can go on from it"),
     "retokenize": ("bridgeembed.cli.recipe:retokenize",
                    "a trained model under a config's new tokenizers, its vocabulary carried over piece by piece"),
 }
@@ -89,7 +89,8 @@ class Interpolate:
 
 class WithDecoders:
     """One checkpoint with the encoders and bridge of ENCODER and the decoders (and anything else ENCODER lacks)
-    of DECODERS, e.g. those of the model ENCODER was fine-tuned from. The decoders then meet encoders they were
+    of DECODERS, e.g. those of the model ENCODER was fine-tuned from, or decoders trained on for ENCODER's
+    encoders; ENCODER's own decoders, if it has some, are replaced. The decoders then meet encoders they were
     not trained with: expect a higher translation loss for the first few hundred steps."""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
@@ -99,7 +100,7 @@ class WithDecoders:
 
     def run(self, args: argparse.Namespace) -> int:
         from bridgeembed.checkpoint import save_atomic
-        from bridgeembed.recipes import with_decoders
+        from bridgeembed.recipes import DECODER_WEIGHTS, with_decoders
 
         inputs = _models(("ENCODER", args.encoder), ("DECODERS", args.decoders))
         out = check_output(args.out, "--out")
@@ -108,9 +109,11 @@ class WithDecoders:
         with _named(f"ENCODER {args.encoder}, DECODERS {args.decoders}"):
             payload = with_decoders(encoder, decoders)
         save_atomic(payload, out)
-        added = len(payload["model"]) - len(encoder["model"])
-        print(f"{out}: encoders and bridge of {args.encoder}, {added} tensors (decoders of "
-              f"{', '.join(payload['decoder_languages'])}) of {args.decoders}")
+        taken = sum(payload["model"][k] is v for k, v in decoders["model"].items())
+        replaced = sum(k.startswith(DECODER_WEIGHTS) for k in encoder["model"])
+        print(f"{out}: encoders and bridge of {args.encoder}, {taken} tensors (decoders of "
+              f"{', '.join(payload['decoder_languages'])}) of {args.decoders}"
+              + (f", in place of ENCODER's own {replaced}" if replaced else ""))
         return 0
 
 

@@ -72,6 +72,27 @@ def test_with_decoders_gives_an_encoder_only_model_the_decoders_of_another(toy_r
     assert not (tmp_path / "no.pt").exists()
 
 
+def test_with_decoders_replaces_the_decoders_a_model_already_has(toy_run, tmp_path, capsys):
+    """A model with decoders of its own (an interpolation, a shipped model) takes DECODERS' in their place: before,
+    its own were kept and the recipe said "0 tensors" of DECODERS."""
+    import torch
+
+    from bridgeembed.checkpoint import load_checkpoint, save_atomic
+
+    run_dir, _ = toy_run
+    encoder = load_checkpoint(run_dir / "best.pt")
+    other = dict(encoder, model={k: v + 1.0 if k.startswith("decoders.") else v for k, v in encoder["model"].items()})
+    save_atomic(other, tmp_path / "decoders.pt")
+    assert recipe.main(["with-decoders", str(run_dir / "best.pt"), str(tmp_path / "decoders.pt"),
+                        "--out", str(tmp_path / "both.pt")]) == 0
+    decoder_keys = [k for k in encoder["model"] if k.startswith("decoders.")]
+    assert decoder_keys
+    assert f"{len(decoder_keys)} tensors (decoders of" in capsys.readouterr().out
+    both = load_checkpoint(tmp_path / "both.pt")
+    for key, value in both["model"].items():
+        assert torch.equal(value, (other if key in decoder_keys else encoder)["model"][key]), key
+
+
 @pytest.mark.parametrize("case", ["another-vocabulary", "no-decoders"])
 def test_with_decoders_of_another_vocabulary_or_of_none_says_so(toy_run, tmp_path, capsys, case):
     """Issue 40: the command's docstring example of then (broad-m2m, retokenized at stage 13, and multi30k-m2m's
