@@ -26,7 +26,7 @@ COMMANDS = {
     "interpolate": ("bridgeembed.cli.recipe:interpolate",
                     "weight-space interpolation of a fine-tuned checkpoint with the model it started from (WiSE-FT)"),
     "with-decoders": ("bridgeembed.cli.recipe:with_decoders",
-                      "give a model the decoders of another (its own, if any, replaced), so that training can go on from it"),
+                      "give a model the decoders of another (its own replaced), so that training can go on from it"),
     "retokenize": ("bridgeembed.cli.recipe:retokenize",
                    "a trained model under a config's new tokenizers, its vocabulary carried over piece by piece"),
 }
