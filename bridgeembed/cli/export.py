@@ -7,8 +7,8 @@ state; `--no-decoders` keeps only encoders, bridge and tokenizers
 weights but the encoders' recurrent ones (about 60% of float16's bytes; bridgeembed/storage.py), both loaded
 back as float32. `--onnx` adds the ONNX graphs to the model folder OUT, under OUT/onnx/: a graph a language
 (encoder and bridge) and the tokenizers, which `BridgeEncoder(OUT, backend="onnx")` encodes with, without torch
-(docs/onnx.md; with `--int8`, the graphs' weights in int8 by onnxruntime's dynamic quantization). OUT may be
-MODEL's own folder: it gains onnx/.
+(docs/onnx.md; with `--int8`, each LSTM's recurrent product runs in int8 and its input projection is a float16
+table of the vocabulary, the bridge stays float32). OUT may be MODEL's own folder: it gains onnx/.
 """
 
 from __future__ import annotations
@@ -90,7 +90,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                            help="store matrices as int8, the rest as float16 (about 60%% of --half)")
     parser.add_argument("--onnx", action="store_true",
                         help="add the ONNX graphs (encoders and bridge, one graph a language, and the tokenizers) "
-                        "under OUT/onnx/, which encode without torch; with --int8, int8 weights by onnxruntime; "
+                        "under OUT/onnx/, which encode without torch; with --int8, the LSTMs' recurrence in int8 "
+                        "(docs/onnx.md); "
                         "OUT may be MODEL's own folder")
     add_common(parser, device=False)
     return parser.parse_args(argv)
