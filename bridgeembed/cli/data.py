@@ -78,10 +78,12 @@ class Origins:
                                                "PUD and newstest2013")
         add_options(parser, "--data")
         parser.add_argument("--mirror", help="fetch MIRROR/OWNER/REPO/COMMIT/PATH instead of "
-                                             "https://raw.githubusercontent.com/OWNER/REPO/COMMIT/PATH")
+                                             "https://raw.githubusercontent.com/OWNER/REPO/COMMIT/PATH, and a "
+                                             "repository's archive as MIRROR/OWNER/REPO/archive/COMMIT.tar.gz "
+                                             "instead of https://github.com/OWNER/REPO/archive/COMMIT.tar.gz")
         parser.add_argument("--print-manifest", action="store_true",
-                            help="then print the sha256 of every source file fetched, as datasets/source_checksums.py "
-                                 "holds them")
+                            help="then print the sha256 of every source file fetched (and the members digest of "
+                                 "every archive read), as datasets/source_checksums.py holds them")
 
     def run(self, args: argparse.Namespace) -> int:
         from bridgeembed.datasets import origins
@@ -98,6 +100,10 @@ class Origins:
             sources = origins.Sources(root, args.mirror, progress=False)
             for key, digest in sorted(sources.recorded.items()):
                 print(f'    "{key}":\n        "{digest}",')
+            if sources.recorded_members:
+                print("# MEMBERS (archives: the digest of the files read)")
+                for key, digest in sorted(sources.recorded_members.items()):
+                    print(f'    "{key}":\n        "{digest}",')
         return 0
 
 

@@ -21,6 +21,7 @@ from bridgeembed.errors import DataError
 RAW = "https://raw.githubusercontent.com"
 SOURCES = ".sources"  # DATA/.sources/OWNER/REPO/COMMIT/PATH: the downloaded source files
 RECORD = "SHA256SUMS"  # DATA/.sources/SHA256SUMS: the sha256 of each source at its first download
+MEMBERS_RECORD = "MEMBERS-SHA256"  # DATA/.sources/MEMBERS-SHA256: each archive's members_digest at its first read
 HINT = ("Check that {where} can be reached, then run the same command again: what came stays and the rest resumes; "
         "or give --mirror URL, a server laid out as URL/OWNER/REPO/COMMIT/PATH")
 
@@ -50,13 +51,14 @@ class Sources:
 
         self.root, self.mirror, self.progress, self.shipped = root, mirror, progress, SHA256
         self.folder = root / SOURCES
-        self.record_path = self.folder / RECORD
-        self.recorded = self._read_record()
+        self.record_path, self.members_path = self.folder / RECORD, self.folder / MEMBERS_RECORD
+        self.recorded, self.recorded_members = self._read_record(self.record_path), self._read_record(self.members_path)
 
-    def _read_record(self) -> dict:
-        if not self.record_path.is_file():
+    @staticmethod
+    def _read_record(path: Path) -> dict:
+        if not path.is_file():
             return {}
-        pairs = (line.split("  ", 1) for line in self.record_path.read_text(encoding="utf-8").splitlines() if line)
+        pairs = (line.split("  ", 1) for line in path.read_text(encoding="utf-8").splitlines() if line)
         return {key: digest for digest, key in pairs}
 
     def fetch(self, key: str, checksum: Optional[str], url: Optional[str] = None) -> Path:
@@ -76,12 +78,34 @@ class Sources:
             self.unsaved = True
         return dest
 
+    def members(self, origin: Origin, patterns: Sequence[str]) -> dict:
+        """{path: bytes} of the files of `origin`'s archive at its commit that match `patterns` (datasets/archives.py),
+        checked as a whole against the shipped `members_digest` (else the first read's, recorded)."""
+        from bridgeembed.datasets.archives import HOST, archive_key, members_digest, read_members
+        from bridgeembed.datasets.source_checksums import MEMBERS
+
+        key = archive_key(origin.repo, origin.commit)
+        archive = self.fetch(key, None, f"{HOST}/{key}")
+        files = read_members(archive, patterns)
+        known, got = MEMBERS.get(key) or self.recorded_members.get(key), members_digest(files)
+        if known and got != known:
+            archive.unlink()
+            raise DataError(f"{archive}: its {len(files)} files matching {', '.join(patterns)} are not those of "
+                            f"{origin.repo} at {origin.commit}: the digest of their sha256 listing is {got}, expected "
+                            f"{known} (the archive was removed; check the source, or use --mirror)")
+        if not known:
+            self.recorded_members[key] = got
+            self.unsaved = True
+        return files
+
     unsaved = False
 
     def save(self) -> None:
-        """Write the record of first downloads (after each folder, and when a fetch fails)."""
+        """Write the records of first downloads and first archive reads (after each folder, and when a fetch fails)."""
         if self.unsaved:
-            write_text_atomic(self.record_path, "".join(f"{d}  {k}\n" for k, d in sorted(self.recorded.items())))
+            for path, record in ((self.record_path, self.recorded), (self.members_path, self.recorded_members)):
+                if record:
+                    write_text_atomic(path, "".join(f"{d}  {k}\n" for k, d in sorted(record.items())))
             self.unsaved = False
 
 

@@ -313,3 +313,11 @@ SHA256 = {
     "tico-19/tico-19.github.io/d97615f/data/TM/all.en-fr.tmx":
         "8bf9344e724ca68fdda2a725c3ba127df5e3f77f2dc7de1f9bcfc0abd7feed70",
 }
+
+# Archives read whole (datasets/archives.py): the `members_digest` of the files each derivation reads from the archive
+# of OWNER/REPO at COMMIT, the sha256 of their `sha256sum` listing, keyed OWNER/REPO/archive/COMMIT.tar.gz. The
+# archive's own bytes are not pinned: GitHub makes it on request and does not promise the same bytes.
+MEMBERS = {
+    "tldr-pages/tldr/archive/08e345f42639f67d99282813247ac670dc6e87cb.tar.gz":  # pages{,.de,.fr,.cs}/*/*.md: 9,648
+        "7122f0888c48a45747ff6d9961da68973c445772932838fa58127919d2d9af79",
+}

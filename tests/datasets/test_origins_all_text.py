@@ -1,6 +1,7 @@
 """`bridgeembed-data recipe general-m2m-all-text`: the all-text folders (datasets/parallel_corpora.py, datasets/origins.py
 ALL_TEXT) against a local HTTP server laid out as OWNER/REPO/COMMIT/PATH, serving tiny files in the real formats: XQuAD's
-JSON, TICO-19's TMX, Europarl v7's raw text, OpenNMT's tokenized WMT15 sample, BConTrasT's dialogues, MLQE-PE's tar.gz.
+JSON, TICO-19's TMX, Europarl v7's raw text, OpenNMT's tokenized WMT15 sample, BConTrasT's dialogues, MLQE-PE's tar.gz,
+Django's wheel; and repository archives as OWNER/REPO/archive/COMMIT.tar.gz (tldr-pages' Markdown pages).
 Also the all-text cleaning rule: rows matching a dev line, or a pair of an earlier folder, are dropped. No internet."""
 
 import gzip
@@ -12,11 +13,15 @@ import zipfile
 import pytest
 
 from bridgeembed.cli.fetch import main as data_main
-from bridgeembed.datasets import checksums, origins, parallel_corpora, software_l10n, source_checksums
+from bridgeembed.datasets import checksums, documentation, origins, parallel_corpora, software_l10n, source_checksums
+from bridgeembed.datasets.archives import archive_key, members_digest
 from bridgeembed.datasets.origin_files import Cleaning, match_key
 from bridgeembed.datasets.parallel_corpora import BCONTRAST, EUROPARL_V7, MLQE_PE, OPENNMT, TICO19, XQUAD
+from bridgeembed.errors import DataError
 from tests.datasets.test_datasets import Server
 from tests.datasets.test_origins import ROOT, SHIPPED, WORDS, build_mirror, count, lines, text
+
+SHIPPED_MEMBERS = dict(source_checksums.MEMBERS)  # before the fixture empties it
 
 
 def read(path):
@@ -79,6 +84,59 @@ def django_wheel():
     return buffer.getvalue()
 
 
+def repo_archive(origin, files):
+    """A repository archive as GitHub serves it: one top folder REPO-COMMIT/, with a pax header and a link."""
+    buffer = io.BytesIO()
+    top = f"{origin.repo.split('/')[1]}-{origin.commit}"
+    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT,
+                      pax_headers={"comment": origin.commit}) as tar:
+        folder = tarfile.TarInfo(top)
+        folder.type = tarfile.DIRTYPE
+        tar.addfile(folder)
+        for path, content in files.items():
+            data = content.encode("utf-8")
+            info = tarfile.TarInfo(f"{top}/{path}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        link = tarfile.TarInfo(f"{top}/pages.de/common/link.md")
+        link.type, link.linkname = tarfile.SYMTYPE, "tar.md"
+        tar.addfile(link)
+    return buffer.getvalue()
+
+
+def tldr_page(name, summary, examples):
+    lines_ = [f"# {name}", ""] + [f"> {line}" for line in summary] + [""]
+    for description, command in examples:
+        lines_ += [f"- {description}:", "", f"`{command}`", ""]
+    return "\n".join(lines_)
+
+
+TLDR_PAGES = {  # tar in four languages; ls with a German page that has one example fewer; a page only in German
+    "pages/common/tar.md": tldr_page("tar", ["Archiving utility.", "Often combined with `gzip`.",
+                                             "More information: <https://www.gnu.org/software/tar>."],
+                                     [("[c]reate an archive and write it to a [f]ile", "tar cf {{path/to/target.tar}}"),
+                                      ("E[x]tract an archive [v]erbosely", "tar xvf {{path/to/source.tar}}"),
+                                      ("[Interactive] Lis[t] the contents", "tar tf {{source.tar}}")]),
+    "pages.de/common/tar.md": tldr_page("tar", ["Archivierungstool.", "Häufig mit `gzip` kombiniert.",
+                                                "Weitere Informationen: <https://www.gnu.org/software/tar>."],
+                                        [("Erstelle ein Archiv", "tar cf {{pfad/zu/ziel.tar}}"),
+                                         ("Entpacke ein Archiv", "tar xf {{pfad/zu/quelle.tar}}"),  # another command
+                                         ("Liste den Inhalt auf", "tar tf {{quelle.tar}}")]),
+    "pages.fr/common/tar.md": tldr_page("tar", ["Utilitaire d'archivage.", "Souvent combiné avec `gzip`.",
+                                                "Plus d'informations : <https://www.gnu.org/software/tar>."],
+                                        [("Crée une archive", "tar cf {{chemin/vers/cible.tar}}"),
+                                         ("Extrait une archive", "tar xvf {{chemin/vers/source.tar}}"),
+                                         ("Liste le contenu ", "tar tf {{source.tar}}")]),  # "contenu :"
+    "pages.cs/common/tar.md": tldr_page("tar", ["Archivační nástroj."], [("Vytvoř archiv", "tar cf {{cíl.tar}}")]),
+    "pages/linux/ls.md": tldr_page("ls", ["List directory contents."], [("List files one per line", "ls -1"),
+                                                                        ("List all files", "ls -a")]),
+    "pages.de/linux/ls.md": tldr_page("ls", ["Liste Verzeichnisinhalte auf."], [("Liste Dateien", "ls -1")]),
+    "pages.de/linux/nur-deutsch.md": tldr_page("nur-deutsch", ["Nur auf Deutsch."], []),
+    "pages.es/common/tar.md": tldr_page("tar", ["Utilidad de archivado."], []),  # not read
+    "README.md": "# tldr\n",
+}
+
+
 def build_all_text(http):
     build_mirror(http)
 
@@ -101,12 +159,15 @@ def build_all_text(http):
     put(software_l10n.DJANGO, software_l10n.DJANGO_WHEEL, django_wheel())
     for split in ("train", "dev", "test"):
         put(MLQE_PE, f"data/post-editing/{split}/en-de-{split}.tar.gz", mlqe(split))
+    tldr = documentation.TLDR
+    http.files[f"/{archive_key(tldr.repo, tldr.commit)}"] = repo_archive(tldr, TLDR_PAGES)
 
 
 @pytest.fixture
 def mirror(monkeypatch):
     monkeypatch.setattr(source_checksums, "SHA256", {})
     monkeypatch.setattr(checksums, "SHA256", {})
+    monkeypatch.setattr(source_checksums, "MEMBERS", {})
     s = Server()
     build_all_text(s)
     yield s
@@ -177,4 +238,44 @@ def test_the_recipe_fetches_the_all_text_folders_whose_sources_the_package_check
     assert count(root / "mlqe-pe-en-de/train.de.gz") == 6
     requested = {path[1:] for path, _ in mirror.requests}
     task1 = {key for key in requested if "/data/task1/raw/" in key}
-    assert requested - task1 == set(SHIPPED[0]), "source_checksums.py holds every other source the recipe fetches"
+    assert requested - task1 == set(SHIPPED[0]) | set(SHIPPED_MEMBERS), \
+        "source_checksums.py holds every other source the recipe fetches"
+
+
+def test_tldr_pages_from_the_repositorys_archive(mirror, tmp_path):
+    """Summaries when equally many (less the link line), example descriptions of pages with as many examples where
+    the commands agree outside {{placeholders}}; mnemonic brackets, backticks and the final colon removed."""
+    root = tmp_path / "data"
+    origins.fetch_folders(root, ["tldr-en-de", "tldr-en-fr", "tldr-en-cs"], mirror.url, progress=False)
+    english, german = read(root / "tldr-en-de/train.en.gz"), read(root / "tldr-en-de/train.de.gz")
+    assert list(zip(english, german)) == [
+        ("Archiving utility.", "Archivierungstool."), ("Often combined with gzip.", "Häufig mit gzip kombiniert."),
+        ("create an archive and write it to a file", "Erstelle ein Archiv"),
+        ("[Interactive] List the contents", "Liste den Inhalt auf"),
+        ("List directory contents.", "Liste Verzeichnisinhalte auf.")], "ls: one example fewer in German"
+    assert read(root / "tldr-en-fr/train.fr.gz")[2:] == ["Crée une archive", "Extrait une archive", "Liste le contenu"]
+    assert read(root / "tldr-en-cs/train.cs.gz") == [], "the Czech summary has one line of the two"
+    requests = [path for path, _ in mirror.requests if "/archive/" in path]
+    assert requests == [f"/{archive_key(documentation.TLDR.repo, documentation.TLDR.commit)}"], "fetched once"
+    recorded = (root / ".sources/MEMBERS-SHA256").read_text(encoding="utf-8")
+    pages = {p: t.encode("utf-8") for p, t in TLDR_PAGES.items() if p.startswith(("pages/", "pages.de", "pages.fr",
+                                                                                   "pages.cs"))}
+    assert recorded.split()[0] == members_digest(pages), "the digest of the four languages' pages, not of the bytes"
+
+
+def test_an_archive_whose_files_differ_is_refused_and_removed(mirror, tmp_path, monkeypatch):
+    """The members digest is checked, not the archive's bytes: a rebuilt archive with the same files passes, one
+    page changed fails and the archive is removed."""
+    tldr = documentation.TLDR
+    key = archive_key(tldr.repo, tldr.commit)
+    pages = {p: t.encode("utf-8") for p, t in TLDR_PAGES.items() if p.startswith(("pages/", "pages.de", "pages.fr",
+                                                                                   "pages.cs"))}
+    monkeypatch.setattr(source_checksums, "MEMBERS", {key: members_digest(pages)})
+    root = tmp_path / "data"
+    mirror.files[f"/{key}"] = repo_archive(tldr, dict(reversed(TLDR_PAGES.items())))  # other bytes, same files
+    origins.fetch_folders(root, ["tldr-en-cs"], mirror.url, progress=False)
+    mirror.files[f"/{key}"] = repo_archive(tldr, {**TLDR_PAGES, "pages.fr/common/tar.md": "# tar\n"})
+    (root / ".sources" / key).unlink()
+    with pytest.raises(DataError, match="are not those of tldr-pages/tldr at 08e345f"):
+        origins.fetch_folders(root, ["tldr-en-fr"], mirror.url, progress=False)
+    assert not (root / ".sources" / key).exists() and not (root / "tldr-en-fr").exists()
