@@ -264,6 +264,8 @@ ALL_TEXT = [  # (name, about, languages, read(sources, cleaning) -> rows)
      lambda s, c: corpora.read_mlqe_pe(s)),
     ("tico19-en-fr", "TICO-19 translation memory (COVID-19 and medical text)", ("en", "fr"),
      lambda s, c: corpora.read_tico19(s)),
+    ("mozilla-www", "mozilla.org's website strings, en/de/fr/cs by message", FOUR,
+     lambda s, c: software.read_mozilla(s)),
     *[(f"tldr-en-{lang}", f"tldr-pages' command help, en-{lang}: summaries and example descriptions", ("en", lang),
        lambda s, c, lang=lang: docs.read_tldr(s, lang)) for lang in docs.TLDR_LANGUAGES],
     ("django-l10n", "Django 5.2's UI strings, en/de/fr/cs by message", FOUR, lambda s, c: software.read_django(s)),
@@ -301,7 +303,7 @@ def _register_all_text() -> None:
 _register_all_text()
 RECIPES["general-m2m-all-text"] = [n for n in RECIPES["general-m2m"] if n != "multi30k-task2"] + [
     "wmt15-sample-en-de", "wmt20-chat-en-de", "mlqe-pe-en-de", "xquad-en-de", "europarl-v7-en-de", "tico19-en-fr",
-    "django-l10n", *(f"tldr-en-{lang}" for lang in docs.TLDR_LANGUAGES), "multi30k-task2"]
+    "mozilla-www", "django-l10n", *(f"tldr-en-{lang}" for lang in docs.TLDR_LANGUAGES), "multi30k-task2"]
 # Folders a recipe trains on that the data root makes from a fetched one (configs/general-m2m-all-text.yaml's
 # comments): the recipe fetches the base folder; `bridgeembed-mine --mode align --threshold 0.7` makes the other.
 MADE_LOCALLY = {"wmt15-sample-en-de-aligned": "wmt15-sample-en-de"}

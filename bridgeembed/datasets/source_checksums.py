@@ -318,6 +318,8 @@ SHA256 = {
 # of OWNER/REPO at COMMIT, the sha256 of their `sha256sum` listing, keyed OWNER/REPO/archive/COMMIT.tar.gz. The
 # archive's own bytes are not pinned: GitHub makes it on request and does not promise the same bytes.
 MEMBERS = {
+    "mozilla-l10n/www-l10n/archive/442e139499cbf67e31cf7155ea4bdd4a69cfd87e.tar.gz":  # {en,de,fr,cs}/**/*.ftl: 526
+        "65cd5f170f6997edffb928d359841f4343c9d859c3b2b7047a859fae0a5ae3b9",
     "tldr-pages/tldr/archive/08e345f42639f67d99282813247ac670dc6e87cb.tar.gz":  # pages{,.de,.fr,.cs}/*/*.md: 9,648
         "7122f0888c48a45747ff6d9961da68973c445772932838fa58127919d2d9af79",
 }

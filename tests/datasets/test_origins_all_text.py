@@ -137,6 +137,29 @@ TLDR_PAGES = {  # tar in four languages; ls with a German page that has one exam
 }
 
 
+FLUENT = {  # en/de/fr/cs: brands (terms), a page; cs lacks one message, fr's term is its own
+    "brands.ftl": {lang: "## Brands\n-brand-name-firefox = Firefox\n-brand-name-mozilla = Mozilla\n"
+                   for lang in ("en", "de", "fr", "cs")},
+    "firefox/page.ftl": {
+        "en": ('# A comment\npage-title = Get { -brand-name-firefox }\n    .alt = The { -brand-name-mozilla } logo\n'
+               'page-learn = <a href="{ $url }">Learn</a> about { -brand-name-mozilla }.\n'
+               'page-count = { $count ->\n    [one] One tab\n   *[other] { $count } tabs\n}\n'
+               'page-long =\n    A message on\n    two lines, &lt;b&gt; kept.\npage-same = OK\npage-only = Only here\n'),
+        "de": ('page-title = Hol dir { -brand-name-firefox }\n    .alt = Das { -brand-name-mozilla }-Logo\n'
+               'page-learn = <a href="{ $url }">Erfahre mehr</a> über { -brand-name-mozilla }.\n'
+               'page-count = { $count } Tabs\npage-long = Eine Nachricht auf zwei Zeilen, &lt;b&gt; bleibt.\n'
+               'page-same = OK\npage-only = Nur hier\n'),
+        "fr": ('page-title = Téléchargez { -brand-name-firefox(case: "nom") }\n    .alt = Le logo { -brand-name-mozilla }\n'
+               'page-learn = <a href="{ $url }">En savoir plus</a> sur { -brand-name-mozilla }.\n'
+               'page-count = { $count } onglets\npage-long = Un message sur deux lignes, &lt;b&gt; gardé.\n'
+               'page-same = OK\npage-only = Seulement ici\n'),
+        "cs": ('page-title = Stáhněte si { -brand-name-firefox(case: "acc") }\n    .alt = Logo { -brand-name-mozilla }\n'
+               'page-learn = <a href="{ $url }">Zjistěte více</a> o { -brand-name-mozilla(case: "loc") }.\n'
+               'page-count = { $count } panely\npage-long = Zpráva na dvou řádcích, &lt;b&gt; zůstává.\n'
+               'page-same = OK\n')},
+}
+
+
 def build_all_text(http):
     build_mirror(http)
 
@@ -161,6 +184,9 @@ def build_all_text(http):
         put(MLQE_PE, f"data/post-editing/{split}/en-de-{split}.tar.gz", mlqe(split))
     tldr = documentation.TLDR
     http.files[f"/{archive_key(tldr.repo, tldr.commit)}"] = repo_archive(tldr, TLDR_PAGES)
+    mozilla = software_l10n.MOZILLA
+    http.files[f"/{archive_key(mozilla.repo, mozilla.commit)}"] = repo_archive(mozilla, {
+        f"{lang}/{name}": text_ for name, sides in FLUENT.items() for lang, text_ in sides.items()})
 
 
 @pytest.fixture
@@ -255,12 +281,24 @@ def test_tldr_pages_from_the_repositorys_archive(mirror, tmp_path):
         ("List directory contents.", "Liste Verzeichnisinhalte auf.")], "ls: one example fewer in German"
     assert read(root / "tldr-en-fr/train.fr.gz")[2:] == ["Crée une archive", "Extrait une archive", "Liste le contenu"]
     assert read(root / "tldr-en-cs/train.cs.gz") == [], "the Czech summary has one line of the two"
-    requests = [path for path, _ in mirror.requests if "/archive/" in path]
-    assert requests == [f"/{archive_key(documentation.TLDR.repo, documentation.TLDR.commit)}"], "fetched once"
+    key = archive_key(documentation.TLDR.repo, documentation.TLDR.commit)
+    assert [path for path, _ in mirror.requests].count(f"/{key}") == 1, "one archive for the three folders"
     recorded = (root / ".sources/MEMBERS-SHA256").read_text(encoding="utf-8")
     pages = {p: t.encode("utf-8") for p, t in TLDR_PAGES.items() if p.startswith(("pages/", "pages.de", "pages.fr",
                                                                                    "pages.cs"))}
-    assert recorded.split()[0] == members_digest(pages), "the digest of the four languages' pages, not of the bytes"
+    assert f"{members_digest(pages)}  {key}\n" in recorded, "the digest of the four languages' pages, not the bytes"
+
+
+def test_mozilla_www_from_its_fluent_files(mirror, tmp_path):
+    """Messages and attributes in all four languages, by (file, id), in id order: terms as the English term, tags
+    removed and character references decoded, placeables kept; select expressions and all-identical rows dropped."""
+    root = tmp_path / "data"
+    origins.fetch_folders(root, ["mozilla-www"], mirror.url, progress=False)
+    assert read(root / "mozilla-www/train.en.gz") == [
+        "Learn about Mozilla.", "A message on two lines, <b> kept.", "Get Firefox", "The Mozilla logo"]
+    assert read(root / "mozilla-www/train.cs.gz") == [
+        "Zjistěte více o Mozilla.", "Zpráva na dvou řádcích, <b> zůstává.", "Stáhněte si Firefox", "Logo Mozilla"]
+    assert read(root / "mozilla-www/train.de.gz")[0] == "Erfahre mehr über Mozilla."
 
 
 def test_an_archive_whose_files_differ_is_refused_and_removed(mirror, tmp_path, monkeypatch):
