@@ -254,6 +254,8 @@ def _europarl_v7(sources: Sources, clean: Cleaning) -> list:
 
 
 ALL_TEXT = [  # (name, about, languages, read(sources, cleaning) -> rows)
+    ("python-docs-en-fr", "the Python documentation and its French translation, branches 3.13 to 2.7",
+     ("en", "fr"), lambda s, c: docs.read_python_docs(s)),
     ("europarl-v7-en-de", "Europarl v7 de-en, the first 20,000 lines less those sharing a side with ComTrans",
      ("en", "de"), _europarl_v7),
     ("wmt20-chat-en-de", "WMT20 chat task (BConTrasT): customer-service dialogues", ("en", "de"),
@@ -302,8 +304,9 @@ def _register_all_text() -> None:
 
 _register_all_text()
 RECIPES["general-m2m-all-text"] = [n for n in RECIPES["general-m2m"] if n != "multi30k-task2"] + [
-    "wmt15-sample-en-de", "wmt20-chat-en-de", "mlqe-pe-en-de", "xquad-en-de", "europarl-v7-en-de", "tico19-en-fr",
-    "mozilla-www", "django-l10n", *(f"tldr-en-{lang}" for lang in docs.TLDR_LANGUAGES), "multi30k-task2"]
+    "wmt15-sample-en-de", "wmt20-chat-en-de", "mlqe-pe-en-de", "xquad-en-de", "europarl-v7-en-de", "python-docs-en-fr",
+    "tico19-en-fr", "mozilla-www", "django-l10n", *(f"tldr-en-{lang}" for lang in docs.TLDR_LANGUAGES),
+    "multi30k-task2"]
 # Folders a recipe trains on that the data root makes from a fetched one (configs/general-m2m-all-text.yaml's
 # comments): the recipe fetches the base folder; `bridgeembed-mine --mode align --threshold 0.7` makes the other.
 MADE_LOCALLY = {"wmt15-sample-en-de-aligned": "wmt15-sample-en-de"}

@@ -320,6 +320,27 @@ SHA256 = {
 MEMBERS = {
     "mozilla-l10n/www-l10n/archive/442e139499cbf67e31cf7155ea4bdd4a69cfd87e.tar.gz":  # {en,de,fr,cs}/**/*.ftl: 526
         "65cd5f170f6997edffb928d359841f4343c9d859c3b2b7047a859fae0a5ae3b9",
+    # python-docs-fr, one commit per branch (3.13 ... 2.7): every *.po file
+    "python/python-docs-fr/archive/1638b6719a50214fb35fff1d34c23be96023f0ac.tar.gz":
+        "5486f248b2e3fce77ac7bc1665a9b233f72fb313b0874c132b0acb523bd0f96d",
+    "python/python-docs-fr/archive/1f37dada79c24edf8adc6ef09f36e8c0642371b3.tar.gz":
+        "7a643bc73727c8ecc2738562a2c659449bb9625ec36e07e1a1b36fce37b82594",
+    "python/python-docs-fr/archive/6acb8f0f545b7fd86d0d6a8da1d47998bae7aade.tar.gz":
+        "2d891c4c52aed02b0faabe3f6d1d46129a3122d6f72bbd4e80a08bb7484806ee",
+    "python/python-docs-fr/archive/6d3318da7976295237367be7a72f138686454ced.tar.gz":
+        "1a4d9a2dae763950b10a7038be659ac14d9c59f7c47acd1344f4fdbb7a05ab5e",
+    "python/python-docs-fr/archive/9e4003e36ed46b069b45c77fe8f40baf477811e4.tar.gz":
+        "2f652ffaa47e0d3c39618743311d942d4ffc0103989ad43233266e215f6bdf11",
+    "python/python-docs-fr/archive/b0067c82ff08882a4ec1d22c9f5c894f0694e183.tar.gz":
+        "1b15be92b18f048bf82b3699831706a77198b780412e9c54018eaa8718a6cab1",
+    "python/python-docs-fr/archive/b279d876e2a3381605d38ea62b863f60abadc92c.tar.gz":
+        "a6a82b817eb5152bfb130333206090949e5e4bc8fab89f5597db00ce263813d5",
+    "python/python-docs-fr/archive/e26610db81f86bfb25c25d6f0d1c4ca4148cb747.tar.gz":
+        "c50e3b48b44e92a4b23a5f312631f1f549c9f5fd6f9e05b68e3f461c5fe25b4d",
+    "python/python-docs-fr/archive/eaedc113c4d7fdf7aef907e74766e8f4678d739e.tar.gz":
+        "e984df228110054de1df784280eb3bc2845e1a368101177bdde5de15216787ef",
+    "python/python-docs-fr/archive/fead8ebe335414904218a2f1e82cdf379ab4ff83.tar.gz":
+        "620b93e2f91bab5d7a8337b4e8199f25b625af0716cc1b23e15c8fddcd3bfc6b",
     "tldr-pages/tldr/archive/08e345f42639f67d99282813247ac670dc6e87cb.tar.gz":  # pages{,.de,.fr,.cs}/*/*.md: 9,648
         "7122f0888c48a45747ff6d9961da68973c445772932838fa58127919d2d9af79",
 }

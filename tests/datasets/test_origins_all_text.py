@@ -160,6 +160,24 @@ FLUENT = {  # en/de/fr/cs: brands (terms), a page; cs lacks one message, fr's te
 }
 
 
+def po_file(messages):
+    body = "".join(f'msgid "{en}"\nmsgstr "{fr}"\n\n' for en, fr in messages)
+    return 'msgid ""\nmsgstr ""\n"Language: fr\\n"\n\n' + body + '#, fuzzy\nmsgid "A fuzzy message here."\nmsgstr "Flou."\n'
+
+
+PYTHON_DOCS_NEWEST = [  # (English reST, French reST) of the newest branch
+    ("Use :func:`open` to read a file.  It returns a :term:`file object <file object>`.",
+     "Utilisez :func:`open` pour lire un fichier. Elle renvoie un :term:`objet fichier <file object>`."),
+    ("See :pep:`8` and the `style guide <https://peps.python.org/pep-0008/>`_ for *more* details.",
+     "Voir la :pep:`8` et le `guide <https://peps.python.org/pep-0008/>`_ pour **plus** de détails."),
+    ("``x = [1, 2, 3]`` and ``y``", "``x = [1, 2, 3]`` et ``y``"),  # code-heavy
+    ("Read https://docs.python.org first.", "Lisez https://docs.python.org d'abord."),  # a URL
+    ("Return value", "Valeur renvoyée"),  # two words
+    ("Source code: Lib/os.py", "Source code: Lib/os.py"),  # untranslated
+    ("One sentence. Two sentences here.", "Une seule phrase, deux en anglais."),  # kept whole
+]
+
+
 def build_all_text(http):
     build_mirror(http)
 
@@ -184,6 +202,11 @@ def build_all_text(http):
         put(MLQE_PE, f"data/post-editing/{split}/en-de-{split}.tar.gz", mlqe(split))
     tldr = documentation.TLDR
     http.files[f"/{archive_key(tldr.repo, tldr.commit)}"] = repo_archive(tldr, TLDR_PAGES)
+    for i, origin in enumerate(documentation.PYTHON_DOCS):  # the newest branch's messages, then one more per branch
+        messages = PYTHON_DOCS_NEWEST if i == 0 else [(PYTHON_DOCS_NEWEST[0][0], "Une ancienne traduction."),
+                                                     (f"Branch {i} has its own message.", f"La branche {i} a le sien.")]
+        http.files[f"/{archive_key(origin.repo, origin.commit)}"] = repo_archive(origin, {
+            "library/os.po": po_file(messages), "README.rst": "python-docs-fr\n"})
     mozilla = software_l10n.MOZILLA
     http.files[f"/{archive_key(mozilla.repo, mozilla.commit)}"] = repo_archive(mozilla, {
         f"{lang}/{name}": text_ for name, sides in FLUENT.items() for lang, text_ in sides.items()})
@@ -201,7 +224,6 @@ def mirror(monkeypatch):
     s.httpd.server_close()
 
 
-@pytest.mark.xfail(strict=True, reason="python-docs-en-fr, mozilla-www and tldr-* not fetchable yet")
 def test_the_all_text_recipe_is_its_configs_folders():
     """configs/general-m2m-all-text.yaml trains on wmt15-sample-en-de-aligned, which bridgeembed-mine makes from the
     fetched wmt15-sample-en-de."""
@@ -299,6 +321,25 @@ def test_mozilla_www_from_its_fluent_files(mirror, tmp_path):
     assert read(root / "mozilla-www/train.cs.gz") == [
         "Zjistěte více o Mozilla.", "Zpráva na dvou řádcích, <b> zůstává.", "Stáhněte si Firefox", "Logo Mozilla"]
     assert read(root / "mozilla-www/train.de.gz")[0] == "Erfahre mehr über Mozilla."
+
+
+def test_python_docs_from_ten_branches(mirror, tmp_path):
+    """reST stripped (roles and literals as their text, links as their titles, :pep: as "PEP 8", emphasis removed),
+    code-heavy, URL-bearing, under-3-word and untranslated messages dropped, sentence pairs where both sides split
+    alike, else the message whole; a message's newest translation wins (branches 3.13 back to 2.7), fuzzy ones left
+    out."""
+    root = tmp_path / "data"
+    origins.fetch_folders(root, ["python-docs-en-fr"], mirror.url, progress=False)
+    rows = list(zip(read(root / "python-docs-en-fr/train.en.gz"), read(root / "python-docs-en-fr/train.fr.gz")))
+    assert rows[:4] == [("Use open to read a file.", "Utilisez open pour lire un fichier."),
+                        ("It returns a file object.", "Elle renvoie un objet fichier."),
+                        ("See PEP 8 and the style guide for more details.",
+                         "Voir la PEP 8 et le guide pour plus de détails."),
+                        ("One sentence. Two sentences here.", "Une seule phrase, deux en anglais.")]
+    assert rows[4:] == [(f"Branch {i} has its own message.", f"La branche {i} a le sien.") for i in range(1, 10)]
+    assert documentation.strip_rst(r":meth:`~io.IOBase.close` ends it::") == "close ends it:"
+    assert documentation.strip_rst(r"the ``\n`` and :command:`bdist_\*` \*.pkg") == r"the \n and bdist_\* *.pkg"
+    assert documentation.split_sentences("Under Mac OS X. You can. Q. Why?") == ["Under Mac OS X. You can.", "Q. Why?"]
 
 
 def test_an_archive_whose_files_differ_is_refused_and_removed(mirror, tmp_path, monkeypatch):
