@@ -20,6 +20,7 @@ import os
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -68,9 +69,7 @@ class OnnxEncoder:
         self.info = info
         self.num_heads, self.dim, self.weights = int(info["heads"]), int(info["dim"]), info["weights"]
         self.max_len = int(info["max_len"]) if max_seq_length is None else check_max_seq_length(max_seq_length)
-        options = onnxruntime.SessionOptions()
-        if threads is not None:
-            options.intra_op_num_threads = int(threads)
+        options = session_options(onnxruntime, threads)
         self.tokenizers, self.sessions = {}, {}
         for lang in info["languages"]:
             settings = info["tokenizers"][lang]
@@ -79,6 +78,10 @@ class OnnxEncoder:
                 raise CheckpointError(f"{self.folder / settings['file']}: not the tokenizer recorded for {lang!r} "
                                       f"(its sha256 differs)")
             self.tokenizers[lang] = LanguageTokenizer(lang, spm, settings["lowercase"], settings["moses"])
+            tables = info.get("tables", {}).get(lang)  # --int8's input projections, beside the graph
+            if tables is not None and not (self.folder / tables).is_file():
+                raise CheckpointError(f"{self.folder / tables}: missing; the {lang!r} graph reads its tables from it "
+                                      f"(copy the whole folder, or export it again)")
             self.sessions[lang] = onnxruntime.InferenceSession(str(self.folder / info["graphs"][lang]), options,
                                                                providers=["CPUExecutionProvider"])
 
@@ -141,6 +144,18 @@ class OnnxEncoder:
         if truncated:
             warnings.warn(f"{truncated} of {len(sentences)} sentences are longer than max_seq_length, {self.max_len} "
                           f"subword tokens, and were truncated", stacklevel=3)
+
+
+def session_options(onnxruntime: Any, threads: int | None = None) -> Any:
+    """onnxruntime's options for every graph of an `OnnxEncoder`: `threads` intra-op threads (None: onnxruntime's
+    choice), and no CPU memory arena. The arena keeps the largest batch's activations of every session (one a
+    language) for the life of the process, 13 to 18 MB a language after 1,000 captions of batch 64; without it
+    they are freed after each run, for about 1% of int8's speed on one thread (docs/onnx.md, "Memory")."""
+    options = onnxruntime.SessionOptions()
+    if threads is not None:
+        options.intra_op_num_threads = int(threads)
+    options.enable_cpu_mem_arena = False
+    return options
 
 
 def onnx_folder(path: str | os.PathLike) -> Path:

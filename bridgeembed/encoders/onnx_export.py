@@ -5,7 +5,8 @@ that is embeddings, the BiLSTM (run on the padded batch as `BiLSTMEncoder._padde
 takes) and the attention bridge (Vázquez et al. 2020, Eq. 1-3). Beside them `onnx.json`, what
 `bridgeembed.encoders.onnx_encoder.OnnxEncoder` needs (languages, k, d, max_len, each tokenizer's settings and
 sha256), and each language's `sentencepiece.LANG.model`. `int8` runs each LSTM's recurrence in int8 and its
-input projection from a float table (`int8_graph`): every sentence of test_2016 and PUD within cosine 0.99 of
+input projection from a float16 table of the vocabulary (`int8_graph`), kept in `encoder.LANG.onnx.data`
+(`external_tables`, memory-mapped by onnxruntime): every sentence of test_2016 and PUD within cosine 0.99 of
 torch float32, where onnxruntime's `quantize_dynamic` left 8 of 8,000 below (docs/onnx.md).
 
 Needs torch and `onnx` (torch.onnx's TorchScript-based exporter: `_export_graph` says why not dynamo=True); the
@@ -30,6 +31,7 @@ from bridgeembed.encoders.onnx_encoder import FORMAT, MANIFEST, ONNX_SUBFOLDER
 from bridgeembed.errors import ConfigError
 
 OPSET = 17
+TABLE_SUFFIX = ".G"  # int8_graph's tables, (V, 4H) float16: external data in encoder.LANG.onnx.data
 EXPORT_EXTRA = 'pip install "bridgeembed[onnx-export]"'
 
 
@@ -87,12 +89,15 @@ def int8_graph(model: Any) -> Any:
     """The float32 graph of one language (`_export_graph`) with each LSTM's recurrence in int8, for `--int8`.
 
     Each LSTM (ONNX gates i, o, f, c; Hochreiter and Schmidhuber 1997) becomes
-        G = E W^T + b_W + b_R, a table of the whole vocabulary:  (V, 4H), float16, folded by onnxruntime at load
+        G = E W^T + b_W + b_R, a table of the whole vocabulary:  (V, 4H), float16, computed here (float64, rounded
+                                                                 once), an initializer named `TABLE_SUFFIX`
         g_t = G[ids_t]:                                          (B, 4H), the input projection, a lookup
         z_t = g_t + h_{t-1} R^T                                  (B, 4H), R int8 per output channel, h_{t-1}
                                                                  quantized per step (DynamicQuantizeMatMul)
-    and a Scan over t runs the gates on z_t. The file keeps E and W in float16 (E W^T is computed when the
-    session loads; onnxruntime then holds about 95 MB a language), R in int8; the bridge stays float32.
+    and a Scan over t runs the gates on z_t. The graph holds nothing for onnxruntime to fold at load: the
+    tables before 2026-11-29 evening were E and W, multiplied when the session loaded, and onnxruntime then held
+    about 95 MB a language (the fold's float32 intermediates, its arena); `write_onnx_folder` writes the tables
+    to `encoder.LANG.onnx.data` (ONNX external data), which onnxruntime memory-maps (docs/onnx.md).
 
     Why not onnxruntime's `quantize_dynamic` (DynamicQuantizeLSTM): it quantizes the LSTM's input X, the
     embeddings, with one uint8 scale over the whole batch, and their values reach +-4.9 for a spread of 0.83; that
@@ -108,13 +113,10 @@ def int8_graph(model: Any) -> Any:
     producer = {out: node for node in graph.node for out in node.output}
     embed = next(node for node in graph.node if node.op_type == "Gather" and node.input[0] in weights)
     table, ids, embedded = embed.input[0], embed.input[1], embed.output[0]
-    vocab = numpy_helper.to_array(weights[table])  # (V, d_e)
-    tensors = [numpy_helper.from_array(vocab.astype(np.float16), "int8.E16"),
-               numpy_helper.from_array(np.array([0], np.int64), "int8.axis0"),
+    vocab = numpy_helper.to_array(weights[table]).astype(np.float64)  # (V, d_e)
+    tensors = [numpy_helper.from_array(np.array([0], np.int64), "int8.axis0"),
                numpy_helper.from_array(np.array([1], np.int64), "int8.axis1"),
                numpy_helper.from_array(np.array([2], np.int64), "int8.axis2")]
-    constant = [helper.make_node("Cast", ["int8.E16"], ["int8.E"], to=TensorProto.FLOAT)]  # folded at load
-    embed.input[0] = "int8.E"  # the embeddings' shape still gives the batch's size and length
     nodes, reversed_inputs, lstms = [], [], 0
     for node in graph.node:
         if node.op_type != "LSTM":
@@ -133,15 +135,11 @@ def int8_graph(model: Any) -> Any:
             nodes += [helper.make_node("Squeeze", [index, "int8.axis2"], [f"{tag}.index"]),
                       helper.make_node("GatherElements", [ids, f"{tag}.index"], [f"{tag}.ids"], axis=1)]
             step_ids = f"{tag}.ids"
-        tensors += [numpy_helper.from_array(w.T.astype(np.float16), f"{tag}.Wt16"),
-                    numpy_helper.from_array((b[:4 * hidden] + b[4 * hidden:]).astype(np.float32), f"{tag}.b")]
-        constant += [helper.make_node("Cast", [f"{tag}.Wt16"], [f"{tag}.Wt"], to=TensorProto.FLOAT),
-                     helper.make_node("MatMul", ["int8.E", f"{tag}.Wt"], [f"{tag}.EW"]),  # (V, 4H)
-                     helper.make_node("Add", [f"{tag}.EW", f"{tag}.b"], [f"{tag}.G32"]),
-                     helper.make_node("Cast", [f"{tag}.G32"], [f"{tag}.G"], to=TensorProto.FLOAT16)]
+        projection = vocab @ w.T.astype(np.float64) + b[:4 * hidden] + b[4 * hidden:]  # (V, 4H): E W^T + b_W + b_R
+        tensors.append(numpy_helper.from_array(projection.astype(np.float16), f"{tag}{TABLE_SUFFIX}"))
         nodes += [
             helper.make_node("Transpose", [step_ids], [f"{tag}.idsT"], perm=[1, 0]),  # (T, B)
-            helper.make_node("Gather", [f"{tag}.G", f"{tag}.idsT"], [f"{tag}.g16"]),  # (T, B, 4H)
+            helper.make_node("Gather", [f"{tag}{TABLE_SUFFIX}", f"{tag}.idsT"], [f"{tag}.g16"]),  # (T, B, 4H)
             helper.make_node("Cast", [f"{tag}.g16"], [f"{tag}.g"], to=TensorProto.FLOAT),
             helper.make_node("Squeeze", [node.input[5], "int8.axis0"], [f"{tag}.h0"]),  # (B, H), zeros
             helper.make_node("Squeeze", [node.input[6], "int8.axis0"], [f"{tag}.c0"]),
@@ -156,7 +154,7 @@ def int8_graph(model: Any) -> Any:
             if all(n.op_type == "Gather" and int(constants.get(n.input[1], -1)) in (0, 1) for n in readers):
                 node.input[0] = ids
     del graph.node[:]
-    graph.node.extend(constant + nodes)
+    graph.node.extend(nodes)  # the embedding's Gather, its only reader gone, goes with the unused below
     graph.initializer.extend(tensors)
     model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     return _without_unused(model)
@@ -199,6 +197,33 @@ def _lstm_step(tag: str, hidden: int, r: Any) -> Any:
                              tensors)
 
 
+def external_tables(model: Any, location: str, align: int = 4096) -> bytes:
+    """Move `int8_graph`'s tables out of `model` into ONNX external data at `location` (a file beside the graph):
+    returns that file's bytes, each table at an offset that is a multiple of `align` (a page). onnxruntime
+    memory-maps such data and reads the tables in place: nothing is copied or folded when the session loads, the
+    pages are the file's (shared by every process that loads the folder, dropped under memory pressure and read
+    again), and only the rows of the tokens met are read (docs/onnx.md: 0.05 s to load the four languages, where
+    E W^T folded at load took 1.1 s and 442 MB)."""
+    from onnx import TensorProto
+
+    chunks, offset = [], 0
+    for tensor in model.graph.initializer:
+        if not tensor.name.endswith(TABLE_SUFFIX):
+            continue
+        raw = tensor.raw_data
+        pad = -offset % align
+        chunks += [bytes(pad), raw]
+        offset += pad
+        del tensor.external_data[:]
+        for key, value in (("location", location), ("offset", str(offset)), ("length", str(len(raw)))):
+            entry = tensor.external_data.add()
+            entry.key, entry.value = key, value
+        tensor.data_location = TensorProto.EXTERNAL
+        tensor.ClearField("raw_data")
+        offset += len(raw)
+    return b"".join(chunks)
+
+
 def _without_unused(model: Any) -> Any:
     """`model` without the nodes whose outputs nothing reads (the LSTMs' old inputs) and the unused weights."""
     graph = model.graph
@@ -227,7 +252,7 @@ def write_onnx_folder(model: Any, tokenizers: dict, config: Any, folder: str | P
     if config.model.encoder != "bilstm":
         raise ConfigError(f"the ONNX export takes BiLSTM encoders; this model's are {config.model.encoder!r}")
     folder = check_onnx_target(folder)
-    graphs = {}
+    graphs, data = {}, {}
     with atomic_folder(folder) as new, torch.inference_mode(False), torch.no_grad():
         model.eval()
         for lang in model.encoders:
@@ -239,7 +264,10 @@ def write_onnx_folder(model: Any, tokenizers: dict, config: Any, folder: str | P
                 if int8:
                     import onnx
 
-                    write_synced(new / name, int8_graph(onnx.load(str(plain))).SerializeToString())
+                    graph_int8 = int8_graph(onnx.load(str(plain)))
+                    data[lang] = f"{name}.data"
+                    write_synced(new / data[lang], external_tables(graph_int8, data[lang]))
+                    write_synced(new / name, graph_int8.SerializeToString())
                 else:
                     write_synced(new / name, plain.read_bytes())
             graphs[lang] = name
@@ -249,7 +277,7 @@ def write_onnx_folder(model: Any, tokenizers: dict, config: Any, folder: str | P
             "format": FORMAT, "version": 1, "source": str(source), "opset": OPSET,
             "weights": "int8" if int8 else "float32",
             "languages": list(model.encoders), "heads": model.bridge.heads, "dim": model.dim, "max_len": max_len,
-            "graphs": graphs,
+            "graphs": graphs, **({"tables": data} if data else {}),
             "tokenizers": {lang: {"file": f"sentencepiece.{lang}.model", "lowercase": t.pre.lowercase,
                                   "moses": t.pre.moses, "sha256": hashlib.sha256(t.spm_model).hexdigest()}
                            for lang, t in tokenizers.items() if lang in graphs},

@@ -1,13 +1,16 @@
 """The ONNX export and the torch-free `OnnxEncoder` (issue 51, Build 1-2): the shipped model's vectors again."""
 
 import json
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from bridgeembed.cli import export
+from bridgeembed.errors import CheckpointError
 from tests.helpers import REPO
 
 pytest.importorskip("onnx")  # the onnx-export extra, in the test extra too
@@ -76,6 +79,67 @@ def test_every_graph_takes_any_length_and_int8_runs_the_recurrence_in_int8(folde
                     assert {t.data_type for t in step.initializer if t.name.endswith(".Rq")} == {onnx.TensorProto.INT8}
             else:
                 assert ops.count("LSTM") == 2
+
+
+def test_int8_tables_are_float16_external_data_that_nothing_folds_at_load(folders):
+    """The memory of --int8 (docs/onnx.md, "Memory"): each LSTM's table of the vocabulary is stored as it is
+    looked up, float16 (V, 4H) in encoder.LANG.onnx.data, which onnxruntime memory-maps, and no node of the graph
+    computes from weights alone (the graphs before held E and W, multiplied by onnxruntime at load: 442 MB for the
+    four languages against about 30 MB now)."""
+    import onnx
+
+    from bridgeembed.encoders.onnx_export import TABLE_SUFFIX
+
+    graphs = folders["int8"] / "onnx"
+    manifest = json.loads((graphs / "onnx.json").read_text(encoding="utf-8"))
+    assert set(manifest["tables"]) == set(manifest["languages"])
+    for lang, name in manifest["graphs"].items():
+        model = onnx.load(str(graphs / name), load_external_data=False)
+        weights = {t.name for t in model.graph.initializer}
+        tables = [t for t in model.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL]
+        assert [t.name for t in tables] == ["int8.lstm0" + TABLE_SUFFIX, "int8.lstm1" + TABLE_SUFFIX]
+        sizes = []
+        for table in tables:
+            entries = {entry.key: entry.value for entry in table.external_data}
+            assert entries["location"] == manifest["tables"][lang] == f"{name}.data"
+            assert table.data_type == onnx.TensorProto.FLOAT16 and int(entries["offset"]) % 4096 == 0
+            sizes.append(int(entries["length"]))
+            assert sizes[-1] == 2 * np.prod(table.dims)
+        assert (graphs / manifest["tables"][lang]).stat().st_size >= sum(sizes)
+        folded = [node.op_type for node in model.graph.node
+                  if node.input and all(name in weights for name in node.input)]
+        assert folded == [], f"{name}: {folded} would be computed at load"
+        assert (graphs / name).stat().st_size < 4 * 2 ** 20  # the tables are not inside the graph too
+
+
+def test_onnx_sessions_hold_no_arena_and_int8_loads_small(folders, tmp_path):
+    """OnnxEncoder's sessions have no CPU memory arena (it kept each language's largest batch for good), and a fresh
+    process that loads the four int8 graphs and encodes peaks little above where it started (Linux: /proc's VmHWM;
+    the graphs that onnxruntime folded at load peaked 398 MB above, these about 55)."""
+    from bridgeembed.encoders.onnx_encoder import OnnxEncoder
+
+    encoder = OnnxEncoder(folders["int8"], threads=1)
+    assert all(not s.get_session_options().enable_cpu_mem_arena for s in encoder.sessions.values())
+    broken = tmp_path / "broken"
+    shutil.copytree(folders["int8"] / "onnx", broken)
+    (broken / "encoder.de.onnx.data").unlink()
+    with pytest.raises(CheckpointError, match=r"encoder\.de\.onnx\.data: missing"):
+        OnnxEncoder(broken)
+    if not Path("/proc/self/status").is_file():
+        pytest.skip("VmHWM is read from /proc")
+    code = f"""
+import re
+import onnxruntime
+from bridgeembed.encoders.onnx_encoder import OnnxEncoder
+def mb(key):
+    return int(re.search(key + r":\\s+(\\d+)", open("/proc/self/status").read()).group(1)) / 1024
+before = mb("VmRSS")
+OnnxEncoder({str(folders["int8"])!r}, threads=1).encode({SENTENCES!r}, {CODES!r})
+print(mb("VmHWM") - before)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout) < 150, f"the int8 OnnxEncoder's process peaked {float(done.stdout):.0f} MB higher"
 
 
 def test_export_into_the_models_own_folder_adds_onnx(shipped_model, tmp_path, capsys):
@@ -185,6 +249,8 @@ def test_the_backend_study_measures_fidelity_retrieval_and_speed(real_data, ship
         assert result["fidelity"][set_name]["float32"]["min"] >= 0.9999
         assert set(result["retrieval"][set_name]) == {"torch float32", "onnx float32", "onnx int8"}
     assert {"torch float32", "torch int8", "onnx float32", "onnx int8"} <= set(result["sentences_per_s"])
+    assert set(result["memory"]) == {"float32", "int8"}  # a fresh process each
+    assert result["memory"]["int8"]["loaded_MB"] < 100  # the tables are mapped, not folded (was 351)
 
 
 def test_save_pretrained_with_backend_onnx_writes_the_onnx_folder(torch_encoder, tmp_path):

@@ -8,7 +8,10 @@ folders with their graphs in DIR/onnx/) into --work, then:
   ONNX int8;
 - speed, as benchmarks/quantize.py measures it: the first 1,000 Multi30k val.en captions, batch 64, one thread,
   the encoders alternating pass by pass after a warm-up, best of --repeats: torch float32, torch int8
-  (quantize="int8"), ONNX float32, ONNX int8 and USE-m v3 (the usem extra).
+  (quantize="int8"), ONNX float32, ONNX int8 and USE-m v3 (the usem extra);
+- memory, each ONNX folder in a fresh process (`memory`): VmRSS from /proc/self/status once onnxruntime is
+  imported, after `OnnxEncoder(folder, threads=1)` of the four languages, after a batch of 64 Multi30k val
+  captions a language and after 1,000 a language; anonymous and file pages apart, and the peak (VmHWM).
 
     BRIDGEEMBED_DATA=../shared/data python docs/history/studies/onnx_backend.py --limit 1000 --json onnx.json
 """
@@ -16,6 +19,9 @@ folders with their graphs in DIR/onnx/) into --work, then:
 from __future__ import annotations
 
 import gzip
+import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -66,6 +72,42 @@ def speed(encoders: dict, sentences: list, repeats: int, batch_size: int = 64) -
     return {name: len(sentences) / seconds for name, seconds in best.items()}
 
 
+MEMORY = """
+import gzip, json, re, sys, time
+import onnxruntime
+from bridgeembed.encoders.onnx_encoder import OnnxEncoder
+def status():
+    text = open("/proc/self/status").read()
+    return {key: int(re.search(key + r":\\s+(\\d+)", text).group(1)) / 1024
+            for key in ("VmRSS", "VmHWM", "RssAnon", "RssFile")}
+folder, root = sys.argv[1:3]
+lines = {lang: [line.rstrip("\\n") for _, line in zip(range(1000), gzip.open(f"{root}/multi30k/val.{lang}.gz", "rt",
+                                                                              encoding="utf-8"))]
+         for lang in ("en", "de", "fr", "cs")}
+base, start = status(), time.perf_counter()
+encoder = OnnxEncoder(folder, threads=1)
+seconds, loaded = time.perf_counter() - start, status()
+for lang, rows in lines.items():
+    encoder.encode(rows[:64], lang)
+first = status()
+for lang, rows in lines.items():
+    encoder.encode(rows, lang)
+last = status()
+grown = lambda now, key="VmRSS": round(now[key] - base[key], 1)
+print(json.dumps({"load_s": round(seconds, 3), "loaded_MB": grown(loaded), "first_batch_MB": grown(first),
+                  "after_4000_MB": grown(last), "anonymous_MB": grown(last, "RssAnon"),
+                  "file_MB": grown(last, "RssFile"),
+                  "peak_MB": round(last["VmHWM"] - base["VmRSS"], 1)}))
+"""
+
+
+def memory(folder: Path, root: Path) -> dict:
+    """What `OnnxEncoder(folder)` adds to a fresh process (MB, `MEMORY`): Linux only (/proc/self/status)."""
+    done = subprocess.run([sys.executable, "-c", MEMORY, str(folder), str(root)], capture_output=True, text=True,
+                          check=True)
+    return json.loads(done.stdout)
+
+
 def main(argv=None) -> int:
     parser = script_parser(__doc__, "--data", first_paragraph=True, threads=1, json_out=True)
     parser.add_argument("--limit", type=int, default=1000, help="lines of every file (default: 1000)")
@@ -76,6 +118,8 @@ def main(argv=None) -> int:
     root, work = data_root(args.data), Path(args.work)
     for name, extra in (("float32", []), ("int8", ["--int8"])):
         assert export.main(["general-m2m", str(work / name), "--onnx", "--no-decoders", *extra, "--quiet"]) == 0
+    results_memory = {name: memory(work / name, root) for name in ("float32", "int8")}
+    print("memory", results_memory)
     reference = BridgeEncoder(device="cpu")
     onnx = {name: OnnxEncoder(work / name, threads=args.threads) for name in ("float32", "int8")}
     results = {"limit": args.limit, "threads": args.threads, "fidelity": {}, "retrieval": {}}
@@ -95,6 +139,7 @@ def main(argv=None) -> int:
 
         timed["use-m"] = UseMultilingualEncoder(threads=args.threads)
     results["sentences_per_s"] = speed(timed, captions, args.repeats)
+    results["memory"] = results_memory
     use_m = results["sentences_per_s"].get("use-m")
     for name, rate in results["sentences_per_s"].items():
         print(f"{name:14} {rate:7.0f} sentences/s" + (f"  {rate / use_m:.2f}x USE-m" if use_m else ""))
