@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # for annotations only
 FOLDER_CONFIG = "config.json"  # its presence makes a folder a model folder
 FOLDER_WEIGHTS = "model.safetensors"
 FOLDER_CARD = "README.md"
+DECODER_WEIGHTS = "decoders."  # the prefix of every decoder weight in a model's state dict
 logger = logging.getLogger(__name__)
 
 
@@ -361,7 +362,7 @@ def build_from_payload(payload: dict, source: str = "checkpoint", with_decoders:
     decoders = payload["decoder_languages"] if with_decoders else []
     model = BridgeModel(config.model, {lang: t.vocab_size for lang, t in tokenizers.items()}, decoders)
     state = payload["model"] if with_decoders else {k: v for k, v in payload["model"].items()
-                                                    if not k.startswith("decoders.")}
+                                                    if not k.startswith(DECODER_WEIGHTS)}
     check_dtypes(model, state, source)
     try:
         model.load_state_dict(state)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from bridgeembed.checkpoint import DECODER_WEIGHTS
 from bridgeembed.config import Config
 from bridgeembed.errors import CheckpointError, ConfigError
 from bridgeembed.text.tokenization import EOS, LanguageTokenizer
@@ -66,9 +67,6 @@ def interpolate(start: dict, tuned: dict, alpha: float) -> dict:
 
 
 # --- decoder grafting -----------------------------------------------------------------------------
-DECODER_WEIGHTS = "decoders."  # the prefix of every decoder weight in a model's state dict
-
-
 def with_decoders(encoder: dict, decoders: dict) -> dict:
     """ENCODER's payload with DECODERS' decoders (not a run to resume: a model to start from): ENCODER's
     encoders and bridge, DECODERS' decoder weights in place of ENCODER's own where it has some, and any other

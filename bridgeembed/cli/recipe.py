@@ -99,8 +99,8 @@ class WithDecoders:
         parser.add_argument("--out", required=True, help="checkpoint file to write (.pt)")
 
     def run(self, args: argparse.Namespace) -> int:
-        from bridgeembed.checkpoint import save_atomic
-        from bridgeembed.recipes import DECODER_WEIGHTS, with_decoders
+        from bridgeembed.checkpoint import DECODER_WEIGHTS, save_atomic
+        from bridgeembed.recipes import with_decoders
 
         inputs = _models(("ENCODER", args.encoder), ("DECODERS", args.decoders))
         out = check_output(args.out, "--out")
