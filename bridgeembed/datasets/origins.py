@@ -365,12 +365,18 @@ def _dev_keys(root: Path) -> set:
     return keys - {""}
 
 
+DEV_CACHE = "evaluation and dev lines"  # `_cleaning`'s cache key beside the folder names (none has a space)
+
+
 def _cleaning(root: Path, folder: Folder, cache: dict) -> Cleaning:
     if folder.evaluation:
         return Cleaning(set())
     if not folder.dev_clean:
         return Cleaning(_held_out(root))
-    clean = Cleaning(_held_out(root), _dev_keys(root), {}, root)
+    if DEV_CACHE not in cache:  # the same for every folder cleaned so: the folders they read are among its needs
+        cache[DEV_CACHE] = (_held_out(root), _dev_keys(root))
+    held, dev = cache[DEV_CACHE]
+    clean = Cleaning(set(held), set(dev), {}, root)
     for name in folder.needs:
         if name not in cache and not FOLDERS[name].evaluation:
             columns = _folder_lines(root / name, "train")
