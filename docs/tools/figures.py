@@ -230,7 +230,8 @@ FIGURES = {
         f"held-out Tatoeba (de / fr / cs ↔ en) {{{G}.tatoeba-de.mean:.1f}} / {{{G}.tatoeba-fr.mean:.1f}} / "
         f"{{{G}.tatoeba-cs.mean:.1f}}, newstest2013 {{{G}.news2013.mean:.1f}}, PUD en→de / de→en "
         f"{{{G}.pud.en-de:.1f}} / {{{G}.pud.de-en:.1f}}; XNLI drop {{general-m2m-xnli/drop:.1f}}, SentEval "
-        "{general-m2m-senteval/beats:.0f} of {general-m2m-senteval/tasks:.0f}, mining F1 {general-m2m-mining/news.f1:.1f}",
+        "{general-m2m-senteval/beats:.0f} of {general-m2m-senteval/tasks:.0f}, mining F1 "
+        "{general-m2m-mining/news.f1:.1f}",
         f"the default (int8, with decoders; replaces stage 16) | {{{G}.test_2016.mean:.1f}} / "
         f"{{{G}.test_2016.worst:.1f}} | {{{G}.val.mean:.1f}} / {{{G}.val.worst:.1f}} | **{{{G}.pud.mean:.1f}}** "
         f"| {{{G}.europarl.mean:.1f}} / {{{G}.gnome.mean:.1f}} | test_2016 (greedy, en↔de, en↔fr): "
