@@ -42,14 +42,14 @@ PROGRAMS = ("bridgeembed-encode", "bridgeembed-translate", "bridgeembed-train", 
 
 def programs() -> dict:
     from bridgeembed import __main__ as module_main
-    from bridgeembed.cli import bench, encode, export, fetch, mine, train, translate
+    from bridgeembed.cli import bench, data, encode, export, mine, train, translate
 
     def python(argv: list) -> int:  # `python -m bridgeembed COMMAND ...`
         assert argv[:2] == ["-m", "bridgeembed"], argv
         return module_main.main(argv[2:])
 
     return {"bridgeembed-encode": encode.main, "bridgeembed-translate": translate.main,
-            "bridgeembed-train": train.main, "bridgeembed-bench": bench.main, "bridgeembed-data": fetch.main,
+            "bridgeembed-train": train.main, "bridgeembed-bench": bench.main, "bridgeembed-data": data.main,
             "bridgeembed-mine": mine.main, "bridgeembed-export": export.main, "python": python}
 
 

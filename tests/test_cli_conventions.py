@@ -7,7 +7,7 @@ import argparse
 import pytest
 
 from bridgeembed import __version__
-from bridgeembed.cli import bench, encode, export, fetch, mine, recipe, train, translate
+from bridgeembed.cli import bench, data, encode, export, mine, recipe, train, translate
 from bridgeembed.cli.runtime import add_common, load
 
 SINGLE = {"bridgeembed-encode": encode, "bridgeembed-translate": translate, "bridgeembed-mine": mine,
@@ -15,7 +15,7 @@ SINGLE = {"bridgeembed-encode": encode, "bridgeembed-translate": translate, "bri
 
 
 def _subcommand_parsers():
-    for prog, module, device in (("bridgeembed-bench", bench, True), ("bridgeembed-data", fetch, False),
+    for prog, module, device in (("bridgeembed-bench", bench, True), ("bridgeembed-data", data, False),
                                  ("bridgeembed-recipe", recipe, False)):
         for name, (target, _) in module.COMMANDS.items():
             parser = argparse.ArgumentParser(prog=f"{prog} {name}")
@@ -30,7 +30,7 @@ def test_every_single_command_prints_its_version(prog, capsys):
     assert stop.value.code == 0 and capsys.readouterr().out.strip() == f"{prog} {__version__}"
 
 
-@pytest.mark.parametrize("module, prog", [(bench, "bridgeembed-bench"), (fetch, "bridgeembed-data"),
+@pytest.mark.parametrize("module, prog", [(bench, "bridgeembed-bench"), (data, "bridgeembed-data"),
                                           (recipe, "bridgeembed-recipe")])
 def test_tools_with_subcommands_print_their_version(module, prog, capsys):
     assert module.main(["--version"]) == 0
@@ -57,7 +57,7 @@ def test_in_and_out_everywhere_with_the_old_spellings_kept():
     new = translate.parse_args(["--src", "de", "--tgt", "en", "--in", "a.txt", "--out", "b.txt"])
     old = translate.parse_args(["--src", "de", "--tgt", "en", "--input", "a.txt", "--output", "b.txt"])
     assert (new.input, new.out) == (old.input, old.out) == ("a.txt", "b.txt")
-    from bridgeembed.cli.data import senteval
+    from bridgeembed.cli.downloads import senteval
 
     parser = argparse.ArgumentParser()
     senteval.add_arguments(parser)

@@ -171,13 +171,13 @@ def _encode(argv):
 
 def parsers() -> dict:
     from bridgeembed.__main__ import COMMANDS as MAIN
-    from bridgeembed.cli import bench, export, fetch, mine, recipe, train, translate
+    from bridgeembed.cli import bench, data, export, mine, recipe, train, translate
 
     return {"bridgeembed-encode": _encode, "bridgeembed-translate": translate.parse_args,
             "bridgeembed-export": export.parse_args,
             "bridgeembed-mine": mine.parse_args,
             "bridgeembed-train": train.parse_args, "bridgeembed-bench": _dispatched(bench.COMMANDS),
-            "bridgeembed-data": _dispatched(fetch.COMMANDS), "bridgeembed-recipe": _dispatched(recipe.COMMANDS),
+            "bridgeembed-data": _dispatched(data.COMMANDS), "bridgeembed-recipe": _dispatched(recipe.COMMANDS),
             "python -m bridgeembed": _dispatched(MAIN),
             "-m bridgeembed.cli.train": train.parse_args}
 

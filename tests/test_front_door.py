@@ -35,7 +35,7 @@ def test_mine_checks_its_languages_before_it_looks_for_faiss(tmp_path, monkeypat
 
 
 @pytest.mark.parametrize("module, prog", [("bridgeembed.cli.bench", "bridgeembed-bench"),
-                                          ("bridgeembed.cli.fetch", "bridgeembed-data"),
+                                          ("bridgeembed.cli.data", "bridgeembed-data"),
                                           ("bridgeembed.cli.recipe", "bridgeembed-recipe"),
                                           ("bridgeembed.__main__", "python -m bridgeembed")])
 def test_help_of_the_tools_with_subcommands_ends_in_plain_text(module, prog, capsys):
@@ -105,7 +105,7 @@ def test_missing_data_is_one_line_naming_the_root_data_and_the_download(argv, fe
     assert f"data root {default} (the default: no --data, $BRIDGEEMBED_DATA unset" in err \
         or f"data root searched: {default} (the default: no --data, $BRIDGEEMBED_DATA unset)" in err, err
     assert "give --data DIR" in err and fetch in err, err
-    from bridgeembed.cli.fetch import COMMANDS
+    from bridgeembed.cli.data import COMMANDS
 
     named = re.findall(r"`bridgeembed-data (\w+)", err)
     assert all(name in COMMANDS for name in named), named  # a real subcommand (there is no `download`)

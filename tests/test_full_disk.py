@@ -127,7 +127,7 @@ def test_a_full_disk_while_preparing_data_keeps_what_the_cache_held(tmp_path):
     def prepare(corpus: Path, blocks: int) -> tuple:
         config = tmp_path / f"{corpus.name}.yaml"
         config.write_text(yaml.safe_dump(toy_config(corpus, tmp_path / "run").to_dict()))
-        return limited([sys.executable, "-m", "bridgeembed.cli.fetch", "prepare", str(config), "--cache", str(cache),
+        return limited([sys.executable, "-m", "bridgeembed.cli.data", "prepare", str(config), "--cache", str(cache),
                         "--quiet"], tmp_path, blocks)
 
     assert prepare(write_toy_corpus(tmp_path / "small", n_train=50), 1 << 20)[0] == 0

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from bridgeembed.cli.fetch import main as data_main
+from bridgeembed.cli.data import main as data_main
 from bridgeembed.datasets import corpora, senteval
 from bridgeembed.datasets.download import extract, fetch
 from bridgeembed.errors import DataError

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from bridgeembed.cli.fetch import main as data_main
+from bridgeembed.cli.data import main as data_main
 from bridgeembed.datasets import checksums, origins, source_checksums
 from bridgeembed.datasets.origins import (
     COMTRANS,

@@ -12,7 +12,7 @@ import zipfile
 
 import pytest
 
-from bridgeembed.cli.fetch import main as data_main
+from bridgeembed.cli.data import main as data_main
 from bridgeembed.datasets import checksums, documentation, origins, parallel_corpora, software_l10n, source_checksums
 from bridgeembed.datasets.archives import archive_key, members_digest
 from bridgeembed.datasets.origin_files import Cleaning, match_key

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from bridgeembed.cli.fetch import main as data_main
+from bridgeembed.cli.data import main as data_main
 from bridgeembed.errors import UnknownLanguageError
 from bridgeembed.probing.base import BuildContext
 from bridgeembed.probing.builder import build_tasks

@@ -64,7 +64,7 @@ def test_text_that_is_not_utf8_is_named_with_its_line(tmp_path):
 
 # --- the command and the trainer ---------------------------------------------------------------------
 def test_prepare_command_then_the_trainer_finds_everything(toy_corpus, tmp_path, monkeypatch, capsys):
-    from bridgeembed.cli.fetch import main
+    from bridgeembed.cli.data import main
 
     config = toy_config(toy_corpus, tmp_path / "run", max_steps=2, valid_every=100, save_every=100)
     path = tmp_path / "config.yaml"
@@ -83,7 +83,7 @@ def test_prepare_command_prepares_every_corpus_of_the_config(toy_corpus, tmp_pat
     """Issue 42: `bridgeembed-data prepare` prepared data.path alone; the trainer then tokenised every data.corpora
     entry on its first start (four runs started at once on a GPU did it four times over). With
     data.tokenizer_text=all its tokenizers learnt from the main corpus alone, not the trainer's."""
-    from bridgeembed.cli.fetch import main
+    from bridgeembed.cli.data import main
 
     second = write_toy_corpus(tmp_path / "second", n_train=300, n_valid=20, seed=11)
     raw = toy_config(toy_corpus, tmp_path / "run", max_steps=2, valid_every=100, save_every=100).to_dict()
@@ -111,7 +111,7 @@ def test_prepare_takes_a_shipped_models_name_as_init_from(shipped_model, tmp_pat
 
 
 def test_prepare_command_reports_bad_files_in_one_line(tmp_path, capsys):
-    from bridgeembed.cli.fetch import main
+    from bridgeembed.cli.data import main
 
     files = write_corpus(tmp_path / "corpus")
     files["fr"].write_bytes(gzip.compress(b"a\nb\n"))
@@ -161,7 +161,7 @@ def test_sigterm_or_sighup_during_preparation_stops_the_workers_quietly(tmp_path
     config = toy_config(corpus, tmp_path / "run").to_dict()
     config["tokenizer"]["moses"] = True
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
-    proc = subprocess.Popen([sys.executable, "-m", "bridgeembed.cli.fetch", "prepare", str(tmp_path / "c.yaml"),
+    proc = subprocess.Popen([sys.executable, "-m", "bridgeembed.cli.data", "prepare", str(tmp_path / "c.yaml"),
                              "--cache", str(tmp_path / "cache"), "--workers", "2"], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                             # a suite started under nohup ignores SIGHUP, and so would the command (rightly)
