@@ -1,4 +1,4 @@
-"""The crosslingual sets (`bridgeembed-data multi30k|xnli|reviews`, cli/data.py) fetched into the data-root layout
+"""The crosslingual sets (`bridgeembed-data multi30k|xnli|reviews`, cli/downloads.py) fetched into the data-root layout
 (`multi30k/`, `xnli/xtreme/`, `xnli/xglue-de/`, `reviews/...`; see docs/data.md).
 
 Each file comes from a public repository pinned at the commit the project's checksums were taken

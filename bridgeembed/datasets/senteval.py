@@ -1,4 +1,4 @@
-"""SentEval's data (`bridgeembed-data senteval`, cli/data.py), downloaded and preprocessed as SentEval's
+"""SentEval's data (`bridgeembed-data senteval`, cli/downloads.py), downloaded and preprocessed as SentEval's
 `data/downstream/get_transfer_data.bash` does (SentEval HEAD 5d6dc11), plus the ten probing files.
 
 Layout under `<--data>/senteval` (as every command reads it; `--dest` names the folder itself):
