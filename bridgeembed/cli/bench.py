@@ -17,6 +17,8 @@ COMMANDS = {
                    "language neutrality: pair and mixed-pool retrieval, cosines, language-ID probe"),
     "langid": ("bridgeembed.cli.langid_bench",
                "encode without lang: the identifier's accuracy per language; retrieval with lang='auto' and codes"),
+    "domains": ("bridgeembed.cli.domains",
+                "retrieval on the captions (test_2016, val), PUD and dev sets of your own: the model card's table"),
     "dev-retrieval": ("bridgeembed.cli.dev_retrieval",
                       "translation retrieval on a training config's dev sets: the number that chooses a checkpoint"),
     "mining-threshold": ("bridgeembed.cli.mining_threshold",
