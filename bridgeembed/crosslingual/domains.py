@@ -61,22 +61,21 @@ def _lines(name: str, template: str) -> tuple:
 
 def model_results(model: str, out: str | Path, sets: dict, *, fresh: bool = False, device: str | None = None,
                   batch_size: int = 64) -> dict:
-    """{set: retrieval.json's content} of one model on `sets` ({name: template}), computed where missing: the model
-    is loaded only when a set has no results yet."""
-    from bridgeembed.evaluation.models import load_encoder
+    """{set: retrieval.json's content} of one model on `sets` ({name: template}), computed where missing: every
+    missing set's files are read (and refused) first, and the model is loaded only if one is left to compute."""
+    folders = {name: Path(out) / label(model) / name for name in sets}
+    todo = {name: _lines(name, template) for name, template in sets.items()
+            if fresh or not (folders[name] / "retrieval.json").is_file()}
+    if todo:
+        from bridgeembed.evaluation.models import load_encoder
 
-    encoder, found = None, {}
-    for name, template in sets.items():
-        folder = Path(out) / label(model) / name
-        if fresh or not (folder / "retrieval.json").is_file():
-            lines, paths, skipped = _lines(name, template)
-            if encoder is None:
-                encoder = load_encoder(model, device=device)
+        encoder = load_encoder(model, device=device)
+        for name, (lines, paths, skipped) in todo.items():
             logger.info("%s: retrieval on %s", model, name)
             RetrievalEvaluator(lines, files=paths, skipped=skipped, batch_size=batch_size, model=model)(
-                encoder, output_path=folder)
-        found[name] = json.loads((folder / "retrieval.json").read_text(encoding="utf-8"))
-    return found
+                encoder, output_path=folders[name])
+    return {name: json.loads((folder / "retrieval.json").read_text(encoding="utf-8"))
+            for name, folder in folders.items()}
 
 
 def figures(result: dict) -> dict:
