@@ -92,7 +92,7 @@ class BridgeEncoder:
         found = resolve(model_name_or_path)
         model, tokenizers, config = load_model(found, with_decoders=False)
         self._setup(model, tokenizers, config, device, str(model_name_or_path), quantize, max_seq_length)
-        self._recipe = (str(Path(found).resolve()), None)  # what `worker_factory` loads: (path, reinit seed)
+        self._reload_from = (str(Path(found).resolve()), None)  # what `worker_factory` loads: (path, reinit seed)
 
     def _setup(self, model: Any, tokenizers: dict, config: Config, device: torch.device | None, source: str,
                quantize: str | None, max_seq_length: int | None) -> None:
@@ -104,7 +104,7 @@ class BridgeEncoder:
         if quantize:
             model = quantize_model(model, quantize)  # a copy: the model given is left as it was
         self.model, self.tokenizers, self.config, self.source = model.eval(), tokenizers, config, source
-        self._recipe = None  # a model in memory: no worker process can load it again
+        self._reload_from = None  # a model in memory: no worker process can load it again
         if device is not None:
             self._move_to(device)
 
@@ -173,7 +173,7 @@ class BridgeEncoder:
     def _loaded_from(self) -> list:
         """The file or folder this encoder was loaded from: a save never replaces it (it may be a trainer
         checkpoint, whose decoders and trainer state an encoder-only save would drop)."""
-        return [("the model it was loaded from", self._recipe[0])] if getattr(self, "_recipe", None) else []
+        return [("the model it was loaded from", self._reload_from[0])] if getattr(self, "_reload_from", None) else []
 
     def _save(self, path: Path, half: bool, int8: bool = False) -> None:
         if self.quantize:  # int8's packed weights are tied to torch's kernels, bf16 would lose precision; quantizing
@@ -205,7 +205,8 @@ class BridgeEncoder:
         encoder = BridgeEncoder.from_model(model, self.tokenizers, self.config, self.device,
                                            source=f"untrained:{self.source}", quantize=self.quantize,
                                            max_seq_length=self.max_len)
-        encoder._recipe = (self._recipe[0], seed) if self._recipe is not None else None  # fresh weights: the seed
+        # fresh weights: the seed goes with the path
+        encoder._reload_from = (self._reload_from[0], seed) if self._reload_from is not None else None
         return encoder
 
     def worker_factory(self) -> Callable[[], "BridgeEncoder"]:
@@ -216,11 +217,11 @@ class BridgeEncoder:
         if self.quantize:
             raise ConfigError(f"BridgeEncoder(quantize={self.quantize!r}) encodes in one process only (a worker "
                               f"cannot check {self.quantize} weights against the parent's): use processes=1")
-        if self._recipe is None:
+        if self._reload_from is None:
             raise ConfigError(f"BridgeEncoder(source={self.source!r}) wraps a model in memory, which a worker "
                               f"process cannot load again: save it (save_pretrained(folder)) and load "
                               f"BridgeEncoder(folder), or encode in one process")
-        return partial(_load_again, *self._recipe, self.max_len)
+        return partial(_load_again, *self._reload_from, self.max_len)
 
     # --- properties ---------------------------------------------------------------------------
     @property
