@@ -112,11 +112,9 @@ def _differ(ours: dict, theirs: dict | None) -> str:
 def run_tokenizers(config: Config, data: str | None = None) -> dict:
     """{lang: LanguageTokenizer}: CONFIG's tokenizers, trained (or found in the cache) as its run would."""
     from bridgeembed.text.parallel import corpus_dir
-    from bridgeembed.training.data import prepare_training_data
-    from bridgeembed.training.prepare import more_tokenizer_text
+    from bridgeembed.training.data import prepare_main_corpus
 
-    more = more_tokenizer_text(config, data) if config.data.tokenizer_text == "all" else None
-    tokenizers, _ = prepare_training_data(config, corpus_dir(config.data.path, data), vocab_text=more)
+    tokenizers, _ = prepare_main_corpus(config, corpus_dir(config.data.path, data), data, None)
     return tokenizers
 
 

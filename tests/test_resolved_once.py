@@ -112,12 +112,12 @@ def counted(monkeypatch):
 @pytest.mark.parametrize("how", ["--threads", "train.threads", "neither"])
 def test_bridgeembed_train_sets_threads_once(how, toy_corpus, tmp_path, monkeypatch, counted):
     from bridgeembed.cli import train
-    from bridgeembed.training import prepare
+    from bridgeembed.training import data
 
     def stop(*args, **kwargs):  # after the process has started (threads, device), before any data is read
         raise BridgeembedError("stop here")
 
-    monkeypatch.setattr(prepare, "corpus_dir", stop)
+    monkeypatch.setattr(data, "corpus_dir", stop)
     config = tmp_path / "c.yaml"
     config.write_text(yaml.safe_dump(toy_config(toy_corpus, tmp_path / "run", threads=0).to_dict()))
     argv = {"--threads": [str(config), "--threads", "1"], "train.threads": [str(config), "train.threads=1"],

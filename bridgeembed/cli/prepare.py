@@ -20,8 +20,7 @@ from bridgeembed.paths import cache_root
 from bridgeembed.text.cache import size_on_disk
 from bridgeembed.text.packed import PackedCorpus
 from bridgeembed.text.parallel import corpus_dir
-from bridgeembed.training.data import reused_tokenizers
-from bridgeembed.training.prepare import prepare_main_corpus, prepared_corpora
+from bridgeembed.training.data import prepare_main_corpus, prepared_corpora, reused_tokenizers
 
 logger = logging.getLogger(__name__)
 INTERMIXED = True  # overrides may follow options (`tiny.yaml --quiet data.path=x`), as bridgeembed-train takes them

@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     overrides += [f"train.threads={thread_count(args.threads)}"] if args.threads is not None else []
     overrides += [f"train.device={args.device}"] if args.device else []
     config = Config.from_yaml(args.config, overrides)
-    if not config.train.threads:  # else each training process sets train.threads as it starts (training.prepare)
+    if not config.train.threads:  # else each training process sets train.threads as it starts (training.setup)
         set_threads()  # the cores other work leaves idle, as every command's default
     check_out_dir(Path(args.config), config.train.out_dir)
     trainer = Trainer.from_config(config, data_root=args.data, show_progress=False if args.quiet else None)

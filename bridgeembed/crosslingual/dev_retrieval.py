@@ -21,7 +21,7 @@ import numpy as np
 from bridgeembed.config import Config, corpus_configs
 from bridgeembed.crosslingual.retrieval import accuracy
 from bridgeembed.text.parallel import corpus_dir, read_split
-from bridgeembed.training.corpora import corpus_files, dev_split
+from bridgeembed.training.data import corpus_files, dev_split
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.encoders.bridge import BridgeEncoder

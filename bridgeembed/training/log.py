@@ -143,7 +143,7 @@ def drop_records_after(path: Path, step: int) -> None:
 
 def log_lines(path: Path) -> list:
     """log.jsonl's lines, as text ([] where there is none yet), read before a resumed run prepares anything
-    (`training.prepare`) and when it starts. A folder, or a line that is not UTF-8, is a DataError naming the file
+    (`training.setup`) and when it starts. A folder, or a line that is not UTF-8, is a DataError naming the file
     and the line; only the last line may be cut inside a character (by a kill: it is dropped as any cut line)."""
     try:
         data = path.read_bytes()

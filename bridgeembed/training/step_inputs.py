@@ -15,8 +15,8 @@ from bridgeembed.model.nmt import ModelOutput, Partner, alignment_loss
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.config import Config
     from bridgeembed.text.packed import PackedSplit
-    from bridgeembed.training.corpora import Unit
     from bridgeembed.training.sampling import SubwordDropout
+    from bridgeembed.training.schedule import Unit
 
 
 class StepInputs:

@@ -33,12 +33,11 @@ from bridgeembed.text.packed import PackedSplit
 from bridgeembed.text.parallel import DirectionBatches, make_batch, shard_slice
 from bridgeembed.training import distributed
 from bridgeembed.training.anchor import Anchor, Keep, starting_weights
-from bridgeembed.training.corpora import Unit, shares
-from bridgeembed.training.corpora import units as corpus_units
 from bridgeembed.training.log import TrainingLog, progress_line, shown
-from bridgeembed.training.prepare import check_resumable, prepare
 from bridgeembed.training.sampling import SubwordDropout
-from bridgeembed.training.schedule import RotatingScheduler
+from bridgeembed.training.schedule import RotatingScheduler, Unit, shares
+from bridgeembed.training.schedule import units as corpus_units
+from bridgeembed.training.setup import check_resumable, prepare
 from bridgeembed.training.step_inputs import StepInputs
 from bridgeembed.training.validation import validate
 
@@ -101,7 +100,7 @@ def interrupt_guard() -> Iterator[dict]:
 
 class Trainer:
     """Trains `model` (on its device) on `data` by `train` (the config's train section); `from_config` builds
-    both first (`training.prepare`), `restore` continues from a trainer checkpoint."""
+    both first (`training.setup`), `restore` continues from a trainer checkpoint."""
 
     def __init__(self, model: BridgeModel, data: TrainingData, train: TrainConfig, world: World | None = None,
                  show_progress: bool | None = None, lock: FolderLock | None = None) -> None:

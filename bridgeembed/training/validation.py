@@ -11,14 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 from torch.nn import functional as F
 
-from bridgeembed.errors import DataError
 from bridgeembed.model.nmt import translation_loss
 from bridgeembed.text.parallel import make_batch, pad
 from bridgeembed.translation.bleu import corpus_bleu
@@ -85,20 +83,6 @@ class ValidationResult:
         if self.retrieval:
             record["retrieval"] = self.retrieval.record()
         return record
-
-
-def check_validation_data(raw: dict, directions: Sequence[Direction], folder: str | Path, split: str) -> None:
-    """Every validated direction needs dev pairs with text on both sides (`raw`: {lang: dev lines}).
-
-    Checked before step 1: found out at the first validation, an empty dev set crashed inside
-    sacrebleu and lost every step since the last save."""
-    for d in directions:
-        src, tgt = raw[d.src], raw[d.tgt]
-        if not any(a.strip() and b.strip() for a, b in zip(src, tgt)):
-            counts = ", ".join(f"{split}.{lang}: {sum(1 for t in raw[lang] if t.strip())} non-empty of "
-                               f"{len(raw[lang])} lines" for lang in dict.fromkeys([d.src, d.tgt]))
-            raise DataError(f"validation split {split!r} in {folder} has no sentence pair with text on both sides "
-                            f"for {d} ({counts}); fix the files or set data.valid to another split")
 
 
 @torch.no_grad()

@@ -45,7 +45,7 @@ def test_with_decoders_gives_an_encoder_only_model_the_decoders_of_another(toy_r
     from bridgeembed import BridgeEncoder
     from bridgeembed.checkpoint import load_checkpoint, save_atomic
     from bridgeembed.config import Config
-    from bridgeembed.training.prepare import load_init
+    from bridgeembed.training.setup import load_init
 
     run_dir, _ = toy_run
     BridgeEncoder(run_dir / "best.pt").save(tmp_path / "encoder.pt")  # encoders and bridge only
@@ -140,7 +140,7 @@ def test_retokenize_carries_a_model_over_to_tokenizers_from_every_corpus(toy_run
     from bridgeembed.checkpoint import load_checkpoint
     from bridgeembed.config import Config
     from bridgeembed.text.tokenization import LanguageTokenizer
-    from bridgeembed.training.prepare import build_model, load_init
+    from bridgeembed.training.setup import build_model, load_init
 
     run_dir, _ = toy_run
     domain = tmp_path / "domain"  # a word the toy corpus never has, so the new tokenizers learn a piece for it

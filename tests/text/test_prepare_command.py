@@ -129,8 +129,7 @@ def test_the_recipe_gives_the_shipped_models_tokenizers_and_the_in_memory_ids(re
     from bridgeembed.checkpoint import build_from_payload, load_checkpoint
     from bridgeembed.config import Config
     from bridgeembed.pretrained import DEFAULT_MODEL
-    from bridgeembed.training.data import prepare_training_data, tokenizer_settings
-    from bridgeembed.training.prepare import more_tokenizer_text
+    from bridgeembed.training.data import more_tokenizer_text, prepare_training_data, tokenizer_settings
 
     config = Config.from_yaml(REPO / "configs" / f"{DEFAULT_MODEL}.yaml")
     config.train.cache_dir = str(tmp_path)

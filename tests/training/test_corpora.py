@@ -12,8 +12,7 @@ import torch
 from bridgeembed.config import Config
 from bridgeembed.errors import ConfigError
 from bridgeembed.text.parallel import read_lines
-from bridgeembed.training.corpora import units
-from bridgeembed.training.schedule import RotatingScheduler
+from bridgeembed.training.schedule import RotatingScheduler, units
 from bridgeembed.training.trainer import Trainer
 from tests.helpers.toy import toy_config, write_toy_corpus
 
@@ -175,7 +174,7 @@ def test_any_positive_weights_are_served_by_a_bounded_schedule(toy_corpus, secon
     """Issue 40: weight 0.0001 (or data.weight=0.0001) was a ZeroDivisionError in fractions (limit_denominator(1000)
     made it 0), 1e9 a numpy MemoryError (4e9 visits a cycle, 119 GiB) and 1e300 an OverflowError. Weights are
     taken as written, a cycle holds at most MAX_CYCLE steps, and a share raised to one step a cycle is named."""
-    from bridgeembed.training.corpora import MAX_CYCLE, shares
+    from bridgeembed.training.schedule import MAX_CYCLE, shares
 
     main, extra = weights
     corpora = [{"path": str(second_corpus), "name": "second", "languages": ["x", "y"], "directions": ["x-y"],
@@ -252,7 +251,7 @@ def test_a_corpus_with_empty_files_names_itself_and_the_direction(toy_corpus, tm
 def test_tokenizer_text_all_beside_init_from_says_it_is_not_applied(toy_corpus, second_corpus, tmp_path, caplog):
     """Issue 40: data.tokenizer_text=all with train.init_from was ignored without a word (the tokenizers are
     init_from's), while config.yaml recorded all."""
-    from bridgeembed.training.prepare import prepare
+    from bridgeembed.training.setup import prepare
 
     Trainer.from_config(toy_config(toy_corpus, tmp_path / "init", max_steps=1, valid_every=1), show_progress=False) \
         .train()

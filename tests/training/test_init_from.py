@@ -34,7 +34,7 @@ def test_init_from_may_cut_sentences_elsewhere_but_not_change_the_vocabulary(toy
     run, _ = toy_run
     config = toy_config(toy_corpus, tmp_path / "longer", init_from=str(run / "best.pt"))
     config.tokenizer.max_len += 30
-    with caplog.at_level("INFO", logger="bridgeembed.training.prepare"):
+    with caplog.at_level("INFO", logger="bridgeembed.training.setup"):
         trainer = Trainer.from_config(config, show_progress=False)
     assert trainer.data.tokenizer_config.max_len == config.tokenizer.max_len
     assert f"cut at {config.tokenizer.max_len} subword tokens" in caplog.text

@@ -7,7 +7,7 @@ import pytest
 
 from bridgeembed.config import Config
 from bridgeembed.errors import ConfigError
-from bridgeembed.training.prepare import prepare
+from bridgeembed.training.setup import prepare
 from tests.helpers.toy import toy_config
 
 
@@ -59,7 +59,7 @@ def test_a_bad_tokenizer_text_is_refused(toy_corpus, domain_corpus, tmp_path):
 def test_a_checkpoint_from_before_the_key_resumes(toy_corpus, domain_corpus, tmp_path):
     from dataclasses import asdict
 
-    from bridgeembed.training.prepare import check_resumable
+    from bridgeembed.training.setup import check_resumable
 
     config = config_for(toy_corpus, domain_corpus, tmp_path, "main")
     saved = {k: asdict(getattr(config, k)) for k in ("model", "tokenizer", "data", "train")}

@@ -16,7 +16,7 @@ import yaml
 from bridgeembed.checkpoint import load_checkpoint
 from bridgeembed.errors import DataError
 from bridgeembed.training.distributed import World
-from bridgeembed.training.prepare import prepare
+from bridgeembed.training.setup import prepare
 from bridgeembed.training.trainer import Trainer
 from tests.helpers import REPO
 from tests.helpers.toy import toy_config
@@ -390,13 +390,13 @@ def test_a_second_run_takes_the_lock_before_it_reads_last_pt(toy_corpus, tmp_pat
     waited for the first to end (step 30), then resumed from step 6 and rewrote its checkpoints and log."""
     from bridgeembed.errors import ConfigError
     from bridgeembed.paths import FolderLock
-    from bridgeembed.training import prepare as prepare_module
+    from bridgeembed.training import setup
 
     out = tmp_path / "run"
     run_to(toy_corpus, out, 4, valid_every=100)
     read = []
-    real = prepare_module.load_checkpoint
-    monkeypatch.setattr(prepare_module, "load_checkpoint", lambda path: read.append(path) or real(path))
+    real = setup.load_checkpoint
+    monkeypatch.setattr(setup, "load_checkpoint", lambda path: read.append(path) or real(path))
     first = FolderLock(out)  # the first run, still training
     try:
         with pytest.raises(ConfigError, match=f"train.out_dir {out} is in use by process {os.getpid()}"):
@@ -413,7 +413,7 @@ def test_a_damaged_log_is_one_line_before_any_data_is_prepared(toy_corpus, tmp_p
     a folder an IsADirectoryError, both from drop_records_after, after all the data preparation."""
     import shutil
 
-    from bridgeembed.training import prepare as prepare_module
+    from bridgeembed.training import data
 
     out = tmp_path / "run"
     run_to(toy_corpus, out, 4, valid_every=100, log_every=2)
@@ -431,7 +431,7 @@ def test_a_damaged_log_is_one_line_before_any_data_is_prepared(toy_corpus, tmp_p
     def not_now(*args, **kwargs):
         raise AssertionError("data prepared before the log was checked")
 
-    monkeypatch.setattr(prepare_module, "prepare_main_corpus", not_now)
+    monkeypatch.setattr(data, "prepare_main_corpus", not_now)
     config = toy_config(toy_corpus, out, max_steps=6, valid_every=100, log_every=2)
     config.model.dropout = 0.2  # as run_to's
     with pytest.raises(DataError, match="^" + message.replace("(", r"\(").replace(")", r"\)") + "$"):

@@ -2,7 +2,7 @@
 
 In order, so that a mistake costs no time: the encoder type, the device, the checkpoint to resume
 (`OUT_DIR/last.pt`, which must match the config) or to start from (`train.init_from`), the dev split,
-and only then the training split (tokenizers trained or reused, ids from the cache; `training.data`)
+and only then the training split (tokenizers trained or reused, ids from the cache; both from `training.data`)
 and the model, seeded with `train.seed` so that every rank and every run starts from the same weights.
 """
 
@@ -16,26 +16,19 @@ from typing import TYPE_CHECKING
 import torch
 
 from bridgeembed.checkpoint import build_from_payload, load_checkpoint
-from bridgeembed.config import ALIGNMENT_KEYS, DataConfig, check_run, corpus_configs
+from bridgeembed.config import ALIGNMENT_KEYS, DataConfig, check_run
 from bridgeembed.devices import resolve_device, set_threads
-from bridgeembed.directions import evaluation_directions, training_directions
 from bridgeembed.errors import ConfigError
 from bridgeembed.model import BridgeModel
 from bridgeembed.model.encoder import check_encoder_config
 from bridgeembed.paths import FolderLock
 from bridgeembed.pretrained import resolve
-from bridgeembed.text.parallel import corpus_dir, encode_split, read_split
 from bridgeembed.training import distributed
-from bridgeembed.training.corpora import check_dev_not_trained, check_pairs, corpus_files, load_corpus
-from bridgeembed.training.data import TrainingData, prepare_training_data, training_files
+from bridgeembed.training.data import TrainingData, main_dev_split, training_data
 from bridgeembed.training.log import log_lines
-from bridgeembed.training.validation import check_validation_data
 
 if TYPE_CHECKING:  # for annotations only
-    from collections.abc import Iterator
-
     from bridgeembed.config import Config, ModelConfig, TrainConfig
-    from bridgeembed.text.packed import PackedCorpus
     from bridgeembed.training.distributed import World
 
 logger = logging.getLogger(__name__)
@@ -64,10 +57,7 @@ def prepare(config: Config, data_root: str | Path | None = None, world: World | 
         check_resumable(resume, config, last)
         if world.main:
             log_lines(Path(t.out_dir) / "log.jsonl")  # readable: its records past last.pt's are dropped at the start
-    folder = corpus_dir(config.data.path, data_root)
-    check_dev_not_trained(config.data, folder, data_root)
-    raw_valid = read_split(folder, config.data.valid, config.data.languages)
-    check_validation_data(raw_valid, evaluation_directions(config.data), folder, config.data.valid)
+    folder, raw_valid = main_dev_split(config, data_root)
     init = None if resume or not t.init_from else load_init(t.init_from, config)
     learned = (init["config"].get("data") or {}).get("tokenizer_text") if init else None  # init_from's own
     if init and config.data.tokenizer_text == "all" and learned != "all":
@@ -77,61 +67,11 @@ def prepare(config: Config, data_root: str | Path | None = None, world: World | 
                        "without train.init_from", t.init_from)
     start = resume or init  # its tokenizers are reused: the ids must mean what they meant to its weights
     known = build_from_payload(start, str(last if resume else t.init_from))[1] if start else None
-    # the training split from the cache of prepared corpora (tokenised once, memory-mapped; text/prepare.py)
-    tokenizers, train = prepare_main_corpus(config, folder, data_root, known, world, show_progress)
-    check_pairs(train, training_directions(config.data), training_files(config, folder),
-                f"the main corpus (data.path {config.data.path})")
-    extra = extra_corpora(config, data_root, tokenizers, world, show_progress)
-    data = TrainingData(tokenizers, train, encode_split(raw_valid, tokenizers, config.tokenizer.max_len), raw_valid,
-                        config.data, config.tokenizer, extra)
-    model = build_model(config.model, tokenizers, t.seed, init)
+    data = training_data(config, folder, data_root, raw_valid, known, world, show_progress)
+    model = build_model(config.model, data.tokenizers, t.seed, init)
     if init:
         logger.info("initialised from %s", t.init_from)
     return Prepared(model.to(device), data, resume)
-
-
-def prepare_main_corpus(config: Config, folder: Path, data_root: str | Path | None, known: dict | None,
-                        world: World | None = None, show_progress: bool | None = None,
-                        workers: int = 0) -> tuple[dict, PackedCorpus]:
-    """({lang: tokenizer}, the main corpus's training split) through the cache: with the tokenizers `known` (a
-    resume's or train.init_from's), else new ones learnt from the main corpus, or with data.tokenizer_text: all
-    from every corpus's text. The trainer's first start and `bridgeembed-data prepare` both come here."""
-    more = more_tokenizer_text(config, data_root) if known is None and config.data.tokenizer_text == "all" else None
-    return prepare_training_data(config, folder, known, world, show_progress, workers=workers, vocab_text=more)
-
-
-def prepared_corpora(config: Config, data_root: str | Path | None, tokenizers: dict, world: World | None = None,
-                     show_progress: bool | None = None, workers: int = 0) -> Iterator[tuple]:
-    """(index, CorpusConfig, folder, {lang: file}, PackedCorpus) of each data.corpora entry, its training split
-    prepared through the cache with the run's tokenizers, one at a time (every entry's files are found first)."""
-    found = [(corpus, *corpus_files(corpus, data_root)) for corpus in corpus_configs(config.data)]
-    for i, (corpus, folder, files) in enumerate(found):
-        _, train = prepare_training_data(config, folder, tokenizers, world, show_progress, workers=workers,
-                                         files=files)
-        yield i, corpus, folder, files, train
-
-
-def extra_corpora(config: Config, data_root: str | Path | None, tokenizers: dict, world: World,
-                  show_progress: bool | None) -> list:
-    """CorpusData of each data.corpora entry: its training split through the cache (with the run's tokenizers),
-    its dev set (checked before step 1, as the main corpus's)."""
-    out = []
-    for i, corpus, folder, files, train in prepared_corpora(config, data_root, tokenizers, world, show_progress):
-        out.append(load_corpus(corpus, folder, files, train, tokenizers, config.tokenizer.max_len))
-        check_pairs(train, training_directions(corpus.as_data(), f"data.corpora[{i}]", corpus.label), files,
-                    f"data.corpora[{i}] ({corpus.label})", out[-1].train_rows)
-    return out
-
-
-def more_tokenizer_text(config: Config, data_root: str | Path | None) -> dict:
-    """data.tokenizer_text: all: {lang: [(training file, lines held out at its end)]} of every data.corpora entry,
-    the text a new run's tokenizers learn from besides the main corpus (never a corpus's dev lines)."""
-    more = {}
-    for corpus in corpus_configs(config.data):
-        _, files = corpus_files(corpus, data_root)
-        for lang, path in files.items():
-            more.setdefault(lang, []).append((path, 0 if corpus.valid else corpus.dev_lines))
-    return more
 
 
 # what a run writes into train.out_dir besides last.pt: a new run there would replace each of them
