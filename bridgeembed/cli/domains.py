@@ -18,7 +18,7 @@ from bridgeembed.cli.options import add_options
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("models", nargs="+", help="model names, checkpoints or export folders (also use-m)")
     add_options(parser, "--data", "--batch-size")
-    parser.add_argument("--out", default="results/domains", help="results folder (default: results/domains)")
+    parser.add_argument("--out", help="results folder, a subfolder a model and set (default: results/domains)")
     parser.add_argument("--fresh", action="store_true", help="recompute results that are there already")
     parser.add_argument("--dev", action="append", default=[], metavar="NAME=TEMPLATE",
                         help="a dev set of line-aligned files with {lang}, e.g. europarl=dev/europarl.{lang}; "
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
 
     dev = parse_dev(args.dev)  # before any work
     sets = templates(dev, data_root(args.data))
-    results = {model: model_results(model, args.out, sets, fresh=args.fresh, device=args.device,
+    results = {model: model_results(model, args.out or "results/domains", sets, fresh=args.fresh, device=args.device,
                                     batch_size=args.batch_size) for model in args.models}
     print(table(results, dev))
     print("\n" + NOTE)
