@@ -15,9 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from domains import label  # benchmarks/ is this script's folder, first on sys.path
-
 from bridgeembed.cli.scripts import parse_script, script_parser
+from bridgeembed.crosslingual.domains import label
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "tools"))  # results_file's folder
 from results_file import write_results  # noqa: E402
