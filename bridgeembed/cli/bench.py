@@ -8,6 +8,8 @@ from bridgeembed.cli.runtime import dispatch
 
 COMMANDS = {
     "senteval": ("bridgeembed.cli.senteval", "SentEval classification, NLI, similarity and probing, per head"),
+    "senteval-controls": ("bridgeembed.cli.senteval_controls", "SentEval against the mean and spread of untrained "
+                          "controls of several seeds: the model card's table"),
     "xnli": ("bridgeembed.cli.crosslingual:xnli", "crosslingual NLI transfer (train languages x test languages)"),
     "sentiment": ("bridgeembed.cli.crosslingual:sentiment",
                   "crosslingual sentiment transfer, trained on one language: tweets (xlm-t) by default"),

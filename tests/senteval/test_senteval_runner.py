@@ -168,8 +168,8 @@ def test_real_data_mr_and_sts12(real_data, tmp_path):
 
 def test_bench_commands_share_model_and_out_defaults(dirs, tmp_path, monkeypatch, capsys):
     """--model defaults to the shipped model and --out to results/TASK/MODEL in every bench command that scores one
-    model (dev-retrieval and domains score several models, named as arguments); --data takes the data root or the
-    senteval folder itself."""
+    model (dev-retrieval and domains score several models, senteval-controls one model and its controls, named as
+    arguments); --data takes the data root or the senteval folder itself."""
     import argparse
 
     from bridgeembed.cli.bench import COMMANDS, main
@@ -179,7 +179,7 @@ def test_bench_commands_share_model_and_out_defaults(dirs, tmp_path, monkeypatch
         parser = argparse.ArgumentParser()
         load(target).add_arguments(parser)
         defaults = {a.dest: a.default for a in parser._actions if a.option_strings}
-        assert "model" in defaults or name in ("dev-retrieval", "domains"), name
+        assert "model" in defaults or name in ("dev-retrieval", "domains", "senteval-controls"), name
         assert defaults.get("model", "general-m2m") == "general-m2m" and defaults.get("out") is None, name
     monkeypatch.chdir(tmp_path)
     senteval_folder = dirs.downstream.parent
