@@ -5,9 +5,9 @@ model smaller (issue 29): every retrieval figure within 0.1 point and test BLEU 
     BRIDGEEMBED_DATA=../shared/data python benchmarks/int8_storage.py general-m2m --out results/int8 \\
         --dev 'europarl=dev/europarl.{lang}' --dev 'gnome=dev/gnome.{lang}' --bleu
 
-Retrieval: `benchmarks/domains.py` on test_2016, val, PUD and the dev sets (mean and worst of the ordered
-pairs). `--bleu`: `bridgeembed-translate --evaluate --beam 5` on test_2016_flickr, every direction, for both
-(about 25 minutes a model on one thread); a model without decoders is compared on retrieval only.
+Retrieval: `bridgeembed-bench domains` (`crosslingual.domains`) on test_2016, val, PUD and the dev sets (mean and
+worst of the ordered pairs). `--bleu`: `bridgeembed-translate --evaluate --beam 5` on test_2016_flickr, every
+direction, for both (about 25 minutes a model on one thread); a model without decoders is compared on retrieval only.
 """
 
 from __future__ import annotations
@@ -17,10 +17,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from domains import SETS, figures, label, run  # noqa: E402
-
 from bridgeembed.cli.scripts import parse_script, script_parser
+from bridgeembed.crosslingual.domains import SETS, figures, label, model_results, parse_dev, templates
+from bridgeembed.paths import data_root
 
 
 def bleu(model: str, out: Path, threads: int) -> dict:
@@ -45,9 +44,9 @@ def main(argv: list | None = None) -> int:
     small = out / f"{label(args.model)}-int8"
     if not (small / "config.json").is_file():
         subprocess.run([sys.executable, "-m", "bridgeembed.cli.export", args.model, str(small), "--int8"], check=True)
-    dev = dict(item.split("=", 1) for item in args.dev)
-    rows = []
-    results = {name: run(model, out / "retrieval", args.threads, False, dev)
+    dev = parse_dev(args.dev)
+    sets, rows = templates(dev, data_root(None)), []
+    results = {name: model_results(model, out / "retrieval", sets)
                for name, model in (("as it is", args.model), ("int8", str(small)))}
     for split in SETS + tuple(dev):
         a, b = figures(results["as it is"][split]), figures(results["int8"][split])
