@@ -214,9 +214,10 @@ def test_the_readmes_picture_is_the_shipped_model_as_its_figures_say():
     assert results["model"] == DEFAULT_MODEL and Path(results["picture"].split()[0]) == Path(picture)
     figures = json.loads((REPO / "docs" / "results" / "domains.json").read_text())["figures"]
     raw = results["summary"]["raw"]
-    # the same measurement in two files: equal to float precision (round() of 96.75 and of 0.9675 * 100 differ)
-    assert 100 * raw["pair_accuracy_mean"] == pytest.approx(figures[f"{DEFAULT_MODEL}.test_2016.mean"], abs=1e-6)
-    assert 100 * raw["pair_accuracy_min"] == pytest.approx(figures[f"{DEFAULT_MODEL}.test_2016.worst"], abs=1e-6)
+    # the same measurement in two files: the results file keeps 3 decimals (96.817 for 0.9681666...), so equal to
+    # within its rounding; another model's figures differ by 0.05 or more (one sentence in 2,000 of a pair)
+    assert 100 * raw["pair_accuracy_mean"] == pytest.approx(figures[f"{DEFAULT_MODEL}.test_2016.mean"], abs=5e-4)
+    assert 100 * raw["pair_accuracy_min"] == pytest.approx(figures[f"{DEFAULT_MODEL}.test_2016.worst"], abs=5e-4)
 
 
 def test_the_results_files_said_to_lack_a_machine_lack_one():
