@@ -13,12 +13,10 @@ PUD's 6 pairs without Czech. PUD is for reporting: never choose a checkpoint or 
 
 from __future__ import annotations
 
-import json
 import sys
-import tempfile
 from pathlib import Path
 
-from bridgeembed.cli.scripts import script_parser
+from bridgeembed.cli.scripts import run_bench_command
 from bridgeembed.crosslingual.domains import SETS, figures, label, without_czech
 
 
@@ -39,25 +37,13 @@ def results_figures(results: dict) -> dict:
 
 
 def main(argv: list | None = None) -> int:
-    from bridgeembed.cli.bench import main as bench
-
-    parser = script_parser(__doc__, first_paragraph=True, add_help=False)  # the rest is the command's
-    parser.add_argument("--results", metavar="FILE",
-                        help="also write the figures, with this command, to a results file, e.g. "
-                             "docs/results/general-m2m-domains.json (docs/tools/figures.py; default: none)")
-    args, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
-    if {"-h", "--help"} & set(rest):  # this script's own options, then the command's
-        print(parser.format_help().replace("usage: ", "usage: python benchmarks/", 1))
-    with tempfile.TemporaryDirectory() as scratch:
-        out = str(Path(scratch) / "domains.json")
-        code = bench(["domains", *rest, "--threads", str(args.threads), "--json", out])
-        if code or not args.results:
-            return code
-        results = json.loads(Path(out).read_text(encoding="utf-8"))
+    code, results, path = run_bench_command(__doc__, "domains", "docs/results/domains.json", argv)
+    if code or path is None:
+        return code
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "tools"))  # results_file's folder
     from results_file import write_results
 
-    print(f"wrote {write_results(args.results, results_figures(results))}")
+    print(f"wrote {write_results(path, results_figures(results))}")
     return 0
 
 

@@ -14,12 +14,10 @@ and F1 (`captions.f1`, ...) at it, or, with `--at T`, at T, recorded as `default
 
 from __future__ import annotations
 
-import json
 import sys
-import tempfile
 from pathlib import Path
 
-from bridgeembed.cli.scripts import script_parser
+from bridgeembed.cli.scripts import run_bench_command
 
 
 def results_figures(report: dict) -> dict:
@@ -36,26 +34,14 @@ def results_figures(report: dict) -> dict:
 
 
 def main(argv: list | None = None) -> int:
-    from bridgeembed.cli.bench import main as bench
-
-    parser = script_parser(__doc__, first_paragraph=True, add_help=False)  # the rest is the command's
-    parser.add_argument("--out", help="a JSON file for the curves' figures (the command's --json)")
-    parser.add_argument("--results", metavar="FILE",
-                        help="also write the figures, with this command, to a results file, e.g. "
-                             "docs/results/general-m2m-mining.json (docs/tools/figures.py; default: none)")
-    args, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
-    if {"-h", "--help"} & set(rest):  # this script's own options, then the command's
-        print(parser.format_help().replace("usage: ", "usage: python benchmarks/", 1))
-    with tempfile.TemporaryDirectory() as scratch:
-        out = args.out or str(Path(scratch) / "threshold.json")
-        code = bench(["mining-threshold", *rest, "--threads", str(args.threads), "--json", out])
-        if code or not args.results:
-            return code
-        report = json.loads(Path(out).read_text(encoding="utf-8"))
+    code, report, path = run_bench_command(__doc__, "mining-threshold", "docs/results/general-m2m-mining.json", argv,
+                                           keep="a JSON file for the curves' figures (the command's --json)")
+    if code or path is None:
+        return code
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "tools"))  # results_file's folder
     from results_file import write_results
 
-    path = write_results(args.results, results_figures(report), direction="de -> en", scoring="ratio",
+    path = write_results(path, results_figures(report), direction="de -> en", scoring="ratio",
                          k=report["k"], distractors=report["distractors"])
     print(f"wrote {path}")
     return 0

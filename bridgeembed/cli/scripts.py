@@ -56,3 +56,30 @@ def write_json(path: str | Path | None, results: object, indent: int = 1, **dump
     if path:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, json.dumps(results, indent=indent, **dump_args) + "\n")
+
+
+def run_bench_command(doc: str, command: str, example: str, argv: Sequence[str] | None = None,
+                      keep: str | None = None) -> tuple[int, object, str | None]:
+    """The body of a benchmarks/ script that runs `bridgeembed-bench COMMAND` and writes a results file of the card:
+    its own options are --threads and `--results FILE` (`example`: a file it would write); every other option goes
+    to the command, with `--json` into a temporary file, or, with `keep` (the help of an `--out FILE` of its own),
+    into that file. -> (the command's exit status, its JSON or None, the --results path or None)."""
+    import tempfile
+
+    from bridgeembed.cli.bench import main as bench
+
+    parser = script_parser(doc, first_paragraph=True, add_help=False)  # the rest is the command's
+    if keep:
+        parser.add_argument("--out", help=keep)
+    parser.add_argument("--results", metavar="FILE",
+                        help=f"also write the figures, with this command, to a results file, e.g. {example} "
+                             "(docs/tools/figures.py; default: none)")
+    args, rest = parser.parse_known_args(argv)
+    if {"-h", "--help"} & set(rest):  # this script's own options, then the command's
+        print(parser.format_help().replace("usage: ", "usage: python benchmarks/", 1))
+    with tempfile.TemporaryDirectory() as scratch:
+        out = getattr(args, "out", None) or str(Path(scratch) / f"{command}.json")
+        code = bench([command, *rest, "--threads", str(args.threads), "--json", out])
+        if code or not args.results:
+            return code, None, None
+        return code, json.loads(Path(out).read_text(encoding="utf-8")), args.results
