@@ -23,7 +23,15 @@ from bridgeembed.crosslingual.margin import CHOICES, K, parse_scoring
 from bridgeembed.crosslingual.readers import find_bitext, read_bitext
 from bridgeembed.crosslingual.report import retrieval_table, to_markdown, transfer_table, views_markdown
 from bridgeembed.crosslingual.retrieval import RetrievalEvaluator
-from bridgeembed.crosslingual.sources import BITEXT_SETS, NliTemplates, TsvTemplates, XlmtTweets, XnliXtreme, bitext_set
+from bridgeembed.crosslingual.sources import (
+    BITEXT_FETCH,
+    BITEXT_SETS,
+    NliTemplates,
+    TsvTemplates,
+    XlmtTweets,
+    XnliXtreme,
+    bitext_set,
+)
 from bridgeembed.crosslingual.transfer import TransferEvaluator, parse_langs, parse_train_sets
 from bridgeembed.errors import ConfigError, DataError, positive_int
 from bridgeembed.paths import check_output, data_root, default_out, missing_data
@@ -33,10 +41,6 @@ if TYPE_CHECKING:  # for annotations only
 
 logger = logging.getLogger(__name__)
 DEFAULT_SET = "test_2016"  # retrieval's and neutrality's set without --set or --template
-SET_SOURCES = {  # how a named set gets into the data root: (bridgeembed-data command, or else what to do)
-    "test_2016": ("multi30k", None), "val": ("multi30k", None),
-    "pud": ("pud", None),
-}
 
 
 def parse_floats(value: str, what: str) -> tuple:
@@ -166,9 +170,8 @@ def read_parallel(args: argparse.Namespace) -> tuple:
     paths, skipped = find_bitext(template, langs)
     if len(paths) < 2 and not args.template and len(langs) >= 2:  # a named set not there: one line, with the way
         found = f"; found only {', '.join(paths)}" if paths else ""
-        fetch, instead = SET_SOURCES[name]
         raise DataError(missing_data(f"{args.command}: the {name} set", data_root(args.data),
-                                     f"{BITEXT_SETS[name]} for {', '.join(skipped)}{found}", fetch, instead))
+                                     f"{BITEXT_SETS[name]} for {', '.join(skipped)}{found}", BITEXT_FETCH[name]))
     if len(paths) < 2:  # say what was found too: `--langs en` alone had an empty reason
         found = [f"found only {', '.join(paths)}"] if paths else []
         raise DataError(f"{args.command} needs files in two languages: "

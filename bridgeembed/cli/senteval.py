@@ -19,14 +19,19 @@ from bridgeembed.paths import check_output, default_out
 log = logging.getLogger(__name__)
 
 
+def add_config(parser: argparse.ArgumentParser) -> None:
+    """SentEval's --config, as every SentEval command takes it (`senteval`, `senteval-controls`)."""
+    parser.add_argument("--config", default="default", choices=["default", "prototype"],
+                        help="default: 10-fold/Adam/batch 64 (the literature); "
+                             "prototype: 5-fold/RMSprop/batch 128, faster")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_options(parser, "--model", "--heads", "--data", "--batch-size", "--device", "--threads", bench=True)
     parser.add_argument("--lang", default="en", help="language code the sentences are encoded as (default: en)")
     parser.add_argument("--tasks", default="all",
                         help="all, classification, nli, similarity, probing, or names like MR,CR,STS-B (default: all)")
-    parser.add_argument("--config", default="default", choices=["default", "prototype"],
-                        help="default: 10-fold/Adam/batch 64 (the literature); "
-                             "prototype: 5-fold/RMSprop/batch 128, faster")
+    add_config(parser)
     parser.add_argument("--seeds", type=int, default=1,
                         help="average over this many seeds 1111, 1112, ... (paper: 5; default: 1)")
     parser.add_argument("--probing-data", default=None,

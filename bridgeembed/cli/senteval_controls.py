@@ -14,15 +14,16 @@ from __future__ import annotations
 import argparse
 
 from bridgeembed.cli.options import add_options
+from bridgeembed.cli.senteval import add_config
+from bridgeembed.senteval.controls import DEFAULT_TASKS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", help="a --model spec: a shipped name, a checkpoint or an export folder")
     parser.add_argument("--seeds", default="0,1,2", help="the controls' seeds, comma-separated (default: 0,1,2)")
-    parser.add_argument("--config", default="default", choices=["default", "prototype"],
-                        help="SentEval's setting, as in `bridgeembed-bench senteval` (default: default)")
-    parser.add_argument("--tasks", default="classification,nli,similarity",
-                        help="SentEval task groups or names (default: classification,nli,similarity)")
+    add_config(parser)
+    parser.add_argument("--tasks", default=DEFAULT_TASKS,
+                        help=f"SentEval task groups or names (default: {DEFAULT_TASKS})")
     add_options(parser, "--data", "--batch-size")
     parser.add_argument("--out", help="results folder, a subfolder a run (default: results/senteval-controls)")
     parser.add_argument("--fresh", action="store_true", help="recompute results that are there already")

@@ -18,14 +18,13 @@ from pathlib import Path
 
 from bridgeembed.crosslingual.readers import find_bitext, read_bitext
 from bridgeembed.crosslingual.retrieval import RetrievalEvaluator
-from bridgeembed.crosslingual.sources import BITEXT_SETS, bitext_set
+from bridgeembed.crosslingual.sources import BITEXT_FETCH, BITEXT_SETS, bitext_set
 from bridgeembed.errors import ConfigError, DataError
 
 logger = logging.getLogger(__name__)
 
 SETS = ("test_2016", "val", "pud")  # the named sets of every table, in its column order
 LANGS = ("en", "de", "fr", "cs")
-FETCH = {"test_2016": "multi30k", "val": "multi30k", "pud": "pud"}  # the bridgeembed-data command of each set
 NOTE = ("nearest neighbour by cosine of the mean vectors; mean and worst over the 12 ordered pairs of en, de, fr, "
         "cs (models without Czech: their pairs); en/de/fr: the 6 pairs without cs.")
 
@@ -53,7 +52,7 @@ def templates(dev: dict, root: str | Path) -> dict:
 def _lines(name: str, template: str) -> tuple:
     paths, skipped = find_bitext(template, LANGS)
     if len(paths) < 2:
-        fetch = f"; fetch it with `bridgeembed-data {FETCH[name]}`" if name in FETCH else ""
+        fetch = f"; fetch it with `bridgeembed-data {BITEXT_FETCH[name]}`" if name in BITEXT_FETCH else ""
         raise DataError(f"domains: the {name} set ({BITEXT_SETS.get(name, template)}) needs files in two of "
                         f"{', '.join(LANGS)}: {'; '.join(skipped.values())}{fetch}")
     return read_bitext(paths), paths, skipped

@@ -143,6 +143,7 @@ BITEXT_SETS = {
     "val": "multi30k/val.{lang}.gz",
     "pud": "pud/test.{lang}.gz",
 }
+BITEXT_FETCH = {"test_2016": "multi30k", "val": "multi30k", "pud": "pud"}  # the bridgeembed-data command of each
 
 
 def bitext_set(root: str | Path, name: str = "test_2016") -> str:

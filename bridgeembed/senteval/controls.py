@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from bridgeembed.errors import ConfigError
+from bridgeembed.evaluation.models import UNTRAINED
 from bridgeembed.paths import model_folder
 
 log = logging.getLogger(__name__)
@@ -32,7 +33,7 @@ DEFAULT_TASKS = "classification,nli,similarity"
 
 def control(model: str, seed: int) -> str:
     """The --model spec of the untrained network of `model`'s shape with `seed`: `untrained:MODEL@SEED`."""
-    return f"untrained:{model}@{seed}"
+    return f"{UNTRAINED}{model}@{seed}"
 
 
 def parse_seeds(text: str) -> list[int]:
