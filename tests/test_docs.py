@@ -275,6 +275,55 @@ def test_the_output_a_command_example_shows_is_what_it_prints(tmp_path):
             f"{where}: the docs show {expected!r}, `{command}` prints {result.stdout.strip()!r}"
 
 
+ENCODES = re.compile(r"^(python -m bridgeembed encode|bridgeembed-encode) ")
+CAPTIONS = ["A dog runs on the beach.", "Two girls are reading a book.", "A man rides a bike."]
+
+
+def encode_examples():
+    """(where, command, comment) of every bash line of the README that encodes: its comment says what it writes."""
+    for line, code, _ in blocks(README, "bash"):
+        for offset, text in enumerate(code.splitlines()):
+            command, _, comment = text.partition("  #")
+            if ENCODES.match(command.strip()):
+                yield f"README.md:{line + offset}", command.strip(), comment.strip()
+
+
+@shipped
+@pytest.mark.slow  # four processes that load torch and the shipped model: about 5 s each
+def test_the_readmes_encode_lines_write_what_their_comments_say(tmp_path):
+    """Issue 50 (every example that has output gets it checked): the README's encode lines run in a shell, in a
+    folder with a captions.txt of 3 lines. "one vector per line" is a line of encoder.dim numbers per sentence on
+    stdout; "(N, H, D) array" is the .npy's shape, N the captions; "stdin to text" is the .txt's vectors a line."""
+    from bridgeembed import BridgeEncoder
+
+    encoder = BridgeEncoder()
+    (tmp_path / "captions.txt").write_text("".join(c + "\n" for c in CAPTIONS), encoding="utf-8")
+    env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+    examples, kinds = list(encode_examples()), set()
+    for where, command, comment in examples:
+        result = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True,
+                                timeout=600)
+        assert result.returncode == 0, f"{where}: `{command}` failed: {result.stderr}"
+        if comment.startswith("one vector per line"):
+            vectors = np.loadtxt(io.StringIO(result.stdout), ndmin=2)
+            sentences = len(shlex.split(command.split("--lang", 1)[1])) - 1  # the arguments after the language
+            assert vectors.shape == (sentences, encoder.dim), f"{where}: {vectors.shape} on stdout"
+            kinds.add("stdout")
+        elif (shape := re.match(r"\(N, (\d+), (\d+)\) array", comment)) is not None:
+            out = tmp_path / re.search(r"--out (\S+\.npy)", command).group(1)
+            stated = (len(CAPTIONS), *map(int, shape.groups()))
+            assert np.load(out).shape == stated == (len(CAPTIONS), encoder.num_heads, encoder.dim), \
+                f"{where}: the README says {comment!r}, {out.name} holds {np.load(out).shape}"
+            kinds.add("npy")
+        elif comment.startswith("stdin to text"):
+            out = tmp_path / re.search(r"> (\S+\.txt)", command).group(1)
+            assert np.loadtxt(out, ndmin=2).shape == (len(CAPTIONS), encoder.dim), f"{where}: {out.name}"
+            kinds.add("text")
+        else:
+            raise AssertionError(f"{where}: `{command}`'s comment {comment!r} says no output this test checks")
+    assert kinds == {"stdout", "npy", "text"}, examples
+
+
 # --- the README's promises ---------------------------------------------------------------------------
 def test_readme_has_no_placeholders():
     """(Its links, and those of docs/ and the cards, anchors included: tests/test_links.py.)"""
