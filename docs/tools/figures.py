@@ -65,6 +65,7 @@ S15 = "stage15-domains/general-m2m"  # stage 15, replaced by stage 16
 S16 = "stage16-domains/general-m2m"  # stage 16 (its decoders trained again on 2026-11-28), replaced by stage 17
 GB16 = "stage16d-bleu-test2016/"  # stage 16's decoders trained again: test_2016 BLEU
 S17, GB17 = "stage17-domains/general-m2m", "stage17-bleu-test2016/"  # stage 17, replaced by stage 18
+S18, GB18 = "stage18-domains/general-m2m", "stage18-bleu-test2016/"  # stage 18, replaced by stage 19
 # SentEval per task (issue 50): the shipped model beside the mean and spread of its 3 untrained controls, the
 # card's rows
 SE = "general-m2m-senteval/"
@@ -85,7 +86,7 @@ SENTEVAL_README = [
 FIGURES = {
     README: [
         *SENTEVAL_README,
-        f"general-m2m, stage 18, reaches {{{G}.test_2016.worst:.0f}}–{{{G}.test_2016.best:.0f}}% on captions and "
+        f"general-m2m, stage 19, reaches {{{G}.test_2016.worst:.0f}}–{{{G}.test_2016.best:.0f}}% on captions and "
         f"{{{G}.pud.worst:.0f}}–{{{G}.pud.best:.0f}}% on PUD's news",
         "its decoders (newstest2013 BLEU {general-m2m-bleu/mean:.1f}, greedy)",
         # Install
@@ -117,7 +118,7 @@ FIGURES = {
         "**{tiny/align_0.retrieval:.1f}%** with `train.align_weight=0`, chance, in {tiny/align_0.seconds:.0f} s, "
         "and **{tiny/align_1.0.retrieval:.1f}%** with 1.0, in {tiny/align_1.0.seconds:.0f} s",
         # Evaluating
-        f"| **general-m2m** (stage 18), 12 pairs | {{{G}.test_2016.mean:.1f}}% | {{{G}.test_2016.worst:.1f}}%",
+        f"| **general-m2m** (stage 19), 12 pairs | {{{G}.test_2016.mean:.1f}}% | {{{G}.test_2016.worst:.1f}}%",
         Pending("% | {general-m2m-xnli/en:.1f} / {general-m2m-xnli/de:.1f} / {general-m2m-xnli/fr:.1f} (int8) | ",
                 "% | not measured yet | "),
         Pending("(int8) | {general-m2m-senteval/beats:.0f} of {general-m2m-senteval/tasks:.0f} tasks "
@@ -178,7 +179,7 @@ FIGURES = {
                 "news distractors a side: not measured yet."),
         f"greedy, en→de / de→en / en→fr / fr→en: {{{GB}greedy.en-de:.1f}} / {{{GB}greedy.de-en:.1f}} / "
         f"{{{GB}greedy.en-fr:.1f}} / {{{GB}greedy.fr-en:.1f}}, mean {{{GB}greedy.mean4:.1f}} (the retired caption "
-        f"model multi30k-m2m: {{{MB}greedy.mean4:.1f}}; stage 17: {{{GB17}greedy.mean4:.1f}}); "
+        f"model multi30k-m2m: {{{MB}greedy.mean4:.1f}}; stage 18: {{{GB18}greedy.mean4:.1f}}); "
         f"all 12 directions {{{GB}greedy.mean:.1f}} greedy and {{{GB}beam5.mean:.1f}} with beam 5 (multi30k-m2m: "
         f"{{{MB}greedy.mean:.1f}} and {{{MB}beam5.mean:.1f}})",
         f"runs.\"), {{{MB}greedy.mean4 - {GB}greedy.mean4:.1f}} BLEU below the retired caption model",
@@ -238,16 +239,28 @@ FIGURES = {
         f"**{{{S17}.pud.mean:.1f}}** | {{{S17}.europarl.mean:.1f}} / {{{S17}.gnome.mean:.1f}} | "
         "test_2016 (greedy, en↔de, en↔fr): "
         f"{{{GB17}greedy.mean4:.2f}}; newstest2013: {{stage17-bleu/mean:.2f}} | `configs/general-m2m-all-text.yaml`",
-        # stage 18's row (issue 47): the shipped files
-        f"held out: Tatoeba de / fr / cs ↔ en {{{G}.tatoeba-de.mean:.1f}} / {{{G}.tatoeba-fr.mean:.1f}} / "
-        f"{{{G}.tatoeba-cs.mean:.1f}}, newstest2013 {{{G}.news2013.mean:.1f}}, PUD en→de / de→en "
-        f"{{{G}.pud.en-de:.1f}} / {{{G}.pud.de-en:.1f}}; XNLI drop {{general-m2m-xnli/drop:.1f}}, SentEval "
-        "{general-m2m-senteval/beats:.0f} of {general-m2m-senteval/tasks:.0f}, mining F1 "
+        # stage 18's row (issue 47): its own files (stage18-*.json)
+        f"held out: Tatoeba de / fr / cs ↔ en {{{S18}.tatoeba-de.mean:.1f}} / {{{S18}.tatoeba-fr.mean:.1f}} / "
+        f"{{{S18}.tatoeba-cs.mean:.1f}}, newstest2013 {{{S18}.news2013.mean:.1f}}, PUD en→de / de→en "
+        f"{{{S18}.pud.en-de:.1f}} / {{{S18}.pud.de-en:.1f}}; XNLI drop {{stage18-xnli/drop:.1f}}, SentEval "
+        "{stage18-senteval/beats:.0f} of {stage18-senteval/tasks:.0f}, mining F1 "
+        "{stage18-mining/news.f1:.1f}",
+        f"fce4508 (int8, with decoders; replaces stage 17) | {{{S18}.test_2016.mean:.1f}} / "
+        f"{{{S18}.test_2016.worst:.1f}} | {{{S18}.val.mean:.1f}} / {{{S18}.val.worst:.1f}} | "
+        f"**{{{S18}.pud.mean:.1f}}** | {{{S18}.europarl.mean:.1f}} / {{{S18}.gnome.mean:.1f}} | "
+        "test_2016 (greedy, en↔de, en↔fr): "
+        f"{{{GB18}greedy.mean4:.2f}}; newstest2013: {{stage18-bleu/mean:.2f}} | the margin run of stage 17",
+        # stage 19's row (issue 47): the shipped files
+        f"Tatoeba held out, de / fr / cs ↔ en: {{{G}.tatoeba-de.mean:.1f}} / {{{G}.tatoeba-fr.mean:.1f}} / "
+        f"{{{G}.tatoeba-cs.mean:.1f}}; newstest2013 {{{G}.news2013.mean:.1f}}; PUD en→de / de→en "
+        f"{{{G}.pud.en-de:.1f}} / {{{G}.pud.de-en:.1f}}; XNLI drop {{general-m2m-xnli/drop:.1f}}; SentEval "
+        "{general-m2m-senteval/beats:.0f} of {general-m2m-senteval/tasks:.0f}; mining F1 "
         "{general-m2m-mining/news.f1:.1f}",
-        f"the default (int8, with decoders; replaces stage 17) | {{{G}.test_2016.mean:.1f}} / "
+        f"the default (int8, with decoders; replaces stage 18) | {{{G}.test_2016.mean:.1f}} / "
         f"{{{G}.test_2016.worst:.1f}} | {{{G}.val.mean:.1f}} / {{{G}.val.worst:.1f}} | **{{{G}.pud.mean:.1f}}** "
         f"| {{{G}.europarl.mean:.1f}} / {{{G}.gnome.mean:.1f}} | test_2016 (greedy, en↔de, en↔fr): "
-        f"{{{GB}greedy.mean4:.2f}}; newstest2013: {{general-m2m-bleu/mean:.2f}} | the margin run of stage 17",
+        f"{{{GB}greedy.mean4:.2f}}; newstest2013: {{general-m2m-bleu/mean:.2f}} | "
+        "the margin run of stage 17 to step 1,000",
     ],
 }
 
