@@ -64,8 +64,26 @@ S = "stage14-domains/general-m2m"  # stage 14 of general-m2m, replaced by stage 
 S15 = "stage15-domains/general-m2m"  # stage 15, replaced by stage 16
 S16 = "stage16-domains/general-m2m"  # stage 16 (its decoders trained again on 2026-11-28), replaced by stage 17
 GB16 = "stage16d-bleu-test2016/"  # stage 16's decoders trained again: test_2016 BLEU
-S17, GB17 = "stage17-domains/general-m2m", "stage17-bleu-test2016/"  # stage 17, replaced by stage 18
-S18, GB18 = "stage18-domains/general-m2m", "stage18-bleu-test2016/"  # stage 18, replaced by stage 19
+GB18 = "stage18-bleu-test2016/"  # stage 18 (replaced by stage 19): test_2016 BLEU, for the card's comparison
+
+
+def history_row(stage: int, shipped_as: str, shipped: bool = False) -> str:
+    """Stage N's row of docs/model_history.md from stage 17 on (issue 47), from the held-out figures to its BLEU: the
+    shipped model's results files (domains.json, general-m2m-*.json), or once it is replaced their copies
+    (stageN-*.json). `shipped_as` (its commit, or "the default") makes the template one of a kind."""
+    own = "general-m2m" if shipped else f"stage{stage}"
+    s = f"{'domains' if shipped else f'stage{stage}-domains'}/general-m2m"
+    return (f"held out: Tatoeba de / fr / cs ↔ en {{{s}.tatoeba-de.mean:.1f}} / {{{s}.tatoeba-fr.mean:.1f}} / "
+            f"{{{s}.tatoeba-cs.mean:.1f}}, newstest2013 {{{s}.news2013.mean:.1f}}, PUD en→de / de→en "
+            f"{{{s}.pud.en-de:.1f}} / {{{s}.pud.de-en:.1f}}; XNLI drop {{{own}-xnli/drop:.1f}}, SentEval "
+            f"{{{own}-senteval/beats:.0f}} of {{{own}-senteval/tasks:.0f}}, mining F1 {{{own}-mining/news.f1:.1f}} | "
+            f"**general-m2m**, {shipped_as} (int8, with decoders; replaces stage {stage - 1}) | "
+            f"{{{s}.test_2016.mean:.1f}} / {{{s}.test_2016.worst:.1f}} | "
+            f"{{{s}.val.mean:.1f}} / {{{s}.val.worst:.1f}} | **{{{s}.pud.mean:.1f}}** | "
+            f"{{{s}.europarl.mean:.1f}} / {{{s}.gnome.mean:.1f}} | test_2016 (greedy, en↔de, en↔fr): "
+            f"{{{own}-bleu-test2016/greedy.mean4:.2f}}; newstest2013: {{{own}-bleu/mean:.2f}}")
+
+
 # SentEval per task (issue 50): the shipped model beside the mean and spread of its 3 untrained controls, the
 # card's rows
 SE = "general-m2m-senteval/"
@@ -228,39 +246,10 @@ FIGURES = {
         # stage 16 with its decoders trained again (issue 47)
         f"| as stage 16 | test_2016 (greedy, en↔de, en↔fr): {{{GB16}greedy.mean4:.2f}}; newstest2013: "
         "{stage16d-bleu/mean:.2f} | `configs/general-m2m-decoders.yaml` (issue 47) |",
-        # stage 17's row (issue 47): its own files (stage17-*.json)
-        f"held-out Tatoeba (de / fr / cs ↔ en) {{{S17}.tatoeba-de.mean:.1f}} / {{{S17}.tatoeba-fr.mean:.1f}} / "
-        f"{{{S17}.tatoeba-cs.mean:.1f}}, newstest2013 {{{S17}.news2013.mean:.1f}}, PUD en→de / de→en "
-        f"{{{S17}.pud.en-de:.1f}} / {{{S17}.pud.de-en:.1f}}; XNLI drop {{stage17-xnli/drop:.1f}}, SentEval "
-        "{stage17-senteval/beats:.0f} of {stage17-senteval/tasks:.0f}, mining F1 "
-        "{stage17-mining/news.f1:.1f}",
-        f"78fcfa1 (int8, with decoders; replaces stage 16) | {{{S17}.test_2016.mean:.1f}} / "
-        f"{{{S17}.test_2016.worst:.1f}} | {{{S17}.val.mean:.1f}} / {{{S17}.val.worst:.1f}} | "
-        f"**{{{S17}.pud.mean:.1f}}** | {{{S17}.europarl.mean:.1f}} / {{{S17}.gnome.mean:.1f}} | "
-        "test_2016 (greedy, en↔de, en↔fr): "
-        f"{{{GB17}greedy.mean4:.2f}}; newstest2013: {{stage17-bleu/mean:.2f}} | `configs/general-m2m-all-text.yaml`",
-        # stage 18's row (issue 47): its own files (stage18-*.json)
-        f"held out: Tatoeba de / fr / cs ↔ en {{{S18}.tatoeba-de.mean:.1f}} / {{{S18}.tatoeba-fr.mean:.1f}} / "
-        f"{{{S18}.tatoeba-cs.mean:.1f}}, newstest2013 {{{S18}.news2013.mean:.1f}}, PUD en→de / de→en "
-        f"{{{S18}.pud.en-de:.1f}} / {{{S18}.pud.de-en:.1f}}; XNLI drop {{stage18-xnli/drop:.1f}}, SentEval "
-        "{stage18-senteval/beats:.0f} of {stage18-senteval/tasks:.0f}, mining F1 "
-        "{stage18-mining/news.f1:.1f}",
-        f"fce4508 (int8, with decoders; replaces stage 17) | {{{S18}.test_2016.mean:.1f}} / "
-        f"{{{S18}.test_2016.worst:.1f}} | {{{S18}.val.mean:.1f}} / {{{S18}.val.worst:.1f}} | "
-        f"**{{{S18}.pud.mean:.1f}}** | {{{S18}.europarl.mean:.1f}} / {{{S18}.gnome.mean:.1f}} | "
-        "test_2016 (greedy, en↔de, en↔fr): "
-        f"{{{GB18}greedy.mean4:.2f}}; newstest2013: {{stage18-bleu/mean:.2f}} | the margin run of stage 17",
-        # stage 19's row (issue 47): the shipped files
-        f"Tatoeba held out, de / fr / cs ↔ en: {{{G}.tatoeba-de.mean:.1f}} / {{{G}.tatoeba-fr.mean:.1f}} / "
-        f"{{{G}.tatoeba-cs.mean:.1f}}; newstest2013 {{{G}.news2013.mean:.1f}}; PUD en→de / de→en "
-        f"{{{G}.pud.en-de:.1f}} / {{{G}.pud.de-en:.1f}}; XNLI drop {{general-m2m-xnli/drop:.1f}}; SentEval "
-        "{general-m2m-senteval/beats:.0f} of {general-m2m-senteval/tasks:.0f}; mining F1 "
-        "{general-m2m-mining/news.f1:.1f}",
-        f"the default (int8, with decoders; replaces stage 18) | {{{G}.test_2016.mean:.1f}} / "
-        f"{{{G}.test_2016.worst:.1f}} | {{{G}.val.mean:.1f}} / {{{G}.val.worst:.1f}} | **{{{G}.pud.mean:.1f}}** "
-        f"| {{{G}.europarl.mean:.1f}} / {{{G}.gnome.mean:.1f}} | test_2016 (greedy, en↔de, en↔fr): "
-        f"{{{GB}greedy.mean4:.2f}}; newstest2013: {{general-m2m-bleu/mean:.2f}} | "
-        "the margin run of stage 17 to step 1,000",
+        # from stage 17 on (issue 47): a replaced stage's row reads its own files (stageN-*.json)
+        history_row(17, "78fcfa1"),
+        history_row(18, "fce4508"),
+        history_row(19, "the default", shipped=True),
     ],
 }
 
