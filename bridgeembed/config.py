@@ -199,6 +199,15 @@ class TrainConfig:
     # the alignment losses over all languages of a row at once (a multi-way parallel corpus such as Multi30k: each
     # sentence has a positive in every other language; SupCon, Khosla et al. 2020), not only source and target
     align_multiway: bool = False
+    # a larger contrastive pool where no decoder runs: a step without decoders (train.translate_share < 1, or an
+    # alignment-only corpus) trains on align_pool x batch_size pairs, its batch and more of its unit's pairs drawn
+    # at random, so the alignment softmax has that many times the negatives on steps that cost about half (1: off)
+    align_pool: int = 1
+    # hard negatives mined with the model itself: each step's batch is chosen among hard_negatives x its size pairs
+    # of its unit, encoded by the model as it is at that step (no gradient, no dropout), as groups of nearest
+    # neighbours, so most of a sentence's in-batch negatives are sentences the model puts near it
+    # (training.batch_choice; 0: off, else 2 or more)
+    hard_negatives: int = 0
     # BPE-dropout (Provilkov et al. 2020; sentencepiece's subword sampling) on every encoder input of a training
     # step, the alignment partners too: each merge is skipped with this probability, so a word is seen in many
     # segmentations (0: off, the deterministic segmentation of the paper; 0.1 is the paper's rate). Decoder
@@ -342,6 +351,11 @@ def check_run(config: Config, source: str = "config") -> None:
     if t.align_margin > 0 and t.align_loss != "infonce":
         raise ConfigError(f"{source}: train.align_margin={t.align_margin} is a margin in the InfoNCE softmax, but "
                           f"train.align_loss is {t.align_loss!r}: use align_loss infonce, or align_margin 0")
+    for name in ("align_pool", "hard_negatives"):
+        if getattr(t, name) > (1 if name == "align_pool" else 0) and not (t.align_weight > 0 or t.align_per_head > 0):
+            raise ConfigError(f"{source}: train.{name}={getattr(t, name)} chooses a step's pairs for the alignment "
+                              f"loss, but train.align_weight and train.align_per_head are 0: set one above 0, or "
+                              f"train.{name}={1 if name == 'align_pool' else 0}")
     for i, corpus in enumerate(corpus_configs(config.data, source)):
         if corpus.use != "alignment":
             continue
@@ -389,7 +403,7 @@ ALIGNMENT_KEYS = ("align_weight", "align_loss", "align_temperature", "align_marg
                   "align_multiway", "anchor_weight", "keep_weight", "freeze")
 # train keys a resumed run may change (what a step samples and trains on, not the loss it is judged by): applied, with
 # a warning and the resume record's "changed" in log.jsonl, as a new train.lr is (config.yaml shows only the new value)
-RESUME_CHANGES = ("subword_dropout", "translate_share")
+RESUME_CHANGES = ("subword_dropout", "translate_share", "align_pool", "hard_negatives")
 
 
 def scaled_lr(t: TrainConfig) -> float:

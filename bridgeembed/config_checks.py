@@ -127,6 +127,8 @@ FIELDS = {
     "train.align_temperature": (lambda v: 0 < v < float("inf"), "a positive number"),
     "train.align_margin": (lambda v: 0 <= v < 2, "in [0, 2) (a cosine margin; 0: off, LaBSE's is 0.3)"),
     "train.align_per_head": (_non_negative, "0 (off) or positive"),
+    "train.align_pool": (_positive, "at least 1 (1: off; 2: twice the pairs on steps without decoders)"),
+    "train.hard_negatives": (lambda v: v == 0 or v >= 2, "0 (off) or at least 2 (candidate pairs per batch place)"),
     "train.anchor_weight": (_non_negative, "0 (off) or positive"),
     "train.keep_weight": (_non_negative, "0 (off) or positive"),
     "train.subword_dropout": (lambda v: 0 <= v < 1, "in [0, 1) (0: off; 0.1 is BPE-dropout's rate)"),

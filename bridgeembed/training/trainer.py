@@ -27,12 +27,13 @@ from bridgeembed.config import RESUME_CHANGES, Config, TrainConfig, scaled_lr
 from bridgeembed.devices import pick_precision
 from bridgeembed.directions import evaluation_directions, training_directions
 from bridgeembed.errors import BridgeembedError
-from bridgeembed.model.nmt import LossParts, bridge_penalty, translation_loss
+from bridgeembed.model.nmt import LossParts, bridge_penalty, sentence_vectors, translation_loss
 from bridgeembed.paths import FolderLock
 from bridgeembed.text.packed import PackedSplit
 from bridgeembed.text.parallel import DirectionBatches, make_batch, shard_slice
 from bridgeembed.training import distributed
 from bridgeembed.training.anchor import Anchor, Keep, starting_weights
+from bridgeembed.training.batch_choice import BatchChoice
 from bridgeembed.training.log import TrainingLog, progress_line, shown
 from bridgeembed.training.sampling import SubwordDropout
 from bridgeembed.training.schedule import RotatingScheduler, Unit, shares
@@ -132,6 +133,9 @@ class Trainer:
         # what a step feeds the model beside its batch: translate or not, alignment partners, re-segmentation
         self.inputs = StepInputs(self.cfg, self.corpora, self.packed, self.languages, len(self.directions),
                                  self.device, subword_dropout)
+        # train.align_pool, train.hard_negatives: the pairs of a step beyond its unit's batch (None: both off)
+        self.choice = (BatchChoice(train, self.inputs.translates, self.source_vectors, self.world)
+                       if train.align_pool > 1 or train.hard_negatives else None)
         self.state = TrainState(lr=scaled_lr(train))
         self._set_lr(self.state.lr)
         self.stopped_by = 0  # the signal (SIGINT, SIGTERM) that stopped train(), if one did
@@ -263,7 +267,31 @@ class Trainer:
     def _rows(self, step: int) -> tuple[Unit, np.ndarray]:
         """(unit, line numbers of its corpus) of the batch every rank agrees on at `step`."""
         index = self.scheduler.index(step)
-        return self.units[index], self.batches[index].batch(self.scheduler.visits_before(step, index))
+        unit, batches = self.units[index], self.batches[index]
+        rows = batches.batch(self.scheduler.visits_before(step, index))
+        return unit, self.choice.rows(step, unit, batches.pairs, rows) if self.choice else rows
+
+    @torch.no_grad()
+    def source_vectors(self, unit: Unit, rows: np.ndarray, chunk: int = 512) -> torch.Tensor:
+        """(len(rows), d) unit-length sentence vectors of `rows`' source sentences in `unit`'s corpus, from the
+        model as it is now, without dropout (train.hard_negatives mines with them); shortest first in chunks of
+        `chunk`, so that padding stays small, and back in the order of `rows`."""
+        packed, lang = self.packed[unit.corpus], unit.direction.src
+        order = np.argsort(packed.lengths(lang)[rows], kind="stable")
+        was = self.model.training
+        self.model.eval()
+        parts = []
+        try:
+            with self._autocast():
+                for start in range(0, len(rows), chunk):
+                    some = rows[order[start : start + chunk]]
+                    lengths = torch.from_numpy(packed.lengths(lang)[some].copy())
+                    parts.append(sentence_vectors(self.model.encode(packed.padded(lang, some), lengths, lang)).float())
+        finally:
+            self.model.train(was)
+        vectors = torch.empty(len(rows), parts[0].size(1), device=parts[0].device)
+        vectors[torch.from_numpy(order).to(vectors.device)] = torch.cat(parts)
+        return torch.nn.functional.normalize(vectors, dim=-1)
 
     def global_batch(self, step: int) -> Batch:
         """The batch every rank agrees on at `step` (each then trains on its slice)."""
