@@ -47,18 +47,21 @@ class BatchChoice:
         self.world = world or distributed.World()
         self._last: tuple[int, np.ndarray] | None = None  # (step, rows): a step asks more than once
 
-    def rows(self, step: int, unit: Unit, pairs: np.ndarray, batch: np.ndarray) -> np.ndarray:
+    def rows(self, step: int, unit: Unit, pairs: np.ndarray, batch: np.ndarray,
+             lengths: np.ndarray | None = None) -> np.ndarray:
         """The line numbers `step` trains on: `batch` (its unit's batch at that step, drawn from `pairs`, the
-        unit's trained pairs) grown by align_pool and/or chosen among candidates by hard_negatives."""
+        unit's trained pairs) grown by align_pool and/or chosen among candidates by hard_negatives. `lengths`:
+        the source side's length of each line (more_pairs: added lines no longer than the batch's longest)."""
         if self._last is not None and self._last[0] == step:
             return self._last[1]
         size = len(batch)
         if self.pool > 1 and unit.use != "translation" and not self.translates(step, unit):
             size = min(self.pool * len(batch), len(pairs))
         rng = np.random.default_rng([self.seed, step, POOL])
-        rows = more_pairs(batch, pairs, size, rng)
+        rows = more_pairs(batch, pairs, size, rng, lengths)
         if self.hard:
-            candidates = more_pairs(rows, pairs, self.hard * size, np.random.default_rng([self.seed, step, HARD]))
+            candidates = more_pairs(rows, pairs, self.hard * size, np.random.default_rng([self.seed, step, HARD]),
+                                    lengths)
             chosen = None
             if self.world.main:
                 chosen = neighbour_groups(self.vectors(unit, candidates), size,
@@ -68,26 +71,47 @@ class BatchChoice:
         return rows
 
 
-def more_pairs(rows: np.ndarray, pairs: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+def more_pairs(rows: np.ndarray, pairs: np.ndarray, size: int, rng: np.random.Generator,
+               lengths: np.ndarray | None = None) -> np.ndarray:
     """`rows` and then pairs of `pairs` not among them, drawn at random, up to `size` line numbers in all (fewer
     where `pairs` has fewer): every line at most once, since the alignment loss takes two positions as two
-    sentences and would push a line away from itself."""
+    sentences and would push a line away from itself.
+
+    `lengths` (the source side's length of every line): lines no longer than the longest of `rows` first, longer
+    ones only where too few are left. A CPU step runs the encoder on the padded batch, whose cost is its size
+    times its longest sentence, and a unit's own batches are cut from length-sorted windows: with lines of any
+    length, align_pool=2 took 18.4 CPU seconds a step on all-text batches of 1,024 where the run without took 8.6."""
     size = min(size, len(pairs))
     need = size - len(rows)
     if need <= 0:
         return rows
-    if len(pairs) <= 4 * size:  # a small unit: every pair not in the batch is a candidate
+    longest = int(lengths[rows].max()) if lengths is not None else None
+    if len(pairs) <= 8 * size:  # a small unit: every pair not in the batch is a candidate
         rest = np.setdiff1d(pairs, rows, assume_unique=False)
-        extra = rest[rng.permutation(len(rest))[:need]]
-    else:  # a large one: draw a few more than needed and keep the new, distinct ones (a second draw if short)
-        extra = np.zeros(0, dtype=pairs.dtype)
-        while len(extra) < need:
-            drawn = pairs[rng.choice(len(pairs), size=2 * need + 16, replace=False)]
-            drawn = drawn[~np.isin(drawn, rows) & ~np.isin(drawn, extra)]
+        extra = _fitting_first(rest[rng.permutation(len(rest))], lengths, longest)[:need]
+    else:  # a large one: draw more than needed and keep new, distinct ones that fit (more draws if short)
+        extra, spare = np.zeros(0, dtype=pairs.dtype), np.zeros(0, dtype=pairs.dtype)
+        for _ in range(8):
+            drawn = pairs[rng.choice(len(pairs), size=4 * need + 16, replace=False)]
+            drawn = drawn[~np.isin(drawn, rows) & ~np.isin(drawn, extra) & ~np.isin(drawn, spare)]
             _, first = np.unique(drawn, return_index=True)
-            extra = np.concatenate([extra, drawn[np.sort(first)]])
-        extra = extra[:need]
+            drawn = drawn[np.sort(first)]
+            fits = np.ones(len(drawn), dtype=bool) if longest is None else lengths[drawn] <= longest
+            extra, spare = np.concatenate([extra, drawn[fits]]), np.concatenate([spare, drawn[~fits]])
+            if len(extra) >= need:
+                break
+        extra = np.concatenate([extra, spare[np.argsort(lengths[spare], kind="stable")]])[:need] \
+            if len(extra) < need else extra[:need]
     return np.concatenate([rows, extra.astype(rows.dtype, copy=False)])
+
+
+def _fitting_first(lines: np.ndarray, lengths: np.ndarray | None, longest: int | None) -> np.ndarray:
+    """`lines` with those no longer than `longest` first (in their order), then the others, shortest first."""
+    if longest is None:
+        return lines
+    fits = lengths[lines] <= longest
+    over = lines[~fits]
+    return np.concatenate([lines[fits], over[np.argsort(lengths[over], kind="stable")]])
 
 
 def neighbour_groups(vectors: torch.Tensor, size: int, rng: np.random.Generator, group: int = GROUP) -> np.ndarray:

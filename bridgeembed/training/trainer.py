@@ -269,7 +269,10 @@ class Trainer:
         index = self.scheduler.index(step)
         unit, batches = self.units[index], self.batches[index]
         rows = batches.batch(self.scheduler.visits_before(step, index))
-        return unit, self.choice.rows(step, unit, batches.pairs, rows) if self.choice else rows
+        if self.choice:
+            lengths = self.packed[unit.corpus].lengths(unit.direction.src)
+            rows = self.choice.rows(step, unit, batches.pairs, rows, lengths)
+        return unit, rows
 
     @torch.no_grad()
     def source_vectors(self, unit: Unit, rows: np.ndarray, chunk: int = 512) -> torch.Tensor:

@@ -30,6 +30,22 @@ def test_more_pairs_keeps_the_batch_first_and_adds_distinct_lines_of_the_unit(n)
     assert sorted(everything.tolist()) == sorted(pairs[:10].tolist())
 
 
+@pytest.mark.parametrize("n", [40, 100_000])
+def test_more_pairs_adds_lines_no_longer_than_the_batchs_longest_while_there_are_some(n):
+    """A CPU step's encoder runs on the padded batch: an added line longer than the batch's longest would widen
+    all of it. Where too few lines fit, the shortest of the others fill the batch."""
+    pairs = np.arange(n, dtype=np.int64)
+    lengths = np.where(pairs % 4 == 0, 5, 30)  # a quarter of the lines are short
+    batch = pairs[[0, 4, 8]]
+    rows = more_pairs(batch, pairs, 9, np.random.default_rng(0), lengths)
+    assert len(set(rows.tolist())) == 9 and (lengths[rows] == 5).all()
+    if n > 100:  # a large unit is drawn from, not searched: its rare short lines are not sought out
+        return
+    lengths = np.where(pairs < 6, 5, np.where(pairs < 9, 10, 30))  # 6 short, 3 of 10 tokens, the rest of 30
+    rows = more_pairs(pairs[:3], pairs, 9, np.random.default_rng(0), lengths)
+    assert sorted(rows.tolist()) == list(range(9))  # the 3 short ones, then the 3 of 10 before any of 30
+
+
 def test_neighbour_groups_take_whole_groups_of_near_vectors():
     """32 tight clusters of 8 vectors: a batch of 64 chosen as groups of 8 around random seeds is made of about 8
     whole clusters, where 64 drawn at random touch nearly all 32."""
