@@ -351,11 +351,11 @@ def check_run(config: Config, source: str = "config") -> None:
     if t.align_margin > 0 and t.align_loss != "infonce":
         raise ConfigError(f"{source}: train.align_margin={t.align_margin} is a margin in the InfoNCE softmax, but "
                           f"train.align_loss is {t.align_loss!r}: use align_loss infonce, or align_margin 0")
-    for name in ("align_pool", "hard_negatives"):
-        if getattr(t, name) > (1 if name == "align_pool" else 0) and not (t.align_weight > 0 or t.align_per_head > 0):
+    for name, off in (("align_pool", 1), ("hard_negatives", 0)):
+        if getattr(t, name) != off and not (t.align_weight > 0 or t.align_per_head > 0):
             raise ConfigError(f"{source}: train.{name}={getattr(t, name)} chooses a step's pairs for the alignment "
                               f"loss, but train.align_weight and train.align_per_head are 0: set one above 0, or "
-                              f"train.{name}={1 if name == 'align_pool' else 0}")
+                              f"train.{name}={off}")
     for i, corpus in enumerate(corpus_configs(config.data, source)):
         if corpus.use != "alignment":
             continue

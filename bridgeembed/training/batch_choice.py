@@ -55,7 +55,7 @@ class BatchChoice:
         if self._last is not None and self._last[0] == step:
             return self._last[1]
         size = len(batch)
-        if self.pool > 1 and unit.use != "translation" and not self.translates(step, unit):
+        if self.pool > 1 and not self.translates(step, unit):  # (a translation-only unit's steps all translate)
             size = min(self.pool * len(batch), len(pairs))
         rng = np.random.default_rng([self.seed, step, POOL])
         rows = more_pairs(batch, pairs, size, rng, lengths)
@@ -89,19 +89,16 @@ def more_pairs(rows: np.ndarray, pairs: np.ndarray, size: int, rng: np.random.Ge
     if len(pairs) <= 8 * size:  # a small unit: every pair not in the batch is a candidate
         rest = np.setdiff1d(pairs, rows, assume_unique=False)
         extra = _fitting_first(rest[rng.permutation(len(rest))], lengths, longest)[:need]
-    else:  # a large one: draw more than needed and keep new, distinct ones that fit (more draws if short)
-        extra, spare = np.zeros(0, dtype=pairs.dtype), np.zeros(0, dtype=pairs.dtype)
+    else:  # a large one: draw more than needed, new distinct lines in the order drawn, until enough of them fit
+        seen = np.zeros(0, dtype=pairs.dtype)
         for _ in range(8):
             drawn = pairs[rng.choice(len(pairs), size=4 * need + 16, replace=False)]
-            drawn = drawn[~np.isin(drawn, rows) & ~np.isin(drawn, extra) & ~np.isin(drawn, spare)]
+            drawn = drawn[~np.isin(drawn, rows) & ~np.isin(drawn, seen)]
             _, first = np.unique(drawn, return_index=True)
-            drawn = drawn[np.sort(first)]
-            fits = np.ones(len(drawn), dtype=bool) if longest is None else lengths[drawn] <= longest
-            extra, spare = np.concatenate([extra, drawn[fits]]), np.concatenate([spare, drawn[~fits]])
-            if len(extra) >= need:
+            seen = np.concatenate([seen, drawn[np.sort(first)]])
+            if (len(seen) if longest is None else int((lengths[seen] <= longest).sum())) >= need:
                 break
-        extra = np.concatenate([extra, spare[np.argsort(lengths[spare], kind="stable")]])[:need] \
-            if len(extra) < need else extra[:need]
+        extra = _fitting_first(seen, lengths, longest)[:need]
     return np.concatenate([rows, extra.astype(rows.dtype, copy=False)])
 
 
