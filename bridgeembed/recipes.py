@@ -3,6 +3,9 @@
 - Weight-space interpolation of two checkpoints of one model (WiSE-FT, Wortsman et al. 2022): a model
   fine-tuned on new text forgets some of what it knew; theta = (1 - alpha) * start + alpha * tuned often keeps
   most of both, since both lie in one basin. Choose alpha on dev sets, never on test sets.
+- Checkpoint averaging (Vaswani et al. 2017; Marian's and fairseq's average-checkpoints): the element-wise mean of
+  several checkpoints of one run, a few hundred steps apart, lands nearer the middle of the region the run hovers
+  in than any one of them. A tensor that is the same in every input (one a run kept frozen) stays the same bytes.
 - Decoder grafting: an encoder-only model (exported with --no-decoders) gets the decoders of another, so that
   training can go on from it (a translation loss needs decoders).
 - A trained model under new tokenizers: every weight is kept except the rows of the vocabulary tables, rebuilt
@@ -62,6 +65,32 @@ def interpolate(start: dict, tuned: dict, alpha: float) -> dict:
     weights = {k: v if not v.is_floating_point()
                else torch.lerp(v.float(), tuned["model"][k].float(), alpha) for k, v in start["model"].items()}
     payload = {k: v for k, v in tuned.items() if k not in ("model", "trainer", "optimizer")}
+    payload["model"] = weights
+    return payload
+
+
+# --- checkpoint averaging ------------------------------------------------------------------------
+def average(payloads: list) -> dict:
+    """A payload with the last one's metadata and the element-wise mean of every floating-point weight, in its own
+    dtype (a trainer-kind checkpoint without optimizer and trainer state); other weights are the first's. The sum
+    is taken in float64, so that a tensor equal in every input comes out the same bytes (k copies of a float32
+    value sum exactly, and dividing by k gives it back): encoders a decoders-only run kept frozen stay bit-identical.
+    """
+    if len(payloads) < 2:
+        raise ConfigError(f"averaging needs two checkpoints or more, got {len(payloads)}")
+    for i, other in enumerate(payloads[1:], start=2):
+        try:
+            check_same_model(payloads[0], other)
+        except CheckpointError as err:
+            raise CheckpointError(f"checkpoint {i} is not the first's model: {err}") from None
+    weights = {}
+    for key, value in payloads[0]["model"].items():
+        if value.is_floating_point():
+            total = sum(p["model"][key].double() for p in payloads)
+            weights[key] = (total / len(payloads)).to(value.dtype)
+        else:
+            weights[key] = value
+    payload = {k: v for k, v in payloads[-1].items() if k not in ("model", "trainer", "optimizer")}
     payload["model"] = weights
     return payload
 

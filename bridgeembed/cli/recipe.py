@@ -1,6 +1,7 @@
 """`bridgeembed-recipe`: recipes that build a model from other trained models (bridgeembed/recipes.py).
 
     bridgeembed-recipe interpolate general-m2m runs/tuned/best.pt --alpha 0.3 0.5 0.7 --out runs/soup
+    bridgeembed-recipe average runs/dec/step3500.pt runs/dec/step3750.pt runs/dec/step4000.pt --out runs/avg.pt
     bridgeembed-recipe with-decoders runs/encoder-only/best.pt runs/general-m2m/last.pt --out runs/init.pt
     bridgeembed-recipe retokenize runs/general-m2m/best.pt configs/general-m2m.yaml --out runs/retokenized-init.pt
 
@@ -25,6 +26,8 @@ from bridgeembed.paths import check_not_input, check_output
 COMMANDS = {
     "interpolate": ("bridgeembed.cli.recipe:interpolate",
                     "weight-space interpolation of a fine-tuned checkpoint with the model it started from (WiSE-FT)"),
+    "average": ("bridgeembed.cli.recipe:average",
+                "the mean of several checkpoints of one run (checkpoint averaging)"),
     "with-decoders": ("bridgeembed.cli.recipe:with_decoders",
                       "give a model the decoders of another (its own replaced), so that training can go on from it"),
     "retokenize": ("bridgeembed.cli.recipe:retokenize",
@@ -84,6 +87,32 @@ class Interpolate:
         for alpha, path in zip(args.alpha, paths):
             save_atomic(interpolate(start, tuned, alpha), path)
             print(f"wrote {path} (alpha {alpha:g})")
+        return 0
+
+
+class Average:
+    """The element-wise mean of CHECKPOINTS, checkpoints of one run (the same model, the same tokenizers) saved a
+    few hundred steps apart: OUT, a trainer checkpoint with the last one's config. A tensor equal in every input
+    stays the same bytes, so the encoders and bridge of a decoders-only run (train.freeze) are its own. Choose
+    which checkpoints on dev sets, never on test sets."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("checkpoints", nargs="+", help="two or more checkpoints of one run (or shipped names)")
+        parser.add_argument("--out", required=True, help="checkpoint file to write (.pt)")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from bridgeembed.checkpoint import save_atomic
+        from bridgeembed.recipes import average
+
+        if len(args.checkpoints) < 2:
+            raise ConfigError(f"average takes two checkpoints or more, got {len(args.checkpoints)}: "
+                              f"{args.checkpoints[0]}")
+        inputs = _models(*((f"CHECKPOINT {i + 1}", spec) for i, spec in enumerate(args.checkpoints)))
+        out = check_output(args.out, "--out")
+        check_not_input(out, "--out", inputs)
+        payloads = [_load(path) for _, path in inputs]
+        save_atomic(average(payloads), out)
+        print(f"{out}: the mean of {len(payloads)} checkpoints")
         return 0
 
 
@@ -150,6 +179,7 @@ class Retokenize:
 
 
 interpolate = Interpolate()
+average = Average()
 with_decoders = WithDecoders()
 retokenize = Retokenize()
 

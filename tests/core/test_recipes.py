@@ -219,7 +219,53 @@ def test_retokenize_refuses_a_config_of_other_languages_before_training_tokenize
     assert not (tmp_path / "init.pt").exists() and not (tmp_path / "cache").exists()  # no tokenizer was trained
 
 
-@pytest.mark.parametrize("command", ["interpolate", "with-decoders", "retokenize"])
+def test_average_is_the_mean_of_checkpoints_and_keeps_shared_tensors_bit_identical(toy_run, tmp_path, capsys):
+    """Checkpoint averaging: the element-wise mean, and a tensor equal in every input (frozen encoders) comes out
+    the same bytes, so a decoders-only run's mean keeps the vectors of the encoders it trained on."""
+    import torch
+
+    from bridgeembed.checkpoint import load_checkpoint, save_atomic
+
+    run_dir, _ = toy_run
+    base = load_checkpoint(run_dir / "last.pt")
+    shifted = []
+    for i, shift in enumerate((0.0, 1.0, 3.5)):  # decoders move; the encoders and bridge stay as they are
+        payload = load_checkpoint(run_dir / "last.pt")
+        payload["model"] = {k: v + shift if k.startswith("decoders.") else v for k, v in payload["model"].items()}
+        save_atomic(payload, tmp_path / f"step{i}.pt")
+        shifted.append(str(tmp_path / f"step{i}.pt"))
+    assert recipe.main(["average", *shifted, "--out", str(tmp_path / "avg.pt")]) == 0
+    assert capsys.readouterr().out.strip() == f"{tmp_path / 'avg.pt'}: the mean of 3 checkpoints"
+    mean = load_checkpoint(tmp_path / "avg.pt")
+    assert "optimizer" not in mean and "trainer" not in mean
+    decoders = [k for k in base["model"] if k.startswith("decoders.")]
+    assert decoders and len(decoders) < len(base["model"])
+    for key, value in base["model"].items():
+        if key.startswith("decoders.") and value.is_floating_point():
+            assert torch.allclose(mean["model"][key], value + 1.5, atol=1e-5), key
+        else:
+            assert mean["model"][key].dtype == value.dtype
+            assert mean["model"][key].numpy().tobytes() == value.numpy().tobytes(), key
+
+
+def test_average_refuses_one_checkpoint_and_another_model(toy_run, tmp_path, capsys):
+    from bridgeembed.checkpoint import load_checkpoint, save_atomic
+
+    run_dir, _ = toy_run
+    assert recipe.main(["average", str(run_dir / "last.pt"), "--out", str(tmp_path / "avg.pt")]) == 2
+    assert one_line_error(capsys) == f"error: average takes two checkpoints or more, got 1: {run_dir / 'last.pt'}"
+    other = load_checkpoint(run_dir / "last.pt")
+    lang = next(iter(other["tokenizers"]))
+    other["tokenizers"][lang]["lowercase"] = not other["tokenizers"][lang]["lowercase"]
+    save_atomic(other, tmp_path / "other.pt")
+    assert recipe.main(["average", str(run_dir / "best.pt"), str(run_dir / "last.pt"), str(tmp_path / "other.pt"),
+                        "--out", str(tmp_path / "avg.pt")]) == 2
+    assert one_line_error(capsys) == ("error: checkpoint 3 is not the first's model: the two checkpoints have "
+                                      "different tokenizers: interpolation needs one vocabulary")
+    assert not (tmp_path / "avg.pt").exists()
+
+
+@pytest.mark.parametrize("command", ["interpolate", "average", "with-decoders", "retokenize"])
 def test_an_output_that_is_an_input_is_refused_before_any_work(command, toy_run, tmp_path, capsys):
     import shutil
 
@@ -229,6 +275,7 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(command, toy_run,
     before = model.read_bytes()
     (tmp_path / "c.yaml").write_text("model:\n  heads: 2\n")
     argv = {"interpolate": [str(run_dir / "best.pt"), str(model), "--alpha", "0.5", "--out", str(tmp_path)],
+            "average": [str(run_dir / "best.pt"), str(model), "--out", str(model)],
             "with-decoders": [str(run_dir / "best.pt"), str(model), "--out", str(model)],
             "retokenize": [str(model), str(tmp_path / "c.yaml"), "--out", str(model)]}[command]
     assert recipe.main([command, *argv]) == 2
@@ -240,12 +287,13 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(command, toy_run,
         assert "is the same file as CONFIG" in one_line_error(capsys)
 
 
-@pytest.mark.parametrize("command", ["interpolate", "with-decoders", "retokenize"])
+@pytest.mark.parametrize("command", ["interpolate", "average", "with-decoders", "retokenize"])
 def test_a_missing_input_is_named_on_one_line(command, toy_run, tmp_path, capsys):
     run_dir, _ = toy_run
     missing = str(tmp_path / "missing.pt")
     argv = {"interpolate": ["interpolate", str(run_dir / "best.pt"), missing, "--alpha", "0.5", "--out",
                             str(tmp_path / "soup")],
+            "average": ["average", str(run_dir / "last.pt"), missing, "--out", str(tmp_path / "o.pt")],
             "with-decoders": ["with-decoders", missing, str(run_dir / "last.pt"), "--out", str(tmp_path / "o.pt")],
             "retokenize": ["retokenize", missing, str(tmp_path / "c.yaml"), "--out", str(tmp_path / "o.pt")]}[command]
     assert recipe.main(argv) == 2
@@ -270,13 +318,14 @@ def test_alphas_that_name_one_file_are_refused_before_any_work(toy_run, tmp_path
         assert not list((tmp_path / "soup").glob("*.pt"))
 
 
-@pytest.mark.parametrize("command", ["interpolate", "with-decoders", "retokenize"])
+@pytest.mark.parametrize("command", ["interpolate", "average", "with-decoders", "retokenize"])
 def test_an_empty_out_is_refused(command, toy_run, tmp_path, capsys, monkeypatch):
     """Issue 49, item 2: interpolate --out '' wrote soup-0.5.pt into the working directory."""
     run_dir, _ = toy_run
     monkeypatch.chdir(tmp_path)
     (tmp_path / "c.yaml").write_text("model:\n  heads: 2\n")
     argv = {"interpolate": [str(run_dir / "best.pt"), str(run_dir / "last.pt"), "--alpha", "0.5"],
+            "average": [str(run_dir / "best.pt"), str(run_dir / "last.pt")],
             "with-decoders": [str(run_dir / "best.pt"), str(run_dir / "last.pt")],
             "retokenize": [str(run_dir / "last.pt"), str(tmp_path / "c.yaml")]}[command]
     assert recipe.main([command, *argv, "--out", ""]) == 2
@@ -285,7 +334,7 @@ def test_an_empty_out_is_refused(command, toy_run, tmp_path, capsys, monkeypatch
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]
 
 
-@pytest.mark.parametrize("command", ["interpolate", "with-decoders"])
+@pytest.mark.parametrize("command", ["interpolate", "average", "with-decoders"])
 def test_what_a_killed_recipe_write_left_is_cleared_by_the_next(command, toy_run, tmp_path, capsys):
     """Issue 49, item 3: a killed write left `.soup-0.5.pt.PID.tmp`; interpolate and with-decoders never removed
     it (export and train did): every atomic write now clears its own file's (`atomic_file`)."""
@@ -301,6 +350,7 @@ def test_what_a_killed_recipe_write_left_is_cleared_by_the_next(command, toy_run
     stale = out / f".{name}.{dead}.tmp"
     stale.write_bytes(b"half a checkpoint")
     argv = {"interpolate": [str(run_dir / "best.pt"), str(run_dir / "last.pt"), "--alpha", "0.5", "--out", str(out)],
+            "average": [str(run_dir / "best.pt"), str(run_dir / "last.pt"), "--out", str(out / name)],
             "with-decoders": [str(run_dir / "best.pt"), str(run_dir / "last.pt"), "--out", str(out / name)]}[command]
     assert recipe.main([command, *argv]) == 0
     capsys.readouterr()
