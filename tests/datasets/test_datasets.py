@@ -247,6 +247,9 @@ def test_a_response_without_length_or_checksum_is_refused(server, tmp_path):
         fetch(f"{server.url}/f", tmp_path / "f", progress=False)
     assert f"{server.url}/f" in str(err.value) and str(tmp_path / "f") in str(err.value)
     assert list(tmp_path.iterdir()) == []
+    # the refused response's handler may not have reached its cut yet (the client stopped at the headers): under
+    # load the next request's handler could take the cut instead, so no cut is left for it
+    server.truncate_once.discard("/f")
     assert fetch(f"{server.url}/f", tmp_path / "f", sha(PAYLOAD), progress=False).read_bytes() == PAYLOAD
 
 
