@@ -64,9 +64,13 @@ def interpolate(start: dict, tuned: dict, alpha: float) -> dict:
     checkpoint without its optimizer and trainer state)."""
     weights = {k: v if not v.is_floating_point()
                else torch.lerp(v.float(), tuned["model"][k].float(), alpha) for k, v in start["model"].items()}
-    payload = {k: v for k, v in tuned.items() if k not in ("model", "trainer", "optimizer")}
-    payload["model"] = weights
-    return payload
+    return _with_weights(tuned, weights)
+
+
+def _with_weights(payload: dict, weights: dict) -> dict:
+    """PAYLOAD's metadata (config, tokenizers, kind) with new weights: a checkpoint to start from or export, so
+    without the optimizer and trainer state of the run it came from."""
+    return {**{k: v for k, v in payload.items() if k not in ("model", "trainer", "optimizer")}, "model": weights}
 
 
 # --- checkpoint averaging ------------------------------------------------------------------------
@@ -90,9 +94,7 @@ def average(payloads: list) -> dict:
             weights[key] = (total / len(payloads)).to(value.dtype)
         else:
             weights[key] = value
-    payload = {k: v for k, v in payloads[-1].items() if k not in ("model", "trainer", "optimizer")}
-    payload["model"] = weights
-    return payload
+    return _with_weights(payloads[-1], weights)
 
 
 # --- decoder grafting -----------------------------------------------------------------------------
