@@ -177,6 +177,9 @@ class TrainConfig:
     select_by: str = "bleu"
     # steps between checkpoints of last.pt (also written at every validation and on SIGINT/SIGTERM)
     save_every: int = 500
+    # > 0: every this many steps also keep the weights as stepN.pt (no optimizer state; they stay), the copies
+    # `bridgeembed-recipe average` takes (checkpoint averaging); 0: off
+    keep_every: int = 0
     log_every: int = 100  # steps between log.jsonl records
     threads: int = 0  # torch CPU threads (0: torch's default)
     device: str = "auto"  # auto | cpu | cuda | cuda:1 ...

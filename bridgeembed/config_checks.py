@@ -111,6 +111,7 @@ FIELDS = {
                                                           "save_every", "log_every")},
     "train.lr_batch": (_non_negative, "0 (lr as given) or the batch size lr was tuned for"),
     "train.max_epochs": (_non_negative, "0 (off) or positive"),
+    "train.keep_every": (_non_negative, "0 (off) or a number of steps"),
     "train.clip_norm": (_non_negative, "0 (off) or positive"),
     "train.penalty_weight": (_non_negative, "0 or positive"),
     "train.label_smoothing": (lambda v: 0 <= v < 1, "in [0, 1)"),

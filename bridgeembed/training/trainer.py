@@ -409,6 +409,8 @@ class Trainer:
                         break
                 elif step % self.cfg.train.save_every == 0:
                     self.save()
+                if self.cfg.train.keep_every and step % self.cfg.train.keep_every == 0:
+                    self.save(f"step{step}.pt", with_optimizer=False)
         self.save()
         bar.close()
         log.event("end", step=self.state.step, reason=reason, best_step=self.state.best_step,

@@ -69,6 +69,24 @@ def test_resume_reaches_the_same_parameters(toy_corpus, tmp_path):
     assert_same(params(resumed), params(straight))
 
 
+def test_keep_every_keeps_the_weights_of_every_nth_step(toy_corpus, tmp_path):
+    out = tmp_path / "kept"
+    settings = dict(valid_every=100000, save_every=7, keep_every=10)
+    run_to(toy_corpus, out, 20, **settings)
+    resumed = run_to(toy_corpus, out, 30, **settings)  # a resumed run keeps on, the earlier copies stay
+    assert sorted(p.name for p in out.glob("step*.pt")) == ["step10.pt", "step20.pt", "step30.pt"]
+    kept = load_checkpoint(out / "step30.pt")
+    assert "optimizer" not in kept and kept["trainer"]["step"] == 30
+    assert_same(kept["model"], params(resumed))
+    assert load_checkpoint(out / "step10.pt")["trainer"]["step"] == 10
+    assert not torch.equal(load_checkpoint(out / "step10.pt")["model"]["bridge.w1.weight"], kept["model"]["bridge.w1.weight"])
+
+
+def test_keep_every_off_keeps_no_copies(toy_corpus, tmp_path):
+    run_to(toy_corpus, tmp_path / "plain", 20, valid_every=100000, save_every=10)
+    assert not list((tmp_path / "plain").glob("step*.pt"))
+
+
 def _launch(corpus, out) -> subprocess.Popen:
     """`bridgeembed-train CONFIG` in a child process, on this checkout's code."""
     config = toy_config(corpus, out, max_steps=100000, valid_every=100000, save_every=10, log_every=5, threads=1)
