@@ -16,12 +16,17 @@ Three step variants, timed in one run so that they share the machine's state:
   cut there by index), the real-token positions and counts computed on the host, and the losses
   left on the device (the trainer reads them once per log record).
 Rounds alternate the variants (baseline, synced, fast, baseline...) so that a change in the machine's
-load hits all alike; the table gives the median over rounds. `--batch` times larger batches too (a
+load hits all alike; the table gives the median over rounds. `--malloc held` has glibc's malloc keep freed memory
+(no block from mmap, the heap trimmed only past 2 GiB free); `--malloc system` (the default) leaves glibc's defaults,
+as the trainer runs. That is set once a process: a heap grown while held would serve the next allocations with no
+mmap either, so the two are compared in separate runs, alternated (docs/performance.md, Speed: held ran the step
+faster here but let a real training run's heap grow until it was killed, so the trainer does not hold). `--batch` times larger batches too (a
 GPU's throughput grows with the batch; train with `train.lr_batch` to scale the learning rate).
 
     python benchmarks/train_throughput.py                       # paper + shipped, CPU (+ GPU)
     python benchmarks/train_throughput.py --configs shipped --steps 20 --threads 2
     python benchmarks/train_throughput.py --devices cuda --batch 64,256,512 --out results/gpu_throughput.json
+    python benchmarks/train_throughput.py --configs shipped --variants fast --batch 512 --malloc held
 """
 
 import time
@@ -131,6 +136,27 @@ def measure(cfg: ModelConfig, vocab: int, batch: int, device, steps: int, varian
             "final_loss": float(losses[-1])}
 
 
+# glibc's mallopt parameters (malloc.h)
+_M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4
+
+
+def hold_freed_memory() -> bool:
+    """Have glibc's malloc keep the memory this process frees for its next allocations, from now on: no block
+    from mmap (M_MMAP_MAX 0), the heap given back only past 2 GiB free at its top. True where applied (Linux
+    with glibc)."""
+    import ctypes
+    import ctypes.util
+    import platform
+
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc.mallopt(_M_MMAP_MAX, 0) == 1 and libc.mallopt(_M_TRIM_THRESHOLD, 2**31 - 1) == 1
+    except (OSError, AttributeError):
+        return False
+
+
 def main(argv=None) -> int:
     parser = script_parser(__doc__, threads=None)
     parser.add_argument("--configs", default="paper,shipped", help="comma-separated: paper, shipped")
@@ -139,16 +165,20 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per variant (median reported)")
     parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated: baseline, synced, fast")
     parser.add_argument("--batch", default="", help="comma-separated batch sizes (default: each config's own)")
+    parser.add_argument("--malloc", choices=("held", "system"), default="system",
+                        help="system: glibc's defaults, as the trainer runs (default); held: glibc's malloc keeps "
+                             "freed memory")
     parser.add_argument("--out", help="write the results as JSON here")
     args = parse_script(parser, argv)
+    malloc = "system" if args.malloc == "system" else "held" if hold_freed_memory() else "unchanged"
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else []) if args.devices == "auto" \
         else args.devices.split(",")
     variants = args.variants.split(",")
     available = model_configs()
     results = []
     name_of = torch.cuda.get_device_name if torch.cuda.is_available() else None
-    print("| config | device | variant | precision | batch | parameters | pairs/s | tokens/s | speed-up |\n"
-          "|---|---|---|---|---|---|---|---|---|")
+    print("| config | device | variant | malloc | precision | batch | parameters | pairs/s | tokens/s | speed-up |\n"
+          "|---|---|---|---|---|---|---|---|---|---|")
     for name in args.configs.split(","):
         if name not in available:
             print(f"(skipping {name!r}: not available; known: {', '.join(available)})")
@@ -163,13 +193,13 @@ def main(argv=None) -> int:
             base = None
             for variant in variants:
                 rows = runs[variant]
-                row = dict(rows[0], pairs_per_s=float(np.median([r["pairs_per_s"] for r in rows])),
+                row = dict(rows[0], malloc=malloc, pairs_per_s=float(np.median([r["pairs_per_s"] for r in rows])),
                            tokens_per_s=float(np.median([r["tokens_per_s"] for r in rows])),
                            rounds=[r["pairs_per_s"] for r in rows], config=name, threads=torch.get_num_threads(),
                            device=device if device == "cpu" or name_of is None else f"{device} ({name_of()})")
                 base = base or row["pairs_per_s"]
                 results.append(row)
-                print(f"| {name} | {row['device']} | {variant} | {row['precision']} | {batch} | "
+                print(f"| {name} | {row['device']} | {variant} | {row['malloc']} | {row['precision']} | {batch} | "
                       f"{row['parameters'] / 1e6:.1f} M | {row['pairs_per_s']:.0f} | {row['tokens_per_s']:.0f} | "
                       f"{row['pairs_per_s'] / base:.2f}x |", flush=True)
     write_json(args.out, results, indent=2)

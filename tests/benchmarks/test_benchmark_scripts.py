@@ -22,7 +22,16 @@ def test_train_throughput_times_every_variant(tmp_path):
     assert all(r["batch"] == 16 for r in rows)
     # the same initial weights, batches of the same length distribution: the losses agree (nothing is dropped)
     assert abs(rows[1]["final_loss"] - rows[2]["final_loss"]) < 0.05 * abs(rows[1]["final_loss"])
-    assert "| shipped | cpu | fast |" in text
+    assert "| shipped | cpu | fast | system |" in text
+
+
+def test_train_throughput_says_how_malloc_ran(tmp_path):
+    for mode in ("held", "system"):
+        out = tmp_path / f"{mode}.json"
+        text = run("train_throughput.py", "--configs", "shipped", "--variants", "fast", "--steps", "1", "--rounds",
+                   "1", "--threads", "1", "--devices", "cpu", "--batch", "16", "--malloc", mode, "--out", str(out))
+        assert [r["malloc"] for r in json.loads(out.read_text())] == [mode]
+        assert f"| shipped | cpu | fast | {mode} |" in text
 
 
 def run_here(script: str, *args) -> str:
