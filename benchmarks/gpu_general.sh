@@ -11,7 +11,7 @@
 #   BUDGET_SECONDS=540 bash benchmarks/gpu_general.sh $OUT
 #   1. throughput of one process (train_throughput.py, the shipped shape, the trainer's own step) at batch
 #      1,024-8,192: the pairs/s of each, the target being 40,000 from one process on an H200;
-#   2. two runs at once from the shipped model (stage 17) on all the text until the deadline, both with stage
+#   2. two runs at once from the shipped model on all the text until the deadline, both with stage
 #      17's additive margin (train.align_margin=0.3: +0.3 dev points at equal CPU steps); no hard negatives
 #      (train.hard_negatives=2 gained 0.2 dev points at equal CPU time but lost 2-3 points of XNLI transfer, which
 #      nothing here measures; docs/results/cpu-alltext/): b1024 (stage 15's batch and rate) and
