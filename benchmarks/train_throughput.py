@@ -20,8 +20,9 @@ load hits all alike; the table gives the median over rounds. `--malloc held` has
 (no block from mmap, the heap trimmed only past 2 GiB free); `--malloc system` (the default) leaves glibc's defaults,
 as the trainer runs. That is set once a process: a heap grown while held would serve the next allocations with no
 mmap either, so the two are compared in separate runs, alternated (docs/performance.md, Speed: held ran the step
-faster here but let a real training run's heap grow until it was killed, so the trainer does not hold). `--batch` times larger batches too (a
-GPU's throughput grows with the batch; train with `train.lr_batch` to scale the learning rate).
+faster here but let a real training run's heap grow until it was killed, so the trainer does not hold).
+`--batch` times larger batches too (a GPU's throughput grows with the batch; train with `train.lr_batch` to scale
+the learning rate).
 
     python benchmarks/train_throughput.py                       # paper + shipped, CPU (+ GPU)
     python benchmarks/train_throughput.py --configs shipped --steps 20 --threads 2
