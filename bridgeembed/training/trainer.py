@@ -40,7 +40,7 @@ from bridgeembed.training.schedule import RotatingScheduler, Unit, shares
 from bridgeembed.training.schedule import units as corpus_units
 from bridgeembed.training.setup import check_resumable, prepare
 from bridgeembed.training.step_inputs import StepInputs
-from bridgeembed.training.validation import validate
+from bridgeembed.training.validation import ValidationResult, validate
 
 if TYPE_CHECKING:  # for annotations only
     from bridgeembed.model import BridgeModel
@@ -126,6 +126,9 @@ class Trainer:
         self.frozen = [getattr(model, part) for part in train.freeze]
         for part in self.frozen:
             part.requires_grad_(False)
+        # frozen encoders and bridge: every sentence vector stays as it is, so dev retrieval is measured once per dev
+        # set and reused ({dev set: Retrieval}); None: measured at every validation
+        self.fixed_retrieval = {} if {"encoders", "bridge"} <= set(train.freeze) else None
         self.optimizer = make_optimizer((p for p in model.parameters() if p.requires_grad), train.optimizer,
                                         train.lr)
         subword_dropout = (SubwordDropout(data.tokenizers, train.subword_dropout, data.tokenizer_config.max_len,
@@ -436,23 +439,30 @@ class Trainer:
 
     def validate_corpora(self) -> dict:
         """{name: ValidationResult} of each extra corpus that has a dev set (data.corpora), on its own directions."""
-        t, out = self.cfg.train, {}
+        out = {}
         for corpus in self.data.corpora:
             if corpus.valid is None:
                 continue
             data = corpus.config.as_data()
-            out[corpus.name] = validate(self.model, self.data, evaluation_directions(data), training_directions(data),
-                                        sentences=t.valid_sentences, beam=t.valid_beam,
-                                        split=(corpus.valid, corpus.raw_valid))
+            out[corpus.name] = self._validate(corpus.name, evaluation_directions(data), training_directions(data),
+                                              split=(corpus.valid, corpus.raw_valid))
         return out
+
+    def _validate(self, name: str, directions: list, trained: list, split: tuple | None = None) -> ValidationResult:
+        """validate() on one dev set (`name`: the main corpus's is ""), its retrieval reused where it cannot change."""
+        t, fixed = self.cfg.train, self.fixed_retrieval
+        result = validate(self.model, self.data, directions, trained, sentences=t.valid_sentences, beam=t.valid_beam,
+                          split=split, retrieval=fixed.get(name) if fixed is not None else None)
+        if fixed is not None and result.retrieval is not None:
+            fixed[name] = result.retrieval
+        return result
 
     def validate_and_save(self, log: TrainingLog) -> bool:
         """Validate on rank 0, keep the best checkpoint by train.select_by, decay the lr, save last.pt; True: stop."""
         t = self.cfg.train
         decision = None
         if self.world.main:
-            result = validate(self.model, self.data, self.eval_directions, self.directions,
-                              sentences=t.valid_sentences, beam=t.valid_beam)
+            result = self._validate("", self.eval_directions, self.directions)
             others = self.validate_corpora()
             # with dev sets of several corpora, the selection score is the mean of theirs
             score = float(np.mean([result.score(t.select_by)] + [r.score(t.select_by) for r in others.values()]))

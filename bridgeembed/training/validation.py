@@ -144,10 +144,12 @@ def dev_retrieval(model: BridgeModel, encoded: EncodedSplit, raw: dict, language
 
 
 def validate(model: BridgeModel, data: TrainingData, directions: Sequence[Direction], trained: Sequence[Direction],
-             sentences: int = 0, beam: int = 1, split: tuple | None = None) -> ValidationResult:
+             sentences: int = 0, beam: int = 1, split: tuple | None = None,
+             retrieval: Retrieval | None = None) -> ValidationResult:
     """Dev loss, BLEU and retrieval of `directions` on `data.valid`; `trained`: the training directions
     (those choose mean_bleu); `sentences`: dev pairs per direction (0: all); `beam`: 1 is greedy;
-    `split`: (encoded, raw) of another dev set (an extra corpus's) instead of data.valid."""
+    `split`: (encoded, raw) of another dev set (an extra corpus's) instead of data.valid; `retrieval`: this dev
+    set's retrieval as measured before on the same encoders and bridge (frozen ones), taken instead of measured."""
     model.eval()
     device = next(model.parameters()).device
     translator = Translator(model, data.tokenizers, data.tokenizer_config.max_len)
@@ -165,6 +167,6 @@ def validate(model: BridgeModel, data: TrainingData, directions: Sequence[Direct
     result.mean_bleu = float(np.mean([result.bleu[n] for n in selecting if n in result.bleu]))
     languages = list(dict.fromkeys(lang for d in directions for lang in (d.src, d.tgt)))
     if len(languages) > 1:
-        result.retrieval = dev_retrieval(model, encoded, raw, languages, device)
+        result.retrieval = retrieval or dev_retrieval(model, encoded, raw, languages, device)
     model.train()
     return result

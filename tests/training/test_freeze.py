@@ -1,6 +1,8 @@
 """train.freeze: parts of a model kept as train.init_from gave them. With the encoders and the bridge frozen only the
 decoders train, so every sentence vector stays bit-identical (translations restored on top of a shipped encoder)."""
 
+import json
+
 import pytest
 import torch
 
@@ -97,3 +99,43 @@ def test_issue_47s_recipes_hold_out_what_general_m2m_holds_out(name):
     else:  # the same dev sets as stage 16, so that dev means compare with its own
         assert {p for p, (v, d) in held.items() if v or d} == {c.path for c in corpus_configs(recipe.data)
                                                                if c.valid or c.dev_lines}
+
+
+def _count_retrievals(monkeypatch) -> list:
+    from bridgeembed.training import validation
+    calls, measure = [], validation.dev_retrieval
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return measure(*args, **kwargs)
+    monkeypatch.setattr(validation, "dev_retrieval", counted)
+    return calls
+
+
+def test_frozen_vectors_measure_dev_retrieval_once_and_log_it_at_every_validation(toy_run, toy_corpus, tmp_path,
+                                                                                   monkeypatch):
+    """Frozen encoders and bridge cannot change dev retrieval, so its measurement (a part of every validation
+    of a decoders-only run) is taken once; each validation still logs it, as measured on the weights it has."""
+    from bridgeembed.training.validation import dev_retrieval
+    run, _ = toy_run
+    calls = _count_retrievals(monkeypatch)
+    trainer = Trainer.from_config(frozen_config(toy_corpus, tmp_path / "dec", str(run / "best.pt"), max_steps=6,
+                                                valid_every=2, valid_sentences=20, lr=3e-3), show_progress=False)
+    trainer.train()
+    logged = [r["retrieval"] for r in map(json.loads, (tmp_path / "dec" / "log.jsonl").read_text().splitlines())
+              if r["event"] == "valid"]
+    assert len(logged) == 3 and len(calls) == 1
+    assert logged[0] == logged[1] == logged[2]
+    data = trainer.data
+    fresh = dev_retrieval(trainer.model.eval(), data.valid, data.raw_valid, list(data.tokenizers), "cpu")
+    assert logged[-1] == fresh.record()
+
+
+def test_a_run_whose_vectors_train_measures_dev_retrieval_at_every_validation(toy_run, toy_corpus, tmp_path,
+                                                                              monkeypatch):
+    run, _ = toy_run
+    calls = _count_retrievals(monkeypatch)
+    config = toy_config(toy_corpus, tmp_path / "enc", init_from=str(run / "best.pt"), freeze=["decoders"],
+                        max_steps=4, valid_every=2, valid_sentences=20)
+    Trainer.from_config(config, show_progress=False).train()
+    assert len(calls) == 2
