@@ -167,6 +167,6 @@ def validate(model: BridgeModel, data: TrainingData, directions: Sequence[Direct
     result.mean_bleu = float(np.mean([result.bleu[n] for n in selecting if n in result.bleu]))
     languages = list(dict.fromkeys(lang for d in directions for lang in (d.src, d.tgt)))
     if len(languages) > 1:
-        result.retrieval = retrieval or dev_retrieval(model, encoded, raw, languages, device)
+        result.retrieval = retrieval if retrieval is not None else dev_retrieval(model, encoded, raw, languages, device)
     model.train()
     return result
