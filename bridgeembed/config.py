@@ -43,7 +43,8 @@ class ModelConfig:
     # feed the last attentional state back in (OpenNMT style); off runs the decoder LSTM over the whole sentence at
     # once, about 2x faster on CPU
     input_feed: bool = False
-    # decoder output layer shares the decoder input embeddings (needs dec_hidden == emb_dim)
+    # decoder output layer shares the decoder input embeddings (the attentional state then has emb_dim, whatever
+    # dec_hidden is)
     tie_embeddings: bool = True
     transformer_heads: int = 8  # self-attention heads, transformer encoder only
     transformer_ff: int = 2048  # feed-forward size, transformer encoder only
@@ -322,11 +323,9 @@ def apply_overrides(raw: dict, overrides: Sequence[str]) -> dict:
 
 def validate(config: Config, source: str = "config") -> None:
     """Every field by its type and its rule in FIELDS, then the rules that need more than one field."""
-    m, t, d = config.model, config.train, config.data
+    t, d = config.train, config.data
     _check_fields(config, source)
     corpus_configs(d, source)
-    if m.tie_embeddings and m.dec_hidden != m.emb_dim:
-        raise ConfigError(f"{source}: model.tie_embeddings needs dec_hidden == emb_dim ({m.dec_hidden} != {m.emb_dim})")
     if t.select_by != "bleu" and len(d.languages) < 2:
         raise ConfigError(f"{source}: train.select_by={t.select_by} needs dev retrieval between two data.languages "
                           f"or more; got {d.languages!r}")

@@ -8,6 +8,9 @@
   in than any one of them. A tensor that is the same in every input (one a run kept frozen) stays the same bytes.
 - Decoder grafting: an encoder-only model (exported with --no-decoders) gets the decoders of another, so that
   training can go on from it (a translation loss needs decoders).
+- Wider decoders (Net2Net's aim, Chen et al. 2016, by zero padding): each decoder LSTM gets more units, whose
+  weights into the rest of the network start at zero, so the wider model translates exactly as the narrow one did
+  and training starts from its loss; the new units' own inputs start small and random, so that they learn.
 - A trained model under new tokenizers: every weight is kept except the rows of the vocabulary tables, rebuilt
   for the new pieces. A piece the old tokenizer also has (the same string) keeps its row; any other piece gets
   the mean of the rows of the pieces the old tokenizer splits its text into (the "fast vocabulary transfer" of
@@ -137,6 +140,80 @@ def _differ(ours: dict, theirs: dict | None) -> str:
         return f"another vocabulary: {len(mine - other):,} of ENCODER's {len(mine):,} pieces are not DECODERS'"
     return ", ".join(f"{key} {ours[key]} against {theirs[key]}" for key in ("lowercase", "moses")
                      if ours[key] != theirs[key])
+
+
+# --- wider decoders ------------------------------------------------------------------------------
+def widen_decoders(payload: dict, hidden: int, seed: int = 0) -> dict:
+    """PAYLOAD with every decoder LSTM HIDDEN units wide, translating as before (not a run to resume: a model to
+    start from, with model.dec_hidden = HIDDEN in its config). For each of the H old units every weight is kept;
+    the new units' weights into the old ones, into the attention and into W_c are zero, so they change no output
+    until training moves them, and their incoming weights (gates, recurrence, initial state) are drawn as PyTorch
+    draws an LSTM's, U(-1/sqrt(HIDDEN), 1/sqrt(HIDDEN)), so that they do not stay at zero. Encoders, bridge and
+    vocabulary tables stay the same bytes. Needs tied embeddings, whose output layer stays emb_dim wide."""
+    model = dict(payload["config"]["model"])
+    old, layers = model["dec_hidden"], model["dec_layers"]
+    if not model.get("tie_embeddings", True):
+        raise ConfigError("widen-decoders needs decoders with tied embeddings (model.tie_embeddings): untied, the "
+                          "output layer would have to grow too")
+    if hidden <= old:
+        raise ConfigError(f"--dec-hidden {hidden}: the decoders are already {old} wide; give a larger size")
+    if not payload.get("decoder_languages"):
+        raise CheckpointError("the model has no decoders (an encoder-only model): give a trainer checkpoint or a "
+                              "model exported with its decoders")
+    generator = torch.Generator().manual_seed(seed)
+    bound = hidden ** -0.5
+
+    def draw(*shape: int) -> torch.Tensor:
+        return (torch.rand(*shape, generator=generator) * 2 - 1) * bound
+
+    def grown(value: torch.Tensor, rows: int, cols: int, axes: tuple, new_rows: bool) -> torch.Tensor:
+        """VALUE (blocks of OLD along each axis in AXES) as blocks of HIDDEN: old entries kept, entries of a new
+        row drawn (new_rows) or zero, entries of a new column in an old row zero."""
+        value = value.float()
+        out = torch.zeros(rows, cols) if value.dim() == 2 else torch.zeros(rows)
+        keep = [torch.arange(n) for n in value.shape]
+        for axis in axes:
+            blocks = value.shape[axis] // old
+            keep[axis] = (torch.arange(blocks)[:, None] * hidden + torch.arange(old)).reshape(-1)
+        if new_rows and 0 in axes:
+            fresh = torch.ones(rows, dtype=torch.bool)
+            fresh[keep[0]] = False
+            out[fresh] = draw(int(fresh.sum()), *out.shape[1:])
+        if value.dim() == 2:
+            out[keep[0][:, None], keep[1]] = value
+        else:
+            out[keep[0]] = value
+        return out
+
+    weights = {}
+    for key, value in payload["model"].items():
+        name = key.split(".", 2)[-1] if key.startswith(DECODER_WEIGHTS) else None
+        if name is None or name.startswith(("embed.", "out.")):
+            weights[key] = value
+            continue
+        if name.startswith("rnn.weight_ih_l"):  # (4H, input): layer 0's input is the embedding (and h~ fed back)
+            layer0 = name.endswith("l0")
+            weights[key] = grown(value, 4 * hidden, value.shape[1] if layer0 else hidden,
+                                 (0,) if layer0 else (0, 1), new_rows=True)
+        elif name.startswith("rnn.weight_hh_l"):  # (4H, H)
+            weights[key] = grown(value, 4 * hidden, hidden, (0, 1), new_rows=True)
+        elif name.startswith("rnn.bias_"):  # (4H,): new units' biases start at zero
+            weights[key] = grown(value, 4 * hidden, 0, (0,), new_rows=False)
+        elif name == "init_state.weight":  # (2 * layers * H, memory): h_0 and c_0 of every layer
+            weights[key] = grown(value, 2 * layers * hidden, value.shape[1], (0,), new_rows=True)
+        elif name == "init_state.bias":
+            weights[key] = grown(value, 2 * layers * hidden, 0, (0,), new_rows=False)
+        elif name == "attn_score.weight":  # (memory, H): the new units' say in the attention starts at zero
+            weights[key] = grown(value, value.shape[0], hidden, (1,), new_rows=False)
+        elif name == "attn_out.weight":  # W_c (O, memory + H) over [context; h_t]: new columns zero
+            memory = value.shape[1] - old
+            kept = torch.zeros(value.shape[0], memory + hidden)
+            kept[:, :memory], kept[:, memory:memory + old] = value[:, :memory].float(), value[:, memory:].float()
+            weights[key] = kept
+        else:
+            raise CheckpointError(f"widen-decoders does not know the decoder weight {key}")
+    config = {**payload["config"], "model": {**model, "dec_hidden": hidden}}
+    return {**_with_weights(payload, weights), "config": config}
 
 
 # --- new tokenizers -------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
     bridgeembed-recipe average runs/dec/step3500.pt runs/dec/step3750.pt runs/dec/step4000.pt --out runs/avg.pt
     bridgeembed-recipe with-decoders runs/encoder-only/best.pt runs/general-m2m/last.pt --out runs/init.pt
     bridgeembed-recipe retokenize runs/general-m2m/best.pt configs/general-m2m.yaml --out runs/retokenized-init.pt
+    bridgeembed-recipe widen-decoders general-m2m --dec-hidden 512 --out runs/wide-init.pt
 
 Each writes a checkpoint to start a training run from (`train.init_from`) or to export (`bridgeembed-export`).
 Models are shipped names, model folders or checkpoint files. An output that is one of the inputs is refused.
@@ -30,6 +31,8 @@ COMMANDS = {
                 "the mean of several checkpoints of one run (checkpoint averaging)"),
     "with-decoders": ("bridgeembed.cli.recipe:with_decoders",
                       "give a model the decoders of another (its own replaced), so that training can go on from it"),
+    "widen-decoders": ("bridgeembed.cli.recipe:widen_decoders",
+                       "give every decoder LSTM more units, the model translating as before (to train on from)"),
     "retokenize": ("bridgeembed.cli.recipe:retokenize",
                    "a trained model under a config's new tokenizers, its vocabulary carried over piece by piece"),
 }
@@ -178,10 +181,41 @@ class Retokenize:
         return 0
 
 
+class WidenDecoders:
+    """MODEL with every decoder LSTM --dec-hidden units wide: the old units keep their weights and the new ones
+    start with zero weights into the rest of the network, so the wider model translates exactly as MODEL does
+    (to float rounding) and a decoders-only run (configs/general-m2m-decoders.yaml with model.dec_hidden and
+    train.init_from OUT) trains the added capacity from there. Encoders, bridge and vocabulary tables stay the same
+    bytes: every sentence vector is MODEL's. Needs tied embeddings."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("model", help="model with decoders (shipped name, folder or .pt)")
+        parser.add_argument("--dec-hidden", type=int, required=True, help="the new decoder LSTM size")
+        parser.add_argument("--seed", type=int, default=0, help="seed of the new units' incoming weights")
+        parser.add_argument("--out", required=True, help="checkpoint file to write (.pt)")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from bridgeembed.checkpoint import save_atomic
+        from bridgeembed.recipes import widen_decoders
+
+        inputs = _models(("MODEL", args.model))
+        out = check_output(args.out, "--out")
+        check_not_input(out, "--out", inputs)
+        model = _load(inputs[0][1])
+        old = model["config"]["model"]["dec_hidden"]
+        with _named(args.model):
+            payload = widen_decoders(model, args.dec_hidden, args.seed)
+        save_atomic(payload, out)
+        print(f"{out}: {args.model} with decoders of {', '.join(payload['decoder_languages'])} widened from {old} "
+              f"to {args.dec_hidden} units (train with model.dec_hidden={args.dec_hidden})")
+        return 0
+
+
 interpolate = Interpolate()
 average = Average()
 with_decoders = WithDecoders()
 retokenize = Retokenize()
+widen_decoders = WidenDecoders()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,6 +5,10 @@ instead of the encoder states, and starts from the mean of M. The attention is L
 "general" score with an attentional hidden state h~_t = tanh(W_c [c_t; h_t]). All k columns are
 always visible: heads are never masked by source length.
 
+With tied embeddings the output layer is the embedding table, so h~ has the embeddings' size, which the LSTM
+need not have: W_c maps [c_t; h_t] to emb_dim. A decoder wider than its embeddings (dec_hidden > emb_dim)
+stays tied at no cost in vocabulary weights, the largest tables of a model (`recipes.widen_decoders`).
+
 `step` is the one-step function that teacher forcing, greedy decoding and beam search all use.
 """
 
@@ -20,7 +24,7 @@ from bridgeembed.text.tokenization import PAD
 class DecoderState(NamedTuple):
     h: torch.Tensor  # (layers, B, H)
     c: torch.Tensor  # (layers, B, H)
-    feed: torch.Tensor  # (B, H): last attentional state (used with input feeding)
+    feed: torch.Tensor  # (B, O): last attentional state (used with input feeding)
 
     def index_select(self, index: torch.Tensor) -> "DecoderState":
         """Reorder/expand the batch (beam search)."""
@@ -38,13 +42,14 @@ class LSTMDecoder(nn.Module):
                  dropout: float, input_feed: bool = False, tie_embeddings: bool = True) -> None:
         super().__init__()
         self.layers, self.hidden, self.input_feed = layers, hidden, input_feed
+        self.out_dim = emb_dim if tie_embeddings else hidden  # O: the size of h~, the output layer's input
         self.embed = nn.Embedding(vocab_size, emb_dim, padding_idx=PAD)
-        self.rnn = nn.LSTM(emb_dim + (hidden if input_feed else 0), hidden, layers, batch_first=True,
+        self.rnn = nn.LSTM(emb_dim + (self.out_dim if input_feed else 0), hidden, layers, batch_first=True,
                            dropout=dropout if layers > 1 else 0.0)
         self.init_state = nn.Linear(memory_dim, 2 * layers * hidden)  # mean(M) -> (h_0, c_0) of every layer
         self.attn_score = nn.Linear(hidden, memory_dim, bias=False)  # Luong "general": h_t^T W_a m_j
-        self.attn_out = nn.Linear(memory_dim + hidden, hidden, bias=False)  # W_c
-        self.out = nn.Linear(hidden, vocab_size)
+        self.attn_out = nn.Linear(memory_dim + hidden, self.out_dim, bias=False)  # W_c
+        self.out = nn.Linear(self.out_dim, vocab_size)
         if tie_embeddings:
             self.out.weight = self.embed.weight
         self.dropout = Dropout(dropout)
@@ -54,7 +59,7 @@ class LSTMDecoder(nn.Module):
         B = memory.size(0)
         hc = torch.tanh(self.init_state(memory.mean(dim=1)))  # (B, 2 * layers * H)
         hc = hc.view(B, 2, self.layers, self.hidden).permute(1, 2, 0, 3)  # (2, layers, B, H)
-        return DecoderState(hc[0].contiguous(), hc[1].contiguous(), memory.new_zeros(B, self.hidden))
+        return DecoderState(hc[0].contiguous(), hc[1].contiguous(), memory.new_zeros(B, self.out_dim))
 
     def step(self, tokens: torch.Tensor, memory: torch.Tensor, state: DecoderState) -> StepOutput:
         """tokens: (B, t) previous target ids; memory: (B, k, d_h). t must be 1 with input feeding."""
@@ -64,15 +69,15 @@ class LSTMDecoder(nn.Module):
 
     def attentional(self, tokens: torch.Tensor, memory: torch.Tensor, state: DecoderState) -> tuple[torch.Tensor,
                     torch.Tensor, DecoderState]:
-        """h~ before the output layer: (B, t, H), with the attention (B, t, k) and the new state."""
+        """h~ before the output layer: (B, t, O), with the attention (B, t, k) and the new state."""
         x = self.dropout(self.embed(tokens))  # (B, t, E)
         if self.input_feed:
-            x = torch.cat([x, state.feed.unsqueeze(1)], dim=-1)  # (B, 1, E + H)
+            x = torch.cat([x, state.feed.unsqueeze(1)], dim=-1)  # (B, 1, E + O)
         out, (h, c) = self.rnn(x, (state.h, state.c))  # out: (B, t, H)
         scores = self.attn_score(out) @ memory.transpose(1, 2)  # (B, t, k)
         alpha = scores.softmax(dim=-1)  # (B, t, k)
         context = alpha @ memory  # (B, t, d_h)
-        attentional = torch.tanh(self.attn_out(torch.cat([context, out], dim=-1)))  # h~: (B, t, H)
+        attentional = torch.tanh(self.attn_out(torch.cat([context, out], dim=-1)))  # h~: (B, t, O)
         return attentional, alpha, DecoderState(h, c, attentional[:, -1])
 
     def forward(self, tokens: torch.Tensor, memory: torch.Tensor, real: torch.Tensor = None) -> torch.Tensor:
@@ -89,7 +94,7 @@ class LSTMDecoder(nn.Module):
             for t in range(tokens.size(1)):
                 att, _, state = self.attentional(tokens[:, t : t + 1], memory, state)
                 steps.append(att)
-            states = torch.cat(steps, dim=1)  # (B, T, H)
+            states = torch.cat(steps, dim=1)  # (B, T, O)
         if real is not None:
-            states = states.reshape(-1, states.size(-1)).index_select(0, real)  # (N, H)
+            states = states.reshape(-1, states.size(-1)).index_select(0, real)  # (N, O)
         return self.out(self.dropout(states))  # (B, T, V) or (N, V)

@@ -265,7 +265,7 @@ def test_average_refuses_one_checkpoint_and_another_model(toy_run, tmp_path, cap
     assert not (tmp_path / "avg.pt").exists()
 
 
-@pytest.mark.parametrize("command", ["interpolate", "average", "with-decoders", "retokenize"])
+@pytest.mark.parametrize("command", ["interpolate", "average", "with-decoders", "retokenize", "widen-decoders"])
 def test_an_output_that_is_an_input_is_refused_before_any_work(command, toy_run, tmp_path, capsys):
     import shutil
 
@@ -277,7 +277,8 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(command, toy_run,
     argv = {"interpolate": [str(run_dir / "best.pt"), str(model), "--alpha", "0.5", "--out", str(tmp_path)],
             "average": [str(run_dir / "best.pt"), str(model), "--out", str(model)],
             "with-decoders": [str(run_dir / "best.pt"), str(model), "--out", str(model)],
-            "retokenize": [str(model), str(tmp_path / "c.yaml"), "--out", str(model)]}[command]
+            "retokenize": [str(model), str(tmp_path / "c.yaml"), "--out", str(model)],
+            "widen-decoders": [str(model), "--dec-hidden", "512", "--out", str(model)]}[command]
     assert recipe.main([command, *argv]) == 2
     err = one_line_error(capsys)
     assert "is the same file as" in err and str(model) in err
@@ -287,7 +288,7 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(command, toy_run,
         assert "is the same file as CONFIG" in one_line_error(capsys)
 
 
-@pytest.mark.parametrize("command", ["interpolate", "average", "with-decoders", "retokenize"])
+@pytest.mark.parametrize("command", ["interpolate", "average", "with-decoders", "retokenize", "widen-decoders"])
 def test_a_missing_input_is_named_on_one_line(command, toy_run, tmp_path, capsys):
     run_dir, _ = toy_run
     missing = str(tmp_path / "missing.pt")
@@ -295,7 +296,8 @@ def test_a_missing_input_is_named_on_one_line(command, toy_run, tmp_path, capsys
                             str(tmp_path / "soup")],
             "average": ["average", str(run_dir / "last.pt"), missing, "--out", str(tmp_path / "o.pt")],
             "with-decoders": ["with-decoders", missing, str(run_dir / "last.pt"), "--out", str(tmp_path / "o.pt")],
-            "retokenize": ["retokenize", missing, str(tmp_path / "c.yaml"), "--out", str(tmp_path / "o.pt")]}[command]
+            "retokenize": ["retokenize", missing, str(tmp_path / "c.yaml"), "--out", str(tmp_path / "o.pt")],
+            "widen-decoders": ["widen-decoders", missing, "--dec-hidden", "512", "--out", str(tmp_path / "o.pt")]}[command]
     assert recipe.main(argv) == 2
     assert "missing.pt" in one_line_error(capsys)
     if command == "retokenize":
@@ -355,3 +357,86 @@ def test_what_a_killed_recipe_write_left_is_cleared_by_the_next(command, toy_run
     assert recipe.main([command, *argv]) == 0
     capsys.readouterr()
     assert sorted(p.name for p in out.iterdir()) == [name]
+
+
+def _decoder_logits(payload: dict, seed: int = 0) -> dict:
+    """Every decoder's teacher-forced logits for one random batch of bridge outputs and target tokens."""
+    import torch
+
+    from bridgeembed.checkpoint import build_from_payload
+
+    model = build_from_payload(payload)[0].eval()
+    generator = torch.Generator().manual_seed(seed)
+    memory = torch.randn(3, model.cfg.heads, model.dim, generator=generator)
+    out = {}
+    with torch.no_grad():
+        for lang, decoder in model.decoders.items():
+            tokens = torch.randint(4, decoder.embed.num_embeddings, (3, 6), generator=generator)
+            out[lang] = decoder(tokens, memory)
+    return out
+
+
+@pytest.mark.parametrize("shape", [{}, {"dec_layers": 2, "input_feed": True}])
+def test_widen_decoders_translates_as_before_and_leaves_the_vectors_alone(shape, toy_run, tmp_path, capsys):
+    import torch
+
+    from bridgeembed.checkpoint import build_from_payload, load_checkpoint, make_payload, save_atomic
+    from bridgeembed.config import Config
+    from bridgeembed.model.nmt import BridgeModel
+    from bridgeembed.training.setup import load_init
+
+    run_dir, _ = toy_run
+    narrow = load_checkpoint(run_dir / "last.pt")
+    if shape:  # the same model in another decoder shape, random weights
+        config = Config.from_dict(narrow["config"])
+        for key, value in shape.items():
+            setattr(config.model, key, value)
+        torch.manual_seed(1)
+        tokenizers = build_from_payload(narrow)[1]
+        model = BridgeModel(config.model, {lang: tok.vocab_size for lang, tok in tokenizers.items()})
+        narrow = make_payload(model, tokenizers, config)
+    save_atomic(narrow, tmp_path / "narrow.pt")
+    old = narrow["config"]["model"]["dec_hidden"]
+    assert recipe.main(["widen-decoders", str(tmp_path / "narrow.pt"), "--dec-hidden", str(2 * old),
+                        "--out", str(tmp_path / "wide.pt")]) == 0
+    assert f"widened from {old} to {2 * old} units (train with model.dec_hidden={2 * old})" in capsys.readouterr().out
+    config = Config.from_dict(narrow["config"])
+    config.model.dec_hidden = 2 * old
+    wide = load_init(tmp_path / "wide.pt", config)  # what train.init_from reads
+    for key, value in narrow["model"].items():  # encoders, bridge and vocabulary tables: the same bytes
+        if not key.startswith("decoders.") or ".embed." in key or ".out." in key:
+            assert torch.equal(wide["model"][key], value), key
+    lang = wide["decoder_languages"][0]
+    assert wide["model"][f"decoders.{lang}.rnn.weight_hh_l0"].shape == (8 * old, 2 * old)
+    before, after = _decoder_logits(narrow), _decoder_logits(wide)
+    for lang, logits in before.items():
+        assert torch.allclose(after[lang], logits, atol=1e-5), lang
+    model = build_from_payload(wide)[0].train()  # the new units learn: their outgoing weights get gradients
+    decoder = model.decoders[lang]
+    assert decoder.out.weight is decoder.embed.weight  # still tied, at dec_hidden != emb_dim
+    tokens = torch.randint(4, decoder.embed.num_embeddings, (4, 5))
+    decoder(tokens, torch.randn(4, model.cfg.heads, model.dim)).logsumexp(-1).sum().backward()
+    new_columns = decoder.attn_out.weight.grad[:, -old:]
+    assert (decoder.attn_out.weight[:, -old:] == 0).all() and new_columns.abs().sum() > 0
+
+
+def test_widen_decoders_refuses_a_narrower_size_untied_decoders_and_no_decoders(toy_run, tmp_path, capsys):
+    from bridgeembed import BridgeEncoder
+    from bridgeembed.checkpoint import load_checkpoint, save_atomic
+
+    run_dir, _ = toy_run
+    payload = load_checkpoint(run_dir / "last.pt")
+    old = payload["config"]["model"]["dec_hidden"]
+    assert recipe.main(["widen-decoders", str(run_dir / "last.pt"), "--dec-hidden", str(old),
+                        "--out", str(tmp_path / "no.pt")]) == 2
+    assert f"--dec-hidden {old}: the decoders are already {old} wide; give a larger size" in one_line_error(capsys)
+    payload["config"] = {**payload["config"], "model": {**payload["config"]["model"], "tie_embeddings": False}}
+    save_atomic(payload, tmp_path / "untied.pt")
+    assert recipe.main(["widen-decoders", str(tmp_path / "untied.pt"), "--dec-hidden", str(2 * old),
+                        "--out", str(tmp_path / "no.pt")]) == 2
+    assert "widen-decoders needs decoders with tied embeddings" in one_line_error(capsys)
+    BridgeEncoder(run_dir / "best.pt").save(tmp_path / "encoder.pt")
+    assert recipe.main(["widen-decoders", str(tmp_path / "encoder.pt"), "--dec-hidden", str(2 * old),
+                        "--out", str(tmp_path / "no.pt")]) == 2
+    assert "the model has no decoders" in one_line_error(capsys)
+    assert not (tmp_path / "no.pt").exists()
