@@ -151,7 +151,7 @@ def widen_decoders(payload: dict, hidden: int, seed: int = 0) -> dict:
     draws an LSTM's, U(-1/sqrt(HIDDEN), 1/sqrt(HIDDEN)), so that they do not stay at zero. Encoders, bridge and
     vocabulary tables stay the same bytes. Needs tied embeddings, whose output layer stays emb_dim wide."""
     model = dict(payload["config"]["model"])
-    old, layers = model["dec_hidden"], model["dec_layers"]
+    old = model["dec_hidden"]
     if not model.get("tie_embeddings", True):
         raise ConfigError("widen-decoders needs decoders with tied embeddings (model.tie_embeddings): untied, the "
                           "output layer would have to grow too")
@@ -166,23 +166,22 @@ def widen_decoders(payload: dict, hidden: int, seed: int = 0) -> dict:
     def draw(*shape: int) -> torch.Tensor:
         return (torch.rand(*shape, generator=generator) * 2 - 1) * bound
 
-    def grown(value: torch.Tensor, rows: int, cols: int, axes: tuple, new_rows: bool) -> torch.Tensor:
+    def grown(value: torch.Tensor, axes: tuple, new_rows: bool) -> torch.Tensor:
         """VALUE (blocks of OLD along each axis in AXES) as blocks of HIDDEN: old entries kept, entries of a new
         row drawn (new_rows) or zero, entries of a new column in an old row zero."""
         value = value.float()
-        out = torch.zeros(rows, cols) if value.dim() == 2 else torch.zeros(rows)
         keep = [torch.arange(n) for n in value.shape]
+        shape = list(value.shape)
         for axis in axes:
             blocks = value.shape[axis] // old
             keep[axis] = (torch.arange(blocks)[:, None] * hidden + torch.arange(old)).reshape(-1)
+            shape[axis] = blocks * hidden
+        out = torch.zeros(shape)
         if new_rows and 0 in axes:
-            fresh = torch.ones(rows, dtype=torch.bool)
+            fresh = torch.ones(shape[0], dtype=torch.bool)
             fresh[keep[0]] = False
-            out[fresh] = draw(int(fresh.sum()), *out.shape[1:])
-        if value.dim() == 2:
-            out[keep[0][:, None], keep[1]] = value
-        else:
-            out[keep[0]] = value
+            out[fresh] = draw(int(fresh.sum()), *shape[1:])
+        out[torch.meshgrid(*keep, indexing="ij")] = value
         return out
 
     weights = {}
@@ -192,19 +191,17 @@ def widen_decoders(payload: dict, hidden: int, seed: int = 0) -> dict:
             weights[key] = value
             continue
         if name.startswith("rnn.weight_ih_l"):  # (4H, input): layer 0's input is the embedding (and h~ fed back)
-            layer0 = name.endswith("l0")
-            weights[key] = grown(value, 4 * hidden, value.shape[1] if layer0 else hidden,
-                                 (0,) if layer0 else (0, 1), new_rows=True)
+            weights[key] = grown(value, (0,) if name.endswith("l0") else (0, 1), new_rows=True)
         elif name.startswith("rnn.weight_hh_l"):  # (4H, H)
-            weights[key] = grown(value, 4 * hidden, hidden, (0, 1), new_rows=True)
+            weights[key] = grown(value, (0, 1), new_rows=True)
         elif name.startswith("rnn.bias_"):  # (4H,): new units' biases start at zero
-            weights[key] = grown(value, 4 * hidden, 0, (0,), new_rows=False)
+            weights[key] = grown(value, (0,), new_rows=False)
         elif name == "init_state.weight":  # (2 * layers * H, memory): h_0 and c_0 of every layer
-            weights[key] = grown(value, 2 * layers * hidden, value.shape[1], (0,), new_rows=True)
+            weights[key] = grown(value, (0,), new_rows=True)
         elif name == "init_state.bias":
-            weights[key] = grown(value, 2 * layers * hidden, 0, (0,), new_rows=False)
+            weights[key] = grown(value, (0,), new_rows=False)
         elif name == "attn_score.weight":  # (memory, H): the new units' say in the attention starts at zero
-            weights[key] = grown(value, value.shape[0], hidden, (1,), new_rows=False)
+            weights[key] = grown(value, (1,), new_rows=False)
         elif name == "attn_out.weight":  # W_c (O, memory + H) over [context; h_t]: new columns zero
             memory = value.shape[1] - old
             kept = torch.zeros(value.shape[0], memory + hidden)
