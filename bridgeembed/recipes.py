@@ -185,7 +185,7 @@ def widen_decoders(payload: dict, hidden: int, seed: int = 0) -> dict:
         return out
 
     weights = {}
-    for key, value in payload["model"].items():
+    for key, value in sorted(payload["model"].items()):  # by name: the draws follow --seed, not the load's order
         name = key.split(".", 2)[-1] if key.startswith(DECODER_WEIGHTS) else None
         if name is None or name.startswith(("embed.", "out.")):
             weights[key] = value

@@ -420,6 +420,22 @@ def test_widen_decoders_translates_as_before_and_leaves_the_vectors_alone(shape,
     assert (decoder.attn_out.weight[:, -old:] == 0).all() and new_columns.abs().sum() > 0
 
 
+def test_widen_decoders_draws_the_same_weights_for_one_seed_whatever_the_order_of_the_loaded_tensors(toy_run):
+    import torch
+
+    from bridgeembed.checkpoint import load_checkpoint
+    from bridgeembed.recipes import widen_decoders
+
+    run_dir, _ = toy_run
+    payload = load_checkpoint(run_dir / "last.pt")  # a model folder loads its tensors in no fixed order
+    reordered = {**payload, "model": dict(reversed(payload["model"].items()))}
+    hidden = 2 * payload["config"]["model"]["dec_hidden"]
+    one, other = widen_decoders(payload, hidden, seed=5)["model"], widen_decoders(reordered, hidden, seed=5)["model"]
+    assert all(torch.equal(one[key], other[key]) for key in one)
+    another = widen_decoders(payload, hidden, seed=6)["model"]
+    assert not all(torch.equal(one[key], another[key]) for key in one)
+
+
 def test_widen_decoders_refuses_a_narrower_size_untied_decoders_and_no_decoders(toy_run, tmp_path, capsys):
     from bridgeembed import BridgeEncoder
     from bridgeembed.checkpoint import load_checkpoint, save_atomic
