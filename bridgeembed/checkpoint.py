@@ -49,7 +49,8 @@ if TYPE_CHECKING:  # for annotations only
 FOLDER_CONFIG = "config.json"  # its presence makes a folder a model folder
 FOLDER_WEIGHTS = "model.safetensors"
 FOLDER_CARD = "README.md"
-DECODER_WEIGHTS = "decoders."  # the prefix of every decoder weight in a model's state dict
+# the prefixes of every weight only translation uses in a model's state dict: the decoders and their own heads
+DECODER_WEIGHTS = ("decoders.", "decoder_bridge.")
 logger = logging.getLogger(__name__)
 
 

@@ -38,6 +38,11 @@ class ModelConfig:
     dec_hidden: int = 512  # decoder LSTM size (paper: 512)
     dec_layers: int = 2  # decoder layers (paper: 2)
     heads: int = 10  # k, attention-bridge heads (paper: 10)
+    # more heads over the same encoder states that only the decoders see (0: none, the paper's model): the decoders
+    # attend over k + decoder_heads columns; sentence vectors, alignment and every per-head analysis use the k shared
+    # heads alone, so with the encoders and bridge frozen these heads let translation learn while every vector stays
+    # bit-identical (`bridgeembed-recipe add-decoder-heads`)
+    decoder_heads: int = 0
     bridge_dim: int = 1024  # d_w, hidden size of the bridge's W1 (paper: 1024)
     dropout: float = 0.3  # on embeddings, between layers and before the output layer
     # feed the last attentional state back in (OpenNMT style); off runs the decoder LSTM over the whole sentence at

@@ -93,6 +93,7 @@ FIELDS = {
     **{f"model.{k}": (_positive, "at least 1") for k in ("emb_dim", "enc_hidden", "enc_layers", "dec_hidden",
                                                           "dec_layers", "heads", "bridge_dim", "transformer_heads",
                                                           "transformer_ff")},
+    "model.decoder_heads": (lambda v: v >= 0, "at least 0 (0: no decoder-only heads)"),
     "model.dropout": (lambda v: 0 <= v < 1, "in [0, 1)"),
     "tokenizer.vocab_size": (lambda v: v > 4, "larger than the 4 special pieces (pad, unk, bos, eos)"),
     "tokenizer.max_len": (lambda v: v >= 2, "at least 2"),

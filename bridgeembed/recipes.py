@@ -11,6 +11,9 @@
 - Wider decoders (Net2Net's aim, Chen et al. 2016, by zero padding): each decoder LSTM gets more units, whose
   weights into the rest of the network start at zero, so the wider model translates exactly as the narrow one did
   and training starts from its loss; the new units' own inputs start small and random, so that they learn.
+- Decoder-only heads: a second bridge over the encoder states that only the decoders read (model.decoder_heads),
+  started as a copy of the shared bridge, so that the model translates as before; trained with the encoders and
+  the shared bridge frozen, it lets translation choose what to read of a sentence while every vector stays.
 - A trained model under new tokenizers: every weight is kept except the rows of the vocabulary tables, rebuilt
   for the new pieces. A piece the old tokenizer also has (the same string) keeps its row; any other piece gets
   the mean of the rows of the pieces the old tokenizer splits its text into (the "fast vocabulary transfer" of
@@ -28,7 +31,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from bridgeembed.checkpoint import DECODER_WEIGHTS
-from bridgeembed.config import Config
+from bridgeembed.config import Config, ModelConfig, TokenizerConfig
 from bridgeembed.errors import CheckpointError, ConfigError
 from bridgeembed.text.tokenization import EOS, LanguageTokenizer
 
@@ -106,7 +109,7 @@ def with_decoders(encoder: dict, decoders: dict) -> dict:
     encoders and bridge, DECODERS' decoder weights in place of ENCODER's own where it has some, and any other
     weight ENCODER lacks from DECODERS. Both must share the model and tokenizer config and the tokenizers."""
     for section in ("model", "tokenizer"):
-        if encoder["config"].get(section) != decoders["config"].get(section):
+        if _section(encoder, section) != _section(decoders, section):
             raise CheckpointError(f"the two models have different {section} configs")
     if not decoders["decoder_languages"]:
         raise CheckpointError("DECODERS has no decoders (an encoder-only model): give a trainer checkpoint or a "
@@ -126,8 +129,20 @@ def with_decoders(encoder: dict, decoders: dict) -> dict:
                "decoder_languages": list(decoders["decoder_languages"]),
                "model": {**decoders["model"], **{k: v for k, v in encoder["model"].items()
                                                   if not k.startswith(DECODER_WEIGHTS)}}}
+    heads = decoders["config"]["model"].get("decoder_heads", 0)  # they go with the decoders
+    payload["config"] = {**encoder["config"], "model": {**encoder["config"]["model"], "decoder_heads": heads}}
     payload.pop("trainer", None)
     return payload
+
+
+def _section(payload: dict, section: str) -> dict:
+    """A payload's config section with the defaults of keys newer than it; for the model, what the encoders and
+    the bridge are (the decoder-only heads go with the decoders)."""
+    defaults = asdict(ModelConfig() if section == "model" else TokenizerConfig())
+    values = {**defaults, **(payload["config"].get(section) or {})}
+    if section == "model":
+        values.pop("decoder_heads")
+    return values
 
 
 def _differ(ours: dict, theirs: dict | None) -> str:
@@ -186,7 +201,7 @@ def widen_decoders(payload: dict, hidden: int, seed: int = 0) -> dict:
 
     weights = {}
     for key, value in sorted(payload["model"].items()):  # by name: the draws follow --seed, not the load's order
-        name = key.split(".", 2)[-1] if key.startswith(DECODER_WEIGHTS) else None
+        name = key.split(".", 2)[-1] if key.startswith("decoders.") else None  # decoder heads: as they were
         if name is None or name.startswith(("embed.", "out.")):
             weights[key] = value
             continue
@@ -210,6 +225,28 @@ def widen_decoders(payload: dict, hidden: int, seed: int = 0) -> dict:
         else:
             raise CheckpointError(f"widen-decoders does not know the decoder weight {key}")
     config = {**payload["config"], "model": {**model, "dec_hidden": hidden}}
+    return {**_with_weights(payload, weights), "config": config}
+
+
+# --- decoder-only heads ----------------------------------------------------------------------------
+def add_decoder_heads(payload: dict, heads: int) -> dict:
+    """PAYLOAD with HEADS decoder-only heads (model.decoder_heads; not a run to resume: a model to start from).
+    Their W1 is the shared bridge's and head i's W2 row is shared head i mod k's: a multiple of k (k itself, say)
+    repeats every shared column of M equally often, which leaves each decoder's attention context and its
+    starting state (the mean of the columns) as they were, so the model translates exactly as before; any other
+    count weighs some columns more. Everything else keeps its bytes."""
+    model = dict(payload["config"]["model"])
+    if model.get("decoder_heads", 0):
+        raise ConfigError(f"the model already has {model['decoder_heads']} decoder-only heads")
+    if heads < 1:
+        raise ConfigError(f"--heads {heads}: give at least 1 decoder-only head")
+    if not payload.get("decoder_languages"):
+        raise CheckpointError("the model has no decoders (an encoder-only model): give a trainer checkpoint or a "
+                              "model exported with its decoders")
+    w1, w2 = (payload["model"][f"bridge.{name}.weight"].float() for name in ("w1", "w2"))
+    rows = torch.arange(heads) % w2.shape[0]
+    weights = {**payload["model"], "decoder_bridge.w1.weight": w1.clone(), "decoder_bridge.w2.weight": w2[rows]}
+    config = {**payload["config"], "model": {**model, "decoder_heads": heads}}
     return {**_with_weights(payload, weights), "config": config}
 
 

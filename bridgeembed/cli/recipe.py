@@ -5,6 +5,7 @@
     bridgeembed-recipe with-decoders runs/encoder-only/best.pt runs/general-m2m/last.pt --out runs/init.pt
     bridgeembed-recipe retokenize runs/general-m2m/best.pt configs/general-m2m.yaml --out runs/retokenized-init.pt
     bridgeembed-recipe widen-decoders general-m2m --dec-hidden 512 --out runs/wide-init.pt
+    bridgeembed-recipe add-decoder-heads general-m2m --heads 10 --out runs/heads-init.pt
 
 Each writes a checkpoint to start a training run from (`train.init_from`) or to export (`bridgeembed-export`).
 Models are shipped names, model folders or checkpoint files. An output that is one of the inputs is refused.
@@ -33,6 +34,8 @@ COMMANDS = {
                       "give a model the decoders of another (its own replaced), so that training can go on from it"),
     "widen-decoders": ("bridgeembed.cli.recipe:widen_decoders",
                        "give every decoder LSTM more units, the model translating as before (to train on from)"),
+    "add-decoder-heads": ("bridgeembed.cli.recipe:add_decoder_heads",
+                          "heads only the decoders read, started so that the model translates as before"),
     "retokenize": ("bridgeembed.cli.recipe:retokenize",
                    "a trained model under a config's new tokenizers, its vocabulary carried over piece by piece"),
 }
@@ -211,11 +214,42 @@ class WidenDecoders:
         return 0
 
 
+class AddDecoderHeads:
+    """MODEL with --heads decoder-only heads (model.decoder_heads): a second bridge over the encoder states whose
+    columns only the decoders attend over, beside the k shared ones. It starts as a copy of the shared bridge, so
+    with --heads a multiple of k the model translates exactly as MODEL does (to float rounding). A decoders-only
+    run (configs/general-m2m-decoders.yaml with model.decoder_heads and train.init_from OUT, encoders and bridge
+    frozen) trains them: every sentence vector stays MODEL's, since vectors read the shared heads alone."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("model", help="model with decoders (shipped name, folder or .pt)")
+        parser.add_argument("--heads", type=int, required=True, help="how many decoder-only heads (k: as many as "
+                            "the shared bridge has)")
+        parser.add_argument("--out", required=True, help="checkpoint file to write (.pt)")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from bridgeembed.checkpoint import save_atomic
+        from bridgeembed.recipes import add_decoder_heads
+
+        inputs = _models(("MODEL", args.model))
+        out = check_output(args.out, "--out")
+        check_not_input(out, "--out", inputs)
+        model = _load(inputs[0][1])
+        with _named(args.model):
+            payload = add_decoder_heads(model, args.heads)
+        save_atomic(payload, out)
+        shared = payload["config"]["model"]["heads"]
+        print(f"{out}: {args.model} with {args.heads} decoder-only heads beside its {shared} shared ones "
+              f"(train with model.decoder_heads={args.heads})")
+        return 0
+
+
 interpolate = Interpolate()
 average = Average()
 with_decoders = WithDecoders()
 retokenize = Retokenize()
 widen_decoders = WidenDecoders()
+add_decoder_heads = AddDecoderHeads()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

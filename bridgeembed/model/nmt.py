@@ -3,6 +3,11 @@
 Vázquez et al. (2020), Section 2.2 and Figure 1: every source language has its own encoder, every
 target language its own decoder, and all of them meet in the bridge, whose output M is the only
 thing a decoder sees of the source. Loss: token NLL + lambda ||A A^T - I||_F^2 (Section 2.2, Eq. 4).
+
+model.decoder_heads > 0 adds a second bridge over the same encoder states whose columns only the decoders see:
+they attend over the k shared columns of M and these (`translation_memory`). Sentence vectors, the alignment
+loss and every per-head analysis read the shared bridge alone (`encode`), so decoder heads trained with the
+encoders and the bridge frozen change translations and no vector.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ class ModelOutput(NamedTuple):
     bridge: BridgeOutput  # M (B, k, d_h), A (B, k, T_src), mask (B, T_src)
     # the bridge over some rows in each partner language (alignment), in the order of forward's `partners`
     partners: Sequence[BridgeOutput] = ()
+    decoder_bridge: BridgeOutput | None = None  # the decoder-only heads (model.decoder_heads), None without them
 
 
 class Partner(NamedTuple):
@@ -65,6 +71,9 @@ class BridgeModel(nn.Module):
                               cfg.dropout, cfg.input_feed, cfg.tie_embeddings)
             for lang in decoder_languages
         })
+        # heads only decoders read (model.decoder_heads): an encoder-only model has no use for them, and none
+        self.decoder_bridge = (AttentionBridge(d_h, cfg.bridge_dim, cfg.decoder_heads)
+                               if cfg.decoder_heads and self.decoders else None)
 
     @property
     def languages(self) -> list:
@@ -87,9 +96,24 @@ class BridgeModel(nn.Module):
     def encode(self, src: torch.Tensor, lengths: torch.Tensor, lang: str) -> BridgeOutput:
         """src: (B, T) ids with EOS, padded with PAD; lengths: (B,) >= 1, best on the host (packing
         reads them there; on a GPU, lengths on the device would make every batch wait for it)."""
+        return self.bridge(*self._states(src, lengths, lang))
+
+    def _states(self, src: torch.Tensor, lengths: torch.Tensor, lang: str) -> tuple[torch.Tensor, torch.Tensor]:
+        """H (B, T, d_h) and the mask (B, T), True on real tokens."""
         states = self._module(self.encoders, lang, "encoders")(src, lengths)  # H: (B, T, d_h)
         mask = torch.arange(src.size(1), device=src.device)[None, :] < lengths.to(src.device)[:, None]  # (B, T)
-        return self.bridge(states, mask)
+        return states, mask
+
+    def translation_memory(self, src: torch.Tensor, lengths: torch.Tensor,
+                           lang: str) -> tuple[BridgeOutput, BridgeOutput | None, torch.Tensor]:
+        """(the shared bridge, the decoder-only heads or None, the memory decoders attend over: (B, k [+ k'], d_h),
+        the shared heads' columns first)."""
+        states, mask = self._states(src, lengths, lang)
+        bridge = self.bridge(states, mask)
+        if self.decoder_bridge is None:
+            return bridge, None, bridge.memory
+        extra = self.decoder_bridge(states, mask)
+        return bridge, extra, torch.cat([bridge.memory, extra.memory], dim=1)
 
     def forward(self, src: torch.Tensor, lengths: torch.Tensor, src_lang: str, tgt_in: torch.Tensor, tgt_lang: str,
                 real: torch.Tensor | None = None, partners: Sequence[Partner] = (), decode: bool = True) -> ModelOutput:
@@ -99,9 +123,9 @@ class BridgeModel(nn.Module):
         sees every parameter the loss uses. decode=False: no decoder runs (logits None), a step of the bridge's
         losses only."""
         decoder = self.decoder(tgt_lang)
-        bridge = self.encode(src, lengths, src_lang)
+        bridge, extra, memory = self.translation_memory(src, lengths, src_lang)
         other = [self.encode(p.src, p.lengths, p.lang) for p in partners]
-        return ModelOutput(decoder(tgt_in, bridge.memory, real) if decode else None, bridge, other)
+        return ModelOutput(decoder(tgt_in, memory, real) if decode else None, bridge, other, extra)
 
 
 def real_tokens(tgt_out: torch.Tensor) -> torch.Tensor:
@@ -130,8 +154,12 @@ def translation_loss(output: ModelOutput, tgt_out: torch.Tensor, label_smoothing
 
 
 def bridge_penalty(output: ModelOutput) -> torch.Tensor:
-    """The attention penalty ||AA^T - I||_F^2 summed over the batch's sentences."""
-    return attention_penalty(output.bridge.attention.float()).sum()
+    """The attention penalty ||AA^T - I||_F^2 summed over the batch's sentences (and that of the decoder-only
+    heads, a bridge of their own, where the model has them)."""
+    penalty = attention_penalty(output.bridge.attention.float()).sum()
+    if output.decoder_bridge is not None:
+        penalty = penalty + attention_penalty(output.decoder_bridge.attention.float()).sum()
+    return penalty
 
 
 def sentence_vectors(bridge: BridgeOutput) -> torch.Tensor:

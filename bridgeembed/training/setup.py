@@ -116,6 +116,7 @@ def check_resumable(payload: dict, config: Config, path: Path) -> None:
     # checkpoints from before data.corpora: the keys they lack had their defaults
     saved["data"] = {**{k: v for k, v in asdict(DataConfig()).items() if k in ("corpora", "weight", "tokenizer_text")},
                      **(saved.get("data") or {})}
+    saved["model"] = {"decoder_heads": 0, **(saved.get("model") or {})}  # from before model.decoder_heads
     for section in ("model", "tokenizer", "data"):
         if saved.get(section) != asdict(getattr(config, section)):
             raise ConfigError(f"{path} was trained with a different {section} config; "
@@ -138,7 +139,9 @@ def load_init(path: str | Path, config: Config) -> dict:
     Europarl's German lines under the caption tokenizers)."""
     payload = load_checkpoint(resolve(path))  # a shipped model's name, a model folder or a checkpoint file
     for section in ("model", "tokenizer"):
-        theirs, ours = dict(payload["config"].get(section) or {}), asdict(getattr(config, section))
+        ours = asdict(getattr(config, section))
+        # a checkpoint from before a key existed (model.decoder_heads, say) was trained with its default
+        theirs = {**asdict(type(getattr(config, section))()), **(payload["config"].get(section) or {})}
         if section == "tokenizer" and "max_len" in theirs:
             theirs["max_len"] = ours["max_len"]
         if theirs != ours:

@@ -38,10 +38,10 @@ def beam_search(model: BridgeModel, src: torch.Tensor, lengths: torch.Tensor, sr
     max_len: most target tokens (EOS included); 0 means 2 x the longest source + 10.
     """
     decoder = model.decoder(tgt_lang)
-    bridge = model.encode(src, lengths, src_lang)
+    memory = model.translation_memory(src, lengths, src_lang)[2]  # (B, k [+ decoder heads], d_h)
     B, K = src.size(0), beam
     max_len = max_len or int(lengths.max()) * 2 + 10
-    memory = bridge.memory.repeat_interleave(K, dim=0)  # (B*K, k, d_h)
+    memory = memory.repeat_interleave(K, dim=0)  # (B*K, k, d_h)
     state = decoder.init(memory)
     tokens = torch.full((B * K, 1), BOS, dtype=torch.long, device=src.device)  # (B*K, 1 + t)
     scores = torch.zeros(B, K, device=src.device)

@@ -265,7 +265,8 @@ def test_average_refuses_one_checkpoint_and_another_model(toy_run, tmp_path, cap
     assert not (tmp_path / "avg.pt").exists()
 
 
-@pytest.mark.parametrize("command", ["interpolate", "average", "with-decoders", "retokenize", "widen-decoders"])
+@pytest.mark.parametrize("command", ["interpolate", "average", "with-decoders", "retokenize", "widen-decoders",
+                                     "add-decoder-heads"])
 def test_an_output_that_is_an_input_is_refused_before_any_work(command, toy_run, tmp_path, capsys):
     import shutil
 
@@ -278,7 +279,8 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(command, toy_run,
             "average": [str(run_dir / "best.pt"), str(model), "--out", str(model)],
             "with-decoders": [str(run_dir / "best.pt"), str(model), "--out", str(model)],
             "retokenize": [str(model), str(tmp_path / "c.yaml"), "--out", str(model)],
-            "widen-decoders": [str(model), "--dec-hidden", "512", "--out", str(model)]}[command]
+            "widen-decoders": [str(model), "--dec-hidden", "512", "--out", str(model)],
+            "add-decoder-heads": [str(model), "--heads", "2", "--out", str(model)]}[command]
     assert recipe.main([command, *argv]) == 2
     err = one_line_error(capsys)
     assert "is the same file as" in err and str(model) in err
@@ -288,7 +290,8 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(command, toy_run,
         assert "is the same file as CONFIG" in one_line_error(capsys)
 
 
-@pytest.mark.parametrize("command", ["interpolate", "average", "with-decoders", "retokenize", "widen-decoders"])
+@pytest.mark.parametrize("command", ["interpolate", "average", "with-decoders", "retokenize", "widen-decoders",
+                                     "add-decoder-heads"])
 def test_a_missing_input_is_named_on_one_line(command, toy_run, tmp_path, capsys):
     run_dir, _ = toy_run
     missing = str(tmp_path / "missing.pt")
@@ -297,7 +300,8 @@ def test_a_missing_input_is_named_on_one_line(command, toy_run, tmp_path, capsys
             "average": ["average", str(run_dir / "last.pt"), missing, "--out", str(tmp_path / "o.pt")],
             "with-decoders": ["with-decoders", missing, str(run_dir / "last.pt"), "--out", str(tmp_path / "o.pt")],
             "retokenize": ["retokenize", missing, str(tmp_path / "c.yaml"), "--out", str(tmp_path / "o.pt")],
-            "widen-decoders": ["widen-decoders", missing, "--dec-hidden", "512", "--out", str(tmp_path / "o.pt")]}[command]
+            "widen-decoders": ["widen-decoders", missing, "--dec-hidden", "512", "--out", str(tmp_path / "o.pt")],
+            "add-decoder-heads": ["add-decoder-heads", missing, "--heads", "2", "--out", str(tmp_path / "o.pt")]}[command]
     assert recipe.main(argv) == 2
     assert "missing.pt" in one_line_error(capsys)
     if command == "retokenize":
@@ -456,3 +460,91 @@ def test_widen_decoders_refuses_a_narrower_size_untied_decoders_and_no_decoders(
                         "--out", str(tmp_path / "no.pt")]) == 2
     assert "the model has no decoders" in one_line_error(capsys)
     assert not (tmp_path / "no.pt").exists()
+
+
+def test_add_decoder_heads_translates_as_before_and_leaves_the_vectors_alone(toy_run, tmp_path, capsys):
+    import torch
+
+    from bridgeembed.checkpoint import build_from_payload, load_checkpoint
+    from bridgeembed.config import Config
+    from bridgeembed.training.setup import load_init
+    from bridgeembed.translation.search import beam_search
+
+    run_dir, _ = toy_run
+    before = load_checkpoint(run_dir / "last.pt")
+    k = before["config"]["model"]["heads"]
+    outputs = {}
+    for heads in (k, 2 * k, k + 1):
+        out = tmp_path / f"heads{heads}.pt"
+        assert recipe.main(["add-decoder-heads", str(run_dir / "last.pt"), "--heads", str(heads),
+                            "--out", str(out)]) == 0
+        assert (f"with {heads} decoder-only heads beside its {k} shared ones (train with "
+                f"model.decoder_heads={heads})") in capsys.readouterr().out
+        config = Config.from_dict(before["config"])
+        config.model.decoder_heads = heads
+        payload = load_init(out, config)  # what train.init_from reads
+        assert all(torch.equal(payload["model"][key], value) for key, value in before["model"].items())
+        outputs[heads] = build_from_payload(payload)[0].eval()
+    model = build_from_payload(before)[0].eval()
+    lang, other = list(model.decoders)[:2]
+    generator = torch.Generator().manual_seed(0)
+    src = torch.randint(4, model.encoders[lang].embed.num_embeddings, (3, 7), generator=generator)
+    lengths = torch.tensor([7, 5, 3])
+    tgt = torch.randint(4, model.decoders[other].embed.num_embeddings, (3, 6), generator=generator)
+    with torch.no_grad():
+        logits = {h: m(src, lengths, lang, tgt, other).logits for h, m in [(0, model), *outputs.items()]}
+        for heads in (k, 2 * k):  # every shared column repeated equally often: the same translation
+            assert torch.allclose(logits[heads], logits[0], atol=1e-5)
+            assert beam_search(outputs[heads], src, lengths, lang, other, beam=2) == \
+                beam_search(model, src, lengths, lang, other, beam=2)
+            assert torch.equal(outputs[heads].encode(src, lengths, lang).memory, model.encode(src, lengths, lang).memory)
+        assert not torch.allclose(logits[k + 1], logits[0], atol=1e-5)  # one column counted twice
+    trained = outputs[k].train()  # the decoder heads get gradients through the decoders' loss
+    trained(src, lengths, lang, tgt, other).logits.logsumexp(-1).sum().backward()
+    assert trained.decoder_bridge.w2.weight.grad.abs().sum() > 0
+
+
+def test_decoder_heads_go_with_the_decoders_and_an_encoder_only_save_drops_them(toy_run, tmp_path, capsys):
+    import torch
+
+    from bridgeembed import BridgeEncoder
+    from bridgeembed.checkpoint import load_checkpoint
+
+    run_dir, _ = toy_run
+    assert recipe.main(["add-decoder-heads", str(run_dir / "last.pt"), "--heads", "3", "--out",
+                        str(tmp_path / "heads.pt")]) == 0
+    BridgeEncoder(tmp_path / "heads.pt").save(tmp_path / "encoder.pt")
+    encoder = load_checkpoint(tmp_path / "encoder.pt")
+    assert not [k for k in encoder["model"] if k.startswith("decoder_bridge.")]
+    assert recipe.main(["with-decoders", str(tmp_path / "encoder.pt"), str(tmp_path / "heads.pt"),
+                        "--out", str(tmp_path / "both.pt")]) == 0
+    capsys.readouterr()
+    both, heads = (load_checkpoint(tmp_path / name) for name in ("both.pt", "heads.pt"))
+    assert both["config"]["model"]["decoder_heads"] == 3
+    assert all(torch.equal(both["model"][key], value) for key, value in heads["model"].items())
+    # and back: the decoders of a model without decoder heads drop them
+    assert recipe.main(["with-decoders", str(tmp_path / "heads.pt"), str(run_dir / "last.pt"),
+                        "--out", str(tmp_path / "plain.pt")]) == 0
+    capsys.readouterr()
+    plain = load_checkpoint(tmp_path / "plain.pt")
+    assert plain["config"]["model"]["decoder_heads"] == 0
+    assert not [k for k in plain["model"] if k.startswith("decoder_bridge.")]
+    BridgeEncoder(tmp_path / "plain.pt")  # and it loads
+
+
+def test_add_decoder_heads_refuses_no_heads_a_second_time_and_no_decoders(toy_run, tmp_path, capsys):
+    from bridgeembed import BridgeEncoder
+
+    run_dir, _ = toy_run
+    out = tmp_path / "no.pt"
+    assert recipe.main(["add-decoder-heads", str(run_dir / "last.pt"), "--heads", "0", "--out", str(out)]) == 2
+    assert "--heads 0: give at least 1 decoder-only head" in one_line_error(capsys)
+    assert recipe.main(["add-decoder-heads", str(run_dir / "last.pt"), "--heads", "2", "--out",
+                        str(tmp_path / "two.pt")]) == 0
+    capsys.readouterr()
+    assert recipe.main(["add-decoder-heads", str(tmp_path / "two.pt"), "--heads", "2", "--out", str(out)]) == 2
+    assert "the model already has 2 decoder-only heads" in one_line_error(capsys)
+    BridgeEncoder(run_dir / "best.pt").save(tmp_path / "encoder.pt")
+    assert recipe.main(["add-decoder-heads", str(tmp_path / "encoder.pt"), "--heads", "2", "--out", str(out)]) == 2
+    assert "the model has no decoders" in one_line_error(capsys)
+    assert not out.exists()

@@ -139,3 +139,44 @@ def test_a_run_whose_vectors_train_measures_dev_retrieval_at_every_validation(to
                         max_steps=4, valid_every=2, valid_sentences=20)
     Trainer.from_config(config, show_progress=False).train()
     assert len(calls) == 2
+
+
+def test_decoder_only_heads_learn_with_the_decoders_while_every_vector_stays(toy_run, toy_corpus, tmp_path, capsys):
+    from bridgeembed.cli import recipe
+
+    run, _ = toy_run
+    start = tmp_path / "heads.pt"
+    assert recipe.main(["add-decoder-heads", str(run / "best.pt"), "--heads", "8", "--out", str(start)]) == 0
+    capsys.readouterr()
+    config = frozen_config(toy_corpus, tmp_path / "dec", str(start), max_steps=12, lr=3e-3)
+    config.model.decoder_heads = 8
+    trainer = Trainer.from_config(config, show_progress=False)
+    before = {k: v.clone() for k, v in trainer.model.state_dict().items()}
+    trainer.train()
+    after = trainer.model.state_dict()
+    moved = {k.split(".")[0] for k in before if not torch.equal(before[k], after[k])}
+    assert moved == {"decoders", "decoder_bridge"}
+    sentences = ["apple dog", "dog"]
+    lang = next(iter(trainer.model.encoders))
+    old = BridgeEncoder.from_pretrained(run / "best.pt").encode(sentences, lang)
+    new = BridgeEncoder.from_pretrained(tmp_path / "dec" / "last.pt").encode(sentences, lang)
+    assert (old == new).all()
+
+
+def test_a_checkpoint_from_before_decoder_heads_starts_and_resumes_a_run(toy_run, toy_corpus, tmp_path):
+    from bridgeembed.checkpoint import load_checkpoint, save_atomic
+
+    run, _ = toy_run
+    old = load_checkpoint(run / "best.pt")  # as the shipped models were saved: no model.decoder_heads
+    old["config"] = {**old["config"], "model": {k: v for k, v in old["config"]["model"].items()
+                                                if k != "decoder_heads"}}
+    save_atomic(old, tmp_path / "old.pt")
+    trainer = Trainer.from_config(frozen_config(toy_corpus, tmp_path / "dec", str(tmp_path / "old.pt"), max_steps=2),
+                                  show_progress=False)
+    assert trainer.model.decoder_bridge is None
+    trainer.train()
+    last = load_checkpoint(tmp_path / "dec" / "last.pt")
+    last["config"]["model"].pop("decoder_heads")
+    save_atomic(last, tmp_path / "dec" / "last.pt")
+    Trainer.from_config(frozen_config(toy_corpus, tmp_path / "dec", str(tmp_path / "old.pt"), max_steps=3),
+                        show_progress=False).train()
