@@ -1,6 +1,6 @@
 """The scripts that write docs/results/ (issue 41): each writes its figures with the command, commit, machine and
 date, on tiny inputs: docs/tools/results_file.py and install_times.py (the docs tooling), tiny_retrieval.py and
-xnli_results.py (domains.py's and senteval_controls.py's --results: tests/benchmarks/test_benchmark_scripts.py;
+xnli_results.py and bleu_results.py (domains.py's and senteval_controls.py's --results: tests/benchmarks/test_benchmark_scripts.py;
 mining_threshold.py's: tests/benchmarks/test_measurement_scripts.py)."""
 
 import json
@@ -107,3 +107,31 @@ def test_xnli_results_writes_english_de_fr_and_the_zero_shot_drop(tmp_path):
     record = provenance(results)
     assert record["figures"] == pytest.approx({"en": 47.0, "de": 41.1, "fr": 40.2, "drop": 6.35})
     assert record["model"] == "m" and "m: en 47.0, de 41.1, fr 40.2, drop 6.3" in text
+
+
+def _bleu_folder(folder, beam, directions, base):
+    folder.mkdir(parents=True)
+    scores = {d: {"bleu": base + i} for i, d in enumerate(directions)}
+    (folder / "bleu.json").write_text(json.dumps({"beam": beam, "directions": scores}))
+
+
+def test_bleu_results_writes_test_2016_and_newstest2013_from_scored_folders(tmp_path):
+    every = ["en-de", "de-en", "en-fr", "fr-en", "en-cs", "cs-en", "de-fr", "fr-de", "de-cs", "cs-de", "fr-cs", "cs-fr"]
+    out = tmp_path / "bleu"  # folders scored there already are read as they are
+    _bleu_folder(out / "test2016-greedy", 1, every, 10.0)
+    _bleu_folder(out / "test2016-beam5", 5, every, 20.0)
+    _bleu_folder(out / "newstest2013-greedy", 1, every[:6], 1.0)
+    test, news = tmp_path / "m-bleu-test2016.json", tmp_path / "m-bleu.json"
+    text = run("bleu_results.py", "m", "--out", str(out), "--results", str(test), "--news-results", str(news),
+               "--weights", "int8")
+    figures = provenance(test)["figures"]
+    assert figures["greedy.en-de"] == 10.0 and figures["greedy.cs-fr"] == 21.0 and figures["beam5.mean"] == 25.5
+    assert figures["greedy.mean4"] == 11.5 and figures["beam5.mean4"] == 21.5 and figures["newstest2013.mean"] == 3.5
+    record = provenance(news)
+    assert record["figures"] == {"en-de": 1.0, "de-en": 2.0, "en-fr": 3.0, "fr-en": 4.0, "en-cs": 5.0, "cs-en": 6.0,
+                                 "mean": 3.5}
+    assert record["weights"] == "int8" and "--split test_2016_flickr --beam 5" in record["translations"]
+    assert "test_2016 greedy en<->de/fr 11.50, 12 directions 15.50, beam 5 25.50; newstest2013 3.50" in text
+    (out / "test2016-beam5" / "bleu.json").write_text(json.dumps({"beam": 1, "directions": {}}))
+    with pytest.raises(AssertionError, match="is not this set's"):
+        run("bleu_results.py", "m", "--out", str(out), "--results", str(test), "--news-results", str(news))
