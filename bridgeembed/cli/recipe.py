@@ -5,7 +5,7 @@
     bridgeembed-recipe with-decoders runs/encoder-only/best.pt runs/general-m2m/last.pt --out runs/init.pt
     bridgeembed-recipe retokenize runs/general-m2m/best.pt configs/general-m2m.yaml --out runs/retokenized-init.pt
     bridgeembed-recipe widen-decoders general-m2m --dec-hidden 512 --out runs/wide-init.pt
-    bridgeembed-recipe add-decoder-heads general-m2m --heads 10 --out runs/heads-init.pt
+    bridgeembed-recipe add-decoder-heads runs/my-model/best.pt --heads 10 --out runs/heads-init.pt
 
 Each writes a checkpoint to start a training run from (`train.init_from`) or to export (`bridgeembed-export`).
 Models are shipped names, model folders or checkpoint files. An output that is one of the inputs is refused.
