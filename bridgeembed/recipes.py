@@ -239,7 +239,7 @@ def add_decoder_heads(payload: dict, heads: int) -> dict:
     if model.get("decoder_heads", 0):
         raise ConfigError(f"the model already has {model['decoder_heads']} decoder-only heads")
     if heads < 1:
-        raise ConfigError(f"--heads {heads}: give at least 1 decoder-only head")
+        raise ConfigError(f"--decoder-heads {heads}: give at least 1 decoder-only head")
     if not payload.get("decoder_languages"):
         raise CheckpointError("the model has no decoders (an encoder-only model): give a trainer checkpoint or a "
                               "model exported with its decoders")

@@ -5,7 +5,7 @@
     bridgeembed-recipe with-decoders runs/encoder-only/best.pt runs/general-m2m/last.pt --out runs/init.pt
     bridgeembed-recipe retokenize runs/general-m2m/best.pt configs/general-m2m.yaml --out runs/retokenized-init.pt
     bridgeembed-recipe widen-decoders general-m2m --dec-hidden 512 --out runs/wide-init.pt
-    bridgeembed-recipe add-decoder-heads runs/my-model/best.pt --heads 10 --out runs/heads-init.pt
+    bridgeembed-recipe add-decoder-heads runs/my-model/best.pt --decoder-heads 10 --out runs/heads-init.pt
 
 Each writes a checkpoint to start a training run from (`train.init_from`) or to export (`bridgeembed-export`).
 Models are shipped names, model folders or checkpoint files. An output that is one of the inputs is refused.
@@ -215,16 +215,16 @@ class WidenDecoders:
 
 
 class AddDecoderHeads:
-    """MODEL with --heads decoder-only heads (model.decoder_heads): a second bridge over the encoder states whose
+    """MODEL with --decoder-heads decoder-only heads (model.decoder_heads): a second bridge over the encoder states whose
     columns only the decoders attend over, beside the k shared ones. It starts as a copy of the shared bridge, so
-    with --heads a multiple of k the model translates exactly as MODEL does (to float rounding). A decoders-only
+    with --decoder-heads a multiple of k the model translates exactly as MODEL does (to float rounding). A decoders-only
     run (configs/general-m2m-decoders.yaml with model.decoder_heads and train.init_from OUT, encoders and bridge
     frozen) trains them: every sentence vector stays MODEL's, since vectors read the shared heads alone."""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("model", help="model with decoders (shipped name, folder or .pt)")
-        parser.add_argument("--heads", type=int, required=True, help="how many decoder-only heads (k: as many as "
-                            "the shared bridge has)")
+        parser.add_argument("--decoder-heads", type=int, required=True, help="how many decoder-only heads (k: as "
+                            "many as the shared bridge has)")
         parser.add_argument("--out", required=True, help="checkpoint file to write (.pt)")
 
     def run(self, args: argparse.Namespace) -> int:
@@ -236,11 +236,11 @@ class AddDecoderHeads:
         check_not_input(out, "--out", inputs)
         model = _load(inputs[0][1])
         with _named(args.model):
-            payload = add_decoder_heads(model, args.heads)
+            payload = add_decoder_heads(model, args.decoder_heads)
         save_atomic(payload, out)
         shared = payload["config"]["model"]["heads"]
-        print(f"{out}: {args.model} with {args.heads} decoder-only heads beside its {shared} shared ones "
-              f"(train with model.decoder_heads={args.heads})")
+        print(f"{out}: {args.model} with {args.decoder_heads} decoder-only heads beside its {shared} shared ones "
+              f"(train with model.decoder_heads={args.decoder_heads})")
         return 0
 
 

@@ -280,7 +280,7 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(command, toy_run,
             "with-decoders": [str(run_dir / "best.pt"), str(model), "--out", str(model)],
             "retokenize": [str(model), str(tmp_path / "c.yaml"), "--out", str(model)],
             "widen-decoders": [str(model), "--dec-hidden", "512", "--out", str(model)],
-            "add-decoder-heads": [str(model), "--heads", "2", "--out", str(model)]}[command]
+            "add-decoder-heads": [str(model), "--decoder-heads", "2", "--out", str(model)]}[command]
     assert recipe.main([command, *argv]) == 2
     err = one_line_error(capsys)
     assert "is the same file as" in err and str(model) in err
@@ -301,7 +301,7 @@ def test_a_missing_input_is_named_on_one_line(command, toy_run, tmp_path, capsys
             "with-decoders": ["with-decoders", missing, str(run_dir / "last.pt"), "--out", str(tmp_path / "o.pt")],
             "retokenize": ["retokenize", missing, str(tmp_path / "c.yaml"), "--out", str(tmp_path / "o.pt")],
             "widen-decoders": ["widen-decoders", missing, "--dec-hidden", "512", "--out", str(tmp_path / "o.pt")],
-            "add-decoder-heads": ["add-decoder-heads", missing, "--heads", "2", "--out", str(tmp_path / "o.pt")]}[command]
+            "add-decoder-heads": ["add-decoder-heads", missing, "--decoder-heads", "2", "--out", str(tmp_path / "o.pt")]}[command]
     assert recipe.main(argv) == 2
     assert "missing.pt" in one_line_error(capsys)
     if command == "retokenize":
@@ -476,7 +476,7 @@ def test_add_decoder_heads_translates_as_before_and_leaves_the_vectors_alone(toy
     outputs = {}
     for heads in (k, 2 * k, k + 1):
         out = tmp_path / f"heads{heads}.pt"
-        assert recipe.main(["add-decoder-heads", str(run_dir / "last.pt"), "--heads", str(heads),
+        assert recipe.main(["add-decoder-heads", str(run_dir / "last.pt"), "--decoder-heads", str(heads),
                             "--out", str(out)]) == 0
         assert (f"with {heads} decoder-only heads beside its {k} shared ones (train with "
                 f"model.decoder_heads={heads})") in capsys.readouterr().out
@@ -511,7 +511,7 @@ def test_decoder_heads_go_with_the_decoders_and_an_encoder_only_save_drops_them(
     from bridgeembed.checkpoint import load_checkpoint
 
     run_dir, _ = toy_run
-    assert recipe.main(["add-decoder-heads", str(run_dir / "last.pt"), "--heads", "3", "--out",
+    assert recipe.main(["add-decoder-heads", str(run_dir / "last.pt"), "--decoder-heads", "3", "--out",
                         str(tmp_path / "heads.pt")]) == 0
     BridgeEncoder(tmp_path / "heads.pt").save(tmp_path / "encoder.pt")
     encoder = load_checkpoint(tmp_path / "encoder.pt")
@@ -537,14 +537,14 @@ def test_add_decoder_heads_refuses_no_heads_a_second_time_and_no_decoders(toy_ru
 
     run_dir, _ = toy_run
     out = tmp_path / "no.pt"
-    assert recipe.main(["add-decoder-heads", str(run_dir / "last.pt"), "--heads", "0", "--out", str(out)]) == 2
-    assert "--heads 0: give at least 1 decoder-only head" in one_line_error(capsys)
-    assert recipe.main(["add-decoder-heads", str(run_dir / "last.pt"), "--heads", "2", "--out",
+    assert recipe.main(["add-decoder-heads", str(run_dir / "last.pt"), "--decoder-heads", "0", "--out", str(out)]) == 2
+    assert "--decoder-heads 0: give at least 1 decoder-only head" in one_line_error(capsys)
+    assert recipe.main(["add-decoder-heads", str(run_dir / "last.pt"), "--decoder-heads", "2", "--out",
                         str(tmp_path / "two.pt")]) == 0
     capsys.readouterr()
-    assert recipe.main(["add-decoder-heads", str(tmp_path / "two.pt"), "--heads", "2", "--out", str(out)]) == 2
+    assert recipe.main(["add-decoder-heads", str(tmp_path / "two.pt"), "--decoder-heads", "2", "--out", str(out)]) == 2
     assert "the model already has 2 decoder-only heads" in one_line_error(capsys)
     BridgeEncoder(run_dir / "best.pt").save(tmp_path / "encoder.pt")
-    assert recipe.main(["add-decoder-heads", str(tmp_path / "encoder.pt"), "--heads", "2", "--out", str(out)]) == 2
+    assert recipe.main(["add-decoder-heads", str(tmp_path / "encoder.pt"), "--decoder-heads", "2", "--out", str(out)]) == 2
     assert "the model has no decoders" in one_line_error(capsys)
     assert not out.exists()

@@ -146,7 +146,7 @@ def test_decoder_only_heads_learn_with_the_decoders_while_every_vector_stays(toy
 
     run, _ = toy_run
     start = tmp_path / "heads.pt"
-    assert recipe.main(["add-decoder-heads", str(run / "best.pt"), "--heads", "8", "--out", str(start)]) == 0
+    assert recipe.main(["add-decoder-heads", str(run / "best.pt"), "--decoder-heads", "8", "--out", str(start)]) == 0
     capsys.readouterr()
     config = frozen_config(toy_corpus, tmp_path / "dec", str(start), max_steps=12, lr=3e-3)
     config.model.decoder_heads = 8
