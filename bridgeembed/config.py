@@ -289,6 +289,12 @@ class Config:
         return config
 
 
+def with_defaults(section: str, values: dict | None) -> dict:
+    """A stored config section (a checkpoint's) with the defaults of the keys it lacks: a model saved before a key
+    existed (model.decoder_heads, say) was trained with its default."""
+    return {**dataclasses.asdict(SECTIONS[section]()), **(values or {})}
+
+
 def _section(kind: type, values: dict, where: str) -> object:
     if not isinstance(values, dict):
         raise ConfigError(f"{where}: expected a mapping, got {type(values).__name__}")

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from bridgeembed.checkpoint import DECODER_WEIGHTS
-from bridgeembed.config import Config, ModelConfig, TokenizerConfig
+from bridgeembed.config import Config, with_defaults
 from bridgeembed.errors import CheckpointError, ConfigError
 from bridgeembed.text.tokenization import EOS, LanguageTokenizer
 
@@ -138,8 +138,7 @@ def with_decoders(encoder: dict, decoders: dict) -> dict:
 def _section(payload: dict, section: str) -> dict:
     """A payload's config section with the defaults of keys newer than it; for the model, what the encoders and
     the bridge are (the decoder-only heads go with the decoders)."""
-    defaults = asdict(ModelConfig() if section == "model" else TokenizerConfig())
-    values = {**defaults, **(payload["config"].get(section) or {})}
+    values = with_defaults(section, payload["config"].get(section))
     if section == "model":
         values.pop("decoder_heads")
     return values

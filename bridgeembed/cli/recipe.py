@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -61,6 +61,21 @@ def _load(path: Path) -> dict:
     from bridgeembed.checkpoint import load_checkpoint
 
     return load_checkpoint(path)
+
+
+def _one_model(args: argparse.Namespace, recipe: Callable[[dict], dict]) -> tuple[Path, dict, dict]:
+    """A recipe of one model: args.model loaded, RECIPE's payload of it saved to args.out (checked first, and not
+    the input); -> (out, the model's payload, the one saved). A refusal names args.model."""
+    from bridgeembed.checkpoint import save_atomic
+
+    inputs = _models(("MODEL", args.model))
+    out = check_output(args.out, "--out")
+    check_not_input(out, "--out", inputs)
+    model = _load(inputs[0][1])
+    with _named(args.model):
+        payload = recipe(model)
+    save_atomic(payload, out)
+    return out, model, payload
 
 
 class Interpolate:
@@ -198,17 +213,10 @@ class WidenDecoders:
         parser.add_argument("--out", required=True, help="checkpoint file to write (.pt)")
 
     def run(self, args: argparse.Namespace) -> int:
-        from bridgeembed.checkpoint import save_atomic
         from bridgeembed.recipes import widen_decoders
 
-        inputs = _models(("MODEL", args.model))
-        out = check_output(args.out, "--out")
-        check_not_input(out, "--out", inputs)
-        model = _load(inputs[0][1])
+        out, model, payload = _one_model(args, lambda model: widen_decoders(model, args.dec_hidden, args.seed))
         old = model["config"]["model"]["dec_hidden"]
-        with _named(args.model):
-            payload = widen_decoders(model, args.dec_hidden, args.seed)
-        save_atomic(payload, out)
         print(f"{out}: {args.model} with decoders of {', '.join(payload['decoder_languages'])} widened from {old} "
               f"to {args.dec_hidden} units (train with model.dec_hidden={args.dec_hidden})")
         return 0
@@ -228,16 +236,9 @@ class AddDecoderHeads:
         parser.add_argument("--out", required=True, help="checkpoint file to write (.pt)")
 
     def run(self, args: argparse.Namespace) -> int:
-        from bridgeembed.checkpoint import save_atomic
         from bridgeembed.recipes import add_decoder_heads
 
-        inputs = _models(("MODEL", args.model))
-        out = check_output(args.out, "--out")
-        check_not_input(out, "--out", inputs)
-        model = _load(inputs[0][1])
-        with _named(args.model):
-            payload = add_decoder_heads(model, args.decoder_heads)
-        save_atomic(payload, out)
+        out, _, payload = _one_model(args, lambda model: add_decoder_heads(model, args.decoder_heads))
         shared = payload["config"]["model"]["heads"]
         print(f"{out}: {args.model} with {args.decoder_heads} decoder-only heads beside its {shared} shared ones "
               f"(train with model.decoder_heads={args.decoder_heads})")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from bridgeembed.checkpoint import build_from_payload, load_checkpoint
-from bridgeembed.config import ALIGNMENT_KEYS, DataConfig, check_run
+from bridgeembed.config import ALIGNMENT_KEYS, DataConfig, check_run, with_defaults
 from bridgeembed.devices import resolve_device, set_threads
 from bridgeembed.errors import ConfigError
 from bridgeembed.model import BridgeModel
@@ -139,9 +139,7 @@ def load_init(path: str | Path, config: Config) -> dict:
     Europarl's German lines under the caption tokenizers)."""
     payload = load_checkpoint(resolve(path))  # a shipped model's name, a model folder or a checkpoint file
     for section in ("model", "tokenizer"):
-        ours = asdict(getattr(config, section))
-        # a checkpoint from before a key existed (model.decoder_heads, say) was trained with its default
-        theirs = {**asdict(type(getattr(config, section))()), **(payload["config"].get(section) or {})}
+        ours, theirs = asdict(getattr(config, section)), with_defaults(section, payload["config"].get(section))
         if section == "tokenizer" and "max_len" in theirs:
             theirs["max_len"] = ours["max_len"]
         if theirs != ours:
