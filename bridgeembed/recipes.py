@@ -319,7 +319,7 @@ def check_languages(payload: dict, config: Config) -> None:
 def retokenized(payload: dict, tokenizers: dict, config: Config) -> tuple[dict, dict]:
     """MODEL's payload with `tokenizers` ({lang: LanguageTokenizer}) and its vocabulary rows carried over; and
     {lang: pieces that kept their own row}. MODEL needs decoders and CONFIG's model section."""
-    if payload["config"].get("model") != asdict(config.model):
+    if with_defaults("model", payload["config"].get("model")) != asdict(config.model):
         raise ConfigError("the model has another model config than CONFIG's; copy its model section into CONFIG")
     missing = sorted(set(tokenizers) - set(payload.get("decoder_languages") or ()))
     if missing:
