@@ -223,8 +223,8 @@ class WidenDecoders:
 
 
 class AddDecoderHeads:
-    """MODEL with --decoder-heads decoder-only heads (model.decoder_heads): a second bridge over the encoder states whose
-    columns only the decoders attend over, beside the k shared ones. It starts as a copy of the shared bridge, so
+    """MODEL with --decoder-heads decoder-only heads (model.decoder_heads): a second bridge over the encoder states
+    whose columns only the decoders attend over, beside the k shared ones. It starts as a copy of the shared bridge, so
     with --decoder-heads a multiple of k the model translates exactly as MODEL does (to float rounding). A decoders-only
     run (configs/general-m2m-decoders.yaml with model.decoder_heads and train.init_from OUT, encoders and bridge
     frozen) trains them: every sentence vector stays MODEL's, since vectors read the shared heads alone."""
