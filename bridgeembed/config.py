@@ -43,6 +43,9 @@ class ModelConfig:
     # heads alone, so with the encoders and bridge frozen these heads let translation learn while every vector stays
     # bit-identical (`bridgeembed-recipe add-decoder-heads`)
     decoder_heads: int = 0
+    # the decoders also attend over the encoder states themselves, token by token (off: the paper's model, whose
+    # decoders see only the bridge's columns); vectors never read it (`bridgeembed-recipe add-decoder-states`)
+    decoder_states: bool = False
     bridge_dim: int = 1024  # d_w, hidden size of the bridge's W1 (paper: 1024)
     dropout: float = 0.3  # on embeddings, between layers and before the output layer
     # feed the last attentional state back in (OpenNMT style); off runs the decoder LSTM over the whole sentence at
@@ -287,6 +290,10 @@ class Config:
         config = cls.from_dict(apply_overrides(raw, overrides), source=str(path))
         check_run(config, str(path))  # a YAML file is what a run starts from
         return config
+
+
+# the model keys that go with the decoders, not with the encoders and the bridge (recipes.with_decoders)
+DECODER_KEYS = ("decoder_heads", "decoder_states")
 
 
 def with_defaults(section: str, values: dict | None) -> dict:

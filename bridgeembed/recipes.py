@@ -14,6 +14,9 @@
 - Decoder-only heads: a second bridge over the encoder states that only the decoders read (model.decoder_heads),
   started as a copy of the shared bridge, so that the model translates as before; trained with the encoders and
   the shared bridge frozen, it lets translation choose what to read of a sentence while every vector stays.
+- Attention over the encoder states: each decoder also attends over the encoder states token by token
+  (model.decoder_states), its W_c's new columns at zero, so that the model translates as before; trained with
+  the encoders and the bridge frozen, translation reads every source token while every vector stays.
 - A trained model under new tokenizers: every weight is kept except the rows of the vocabulary tables, rebuilt
   for the new pieces. A piece the old tokenizer also has (the same string) keeps its row; any other piece gets
   the mean of the rows of the pieces the old tokenizer splits its text into (the "fast vocabulary transfer" of
@@ -31,7 +34,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from bridgeembed.checkpoint import DECODER_WEIGHTS
-from bridgeembed.config import Config, with_defaults
+from bridgeembed.config import DECODER_KEYS, Config, with_defaults
 from bridgeembed.errors import CheckpointError, ConfigError
 from bridgeembed.text.tokenization import EOS, LanguageTokenizer
 
@@ -122,15 +125,17 @@ def with_decoders(encoder: dict, decoders: dict) -> dict:
                                   f"model with ENCODER's tokenizers, such as the one ENCODER was fine-tuned from "
                                   f"(a model retokenized since has others)")
     shapes = {k: v.shape for k, v in decoders["model"].items()}
-    odd = [k for k, v in encoder["model"].items() if k in shapes and shapes[k] != v.shape]
+    odd = [k for k, v in encoder["model"].items()  # ENCODER's own decoders are replaced: whatever their shape
+           if k in shapes and shapes[k] != v.shape and not k.startswith(DECODER_WEIGHTS)]
     if odd:
         raise CheckpointError(f"the weights differ in shape, e.g. {odd[0]}")
     payload = {**encoder, "kind": "trainer" if decoders["kind"] == "trainer" else encoder["kind"],
                "decoder_languages": list(decoders["decoder_languages"]),
                "model": {**decoders["model"], **{k: v for k, v in encoder["model"].items()
                                                   if not k.startswith(DECODER_WEIGHTS)}}}
-    heads = decoders["config"]["model"].get("decoder_heads", 0)  # they go with the decoders
-    payload["config"] = {**encoder["config"], "model": {**encoder["config"]["model"], "decoder_heads": heads}}
+    theirs = with_defaults("model", decoders["config"]["model"])  # the decoder-only heads and attention over the
+    payload["config"] = {**encoder["config"], "model": {  # encoder states go with the decoders
+        **encoder["config"]["model"], **{key: theirs[key] for key in DECODER_KEYS}}}
     payload.pop("trainer", None)
     return payload
 
@@ -140,7 +145,8 @@ def _section(payload: dict, section: str) -> dict:
     the bridge are (the decoder-only heads go with the decoders)."""
     values = with_defaults(section, payload["config"].get(section))
     if section == "model":
-        values.pop("decoder_heads")
+        for key in DECODER_KEYS:
+            values.pop(key)
     return values
 
 
@@ -166,6 +172,9 @@ def widen_decoders(payload: dict, hidden: int, seed: int = 0) -> dict:
     vocabulary tables stay the same bytes. Needs tied embeddings, whose output layer stays emb_dim wide."""
     model = dict(payload["config"]["model"])
     old = model["dec_hidden"]
+    if model.get("decoder_states", False):
+        raise ConfigError("widen-decoders does not widen decoders that attend over the encoder states "
+                          "(model.decoder_states): widen before add-decoder-states")
     if not model.get("tie_embeddings", True):
         raise ConfigError("widen-decoders needs decoders with tied embeddings (model.tie_embeddings): untied, the "
                           "output layer would have to grow too")
@@ -246,6 +255,30 @@ def add_decoder_heads(payload: dict, heads: int) -> dict:
     rows = torch.arange(heads) % w2.shape[0]
     weights = {**payload["model"], "decoder_bridge.w1.weight": w1.clone(), "decoder_bridge.w2.weight": w2[rows]}
     config = {**payload["config"], "model": {**model, "decoder_heads": heads}}
+    return {**_with_weights(payload, weights), "config": config}
+
+
+# --- attention over the encoder states ------------------------------------------------------------
+def add_decoder_states(payload: dict, seed: int = 0) -> dict:
+    """PAYLOAD with decoders that also attend over the encoder states (model.decoder_states; not a run to resume: a
+    model to start from). Each decoder gets the score W_s of that attention, drawn as PyTorch draws a Linear's,
+    U(-1/sqrt(H), 1/sqrt(H)) for an LSTM of H units, and W_c columns for its context at zero: the model translates
+    exactly as before, and the first steps move those columns. Everything else keeps its bytes."""
+    model = dict(payload["config"]["model"])
+    if not payload.get("decoder_languages"):
+        raise CheckpointError("the model has no decoders (an encoder-only model): give a trainer checkpoint or a "
+                              "model exported with its decoders")
+    if model.get("decoder_states", False):
+        raise ConfigError("the model's decoders already attend over the encoder states (model.decoder_states)")
+    generator = torch.Generator().manual_seed(seed)
+    hidden, weights = model["dec_hidden"], dict(payload["model"])
+    d_h = payload["model"]["bridge.w1.weight"].shape[1]
+    for lang in payload["decoder_languages"]:  # in the stored order: the draws follow --seed
+        w_c = weights[f"decoders.{lang}.attn_out.weight"]  # (O, memory + H) over [c_t; h_t]; stored as it is
+        weights[f"decoders.{lang}.attn_out.weight"] = torch.cat([w_c, w_c.new_zeros(w_c.shape[0], d_h)], dim=1)
+        drawn = (torch.rand(d_h, hidden, generator=generator) * 2 - 1) * hidden ** -0.5
+        weights[f"decoders.{lang}.states_score.weight"] = drawn.to(w_c.dtype)
+    config = {**payload["config"], "model": {**model, "decoder_states": True}}
     return {**_with_weights(payload, weights), "config": config}
 
 

@@ -36,6 +36,9 @@ COMMANDS = {
                        "give every decoder LSTM more units, the model translating as before (to train on from)"),
     "add-decoder-heads": ("bridgeembed.cli.recipe:add_decoder_heads",
                           "heads only the decoders read, started so that the model translates as before"),
+    "add-decoder-states": ("bridgeembed.cli.recipe:add_decoder_states",
+                           "decoders that also attend over the encoder states, started so that the model translates "
+                           "as before"),
     "retokenize": ("bridgeembed.cli.recipe:retokenize",
                    "a trained model under a config's new tokenizers, its vocabulary carried over piece by piece"),
 }
@@ -245,12 +248,34 @@ class AddDecoderHeads:
         return 0
 
 
+class AddDecoderStates:
+    """MODEL whose decoders also attend over the encoder states, token by token (model.decoder_states), beside the
+    columns of the bridge: translation can then read every source token, which a few columns summarise. Their new
+    weights into the attentional state start at zero, so the model translates exactly as MODEL does. A
+    decoders-only run (configs/general-m2m-decoders.yaml with model.decoder_states=true and train.init_from OUT,
+    encoders and bridge frozen) trains them: every sentence vector stays MODEL's, since vectors read the bridge."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("model", help="model with decoders (shipped name, folder or .pt)")
+        parser.add_argument("--out", required=True, help="checkpoint file to write (.pt)")
+        parser.add_argument("--seed", type=int, default=0, help="seed of the new attention scores' draws")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from bridgeembed.recipes import add_decoder_states
+
+        out, _, payload = _one_model(args, lambda model: add_decoder_states(model, args.seed))
+        print(f"{out}: {args.model} with decoders of {', '.join(payload['decoder_languages'])} attending over the "
+              f"encoder states too (train with model.decoder_states=true)")
+        return 0
+
+
 interpolate = Interpolate()
 average = Average()
 with_decoders = WithDecoders()
 retokenize = Retokenize()
 widen_decoders = WidenDecoders()
 add_decoder_heads = AddDecoderHeads()
+add_decoder_states = AddDecoderStates()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

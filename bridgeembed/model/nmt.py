@@ -7,7 +7,8 @@ thing a decoder sees of the source. Loss: token NLL + lambda ||A A^T - I||_F^2 (
 model.decoder_heads > 0 adds a second bridge over the same encoder states whose columns only the decoders see:
 they attend over the k shared columns of M and these (`translation_memory`). Sentence vectors, the alignment
 loss and every per-head analysis read the shared bridge alone (`encode`), so decoder heads trained with the
-encoders and the bridge frozen change translations and no vector.
+encoders and the bridge frozen change translations and no vector. model.decoder_states lets the decoders also
+attend over the encoder states H token by token (`Source`), beside those columns, with the same guarantee.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from torch.nn import functional as F
 
 from bridgeembed.errors import UnknownLanguageError
 from bridgeembed.model.bridge import AttentionBridge, BridgeOutput, attention_penalty
-from bridgeembed.model.decoder import LSTMDecoder
+from bridgeembed.model.decoder import LSTMDecoder, Source
 from bridgeembed.model.encoder import build_encoder
 from bridgeembed.model.loss import full_cross_entropy, token_cross_entropy
 from bridgeembed.text.tokenization import PAD
@@ -36,6 +37,13 @@ class ModelOutput(NamedTuple):
     # the bridge over some rows in each partner language (alignment), in the order of forward's `partners`
     partners: Sequence[BridgeOutput] = ()
     decoder_bridge: BridgeOutput | None = None  # the decoder-only heads (model.decoder_heads), None without them
+
+
+class TranslationMemory(NamedTuple):
+    bridge: BridgeOutput  # the shared bridge
+    decoder_bridge: BridgeOutput | None  # the decoder-only heads, None without them
+    memory: torch.Tensor  # the columns decoders attend over: (B, k [+ k'], d_h), the shared heads' first
+    source: Source | None  # the encoder states, for decoders that attend over them (model.decoder_states)
 
 
 class Partner(NamedTuple):
@@ -68,7 +76,7 @@ class BridgeModel(nn.Module):
         decoder_languages = vocab_sizes if decoder_languages is None else decoder_languages
         self.decoders = nn.ModuleDict({
             lang: LSTMDecoder(vocab_sizes[lang], cfg.emb_dim, cfg.dec_hidden, cfg.dec_layers, d_h,
-                              cfg.dropout, cfg.input_feed, cfg.tie_embeddings)
+                              cfg.dropout, cfg.input_feed, cfg.tie_embeddings, d_h if cfg.decoder_states else 0)
             for lang in decoder_languages
         })
         # heads only decoders read (model.decoder_heads): an encoder-only model has no use for them, and none
@@ -104,16 +112,15 @@ class BridgeModel(nn.Module):
         mask = torch.arange(src.size(1), device=src.device)[None, :] < lengths.to(src.device)[:, None]  # (B, T)
         return states, mask
 
-    def translation_memory(self, src: torch.Tensor, lengths: torch.Tensor,
-                           lang: str) -> tuple[BridgeOutput, BridgeOutput | None, torch.Tensor]:
-        """(the shared bridge, the decoder-only heads or None, the memory decoders attend over: (B, k [+ k'], d_h),
-        the shared heads' columns first)."""
+    def translation_memory(self, src: torch.Tensor, lengths: torch.Tensor, lang: str) -> TranslationMemory:
+        """What the decoders read of these sentences (`TranslationMemory`)."""
         states, mask = self._states(src, lengths, lang)
         bridge = self.bridge(states, mask)
+        source = Source(states, mask) if self.cfg.decoder_states else None
         if self.decoder_bridge is None:
-            return bridge, None, bridge.memory
+            return TranslationMemory(bridge, None, bridge.memory, source)
         extra = self.decoder_bridge(states, mask)
-        return bridge, extra, torch.cat([bridge.memory, extra.memory], dim=1)
+        return TranslationMemory(bridge, extra, torch.cat([bridge.memory, extra.memory], dim=1), source)
 
     def forward(self, src: torch.Tensor, lengths: torch.Tensor, src_lang: str, tgt_in: torch.Tensor, tgt_lang: str,
                 real: torch.Tensor | None = None, partners: Sequence[Partner] = (), decode: bool = True) -> ModelOutput:
@@ -123,9 +130,9 @@ class BridgeModel(nn.Module):
         sees every parameter the loss uses. decode=False: no decoder runs (logits None), a step of the bridge's
         losses only."""
         decoder = self.decoder(tgt_lang)
-        bridge, extra, memory = self.translation_memory(src, lengths, src_lang)
+        bridge, extra, memory, source = self.translation_memory(src, lengths, src_lang)
         other = [self.encode(p.src, p.lengths, p.lang) for p in partners]
-        return ModelOutput(decoder(tgt_in, memory, real) if decode else None, bridge, other, extra)
+        return ModelOutput(decoder(tgt_in, memory, real, source) if decode else None, bridge, other, extra)
 
 
 def real_tokens(tgt_out: torch.Tensor) -> torch.Tensor:

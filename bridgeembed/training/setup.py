@@ -116,7 +116,7 @@ def check_resumable(payload: dict, config: Config, path: Path) -> None:
     # checkpoints from before data.corpora: the keys they lack had their defaults
     saved["data"] = {**{k: v for k, v in asdict(DataConfig()).items() if k in ("corpora", "weight", "tokenizer_text")},
                      **(saved.get("data") or {})}
-    saved["model"] = {"decoder_heads": 0, **(saved.get("model") or {})}  # from before model.decoder_heads
+    saved["model"] = with_defaults("model", saved.get("model"))  # from before model.decoder_heads, say
     for section in ("model", "tokenizer", "data"):
         if saved.get(section) != asdict(getattr(config, section)):
             raise ConfigError(f"{path} was trained with a different {section} config; "

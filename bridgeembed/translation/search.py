@@ -38,10 +38,11 @@ def beam_search(model: BridgeModel, src: torch.Tensor, lengths: torch.Tensor, sr
     max_len: most target tokens (EOS included); 0 means 2 x the longest source + 10.
     """
     decoder = model.decoder(tgt_lang)
-    memory = model.translation_memory(src, lengths, src_lang)[2]  # (B, k [+ decoder heads], d_h)
+    _, _, memory, source = model.translation_memory(src, lengths, src_lang)  # memory: (B, k [+ decoder heads], d_h)
     B, K = src.size(0), beam
     max_len = max_len or int(lengths.max()) * 2 + 10
     memory = memory.repeat_interleave(K, dim=0)  # (B*K, k, d_h)
+    source = None if source is None else source.repeat_interleave(K)
     state = decoder.init(memory)
     tokens = torch.full((B * K, 1), BOS, dtype=torch.long, device=src.device)  # (B*K, 1 + t)
     scores = torch.zeros(B, K, device=src.device)
@@ -49,7 +50,7 @@ def beam_search(model: BridgeModel, src: torch.Tensor, lengths: torch.Tensor, sr
     finished = torch.zeros(B * K, dtype=torch.bool, device=src.device)
     offsets = (torch.arange(B, device=src.device) * K)[:, None]  # (B, 1)
     for _ in range(max_len):
-        out = decoder.step(tokens[:, -1:], memory, state)
+        out = decoder.step(tokens[:, -1:], memory, state, source)
         logp = out.logits[:, -1].float().log_softmax(dim=-1)  # (B*K, V)
         V = logp.size(-1)
         logp[finished] = float("-inf")

@@ -266,7 +266,7 @@ def test_average_refuses_one_checkpoint_and_another_model(toy_run, tmp_path, cap
 
 
 @pytest.mark.parametrize("command", ["interpolate", "average", "with-decoders", "retokenize", "widen-decoders",
-                                     "add-decoder-heads"])
+                                     "add-decoder-heads", "add-decoder-states"])
 def test_an_output_that_is_an_input_is_refused_before_any_work(command, toy_run, tmp_path, capsys):
     import shutil
 
@@ -280,7 +280,8 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(command, toy_run,
             "with-decoders": [str(run_dir / "best.pt"), str(model), "--out", str(model)],
             "retokenize": [str(model), str(tmp_path / "c.yaml"), "--out", str(model)],
             "widen-decoders": [str(model), "--dec-hidden", "512", "--out", str(model)],
-            "add-decoder-heads": [str(model), "--decoder-heads", "2", "--out", str(model)]}[command]
+            "add-decoder-heads": [str(model), "--decoder-heads", "2", "--out", str(model)],
+            "add-decoder-states": [str(model), "--out", str(model)]}[command]
     assert recipe.main([command, *argv]) == 2
     err = one_line_error(capsys)
     assert "is the same file as" in err and str(model) in err
@@ -291,7 +292,7 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(command, toy_run,
 
 
 @pytest.mark.parametrize("command", ["interpolate", "average", "with-decoders", "retokenize", "widen-decoders",
-                                     "add-decoder-heads"])
+                                     "add-decoder-heads", "add-decoder-states"])
 def test_a_missing_input_is_named_on_one_line(command, toy_run, tmp_path, capsys):
     run_dir, _ = toy_run
     missing = str(tmp_path / "missing.pt")
@@ -301,7 +302,8 @@ def test_a_missing_input_is_named_on_one_line(command, toy_run, tmp_path, capsys
             "with-decoders": ["with-decoders", missing, str(run_dir / "last.pt"), "--out", str(tmp_path / "o.pt")],
             "retokenize": ["retokenize", missing, str(tmp_path / "c.yaml"), "--out", str(tmp_path / "o.pt")],
             "widen-decoders": ["widen-decoders", missing, "--dec-hidden", "512", "--out", str(tmp_path / "o.pt")],
-            "add-decoder-heads": ["add-decoder-heads", missing, "--decoder-heads", "2", "--out", str(tmp_path / "o.pt")]}[command]
+            "add-decoder-heads": ["add-decoder-heads", missing, "--decoder-heads", "2", "--out", str(tmp_path / "o.pt")],
+            "add-decoder-states": ["add-decoder-states", missing, "--out", str(tmp_path / "o.pt")]}[command]
     assert recipe.main(argv) == 2
     assert "missing.pt" in one_line_error(capsys)
     if command == "retokenize":
@@ -546,5 +548,108 @@ def test_add_decoder_heads_refuses_no_heads_a_second_time_and_no_decoders(toy_ru
     assert "the model already has 2 decoder-only heads" in one_line_error(capsys)
     BridgeEncoder(run_dir / "best.pt").save(tmp_path / "encoder.pt")
     assert recipe.main(["add-decoder-heads", str(tmp_path / "encoder.pt"), "--decoder-heads", "2", "--out", str(out)]) == 2
+    assert "the model has no decoders" in one_line_error(capsys)
+    assert not out.exists()
+
+
+def _add_decoder_states(run_dir, out, capsys) -> None:
+    assert recipe.main(["add-decoder-states", str(run_dir / "last.pt"), "--out", str(out)]) == 0
+    assert "attending over the encoder states too (train with model.decoder_states=true)" in capsys.readouterr().out
+
+
+def test_add_decoder_states_translates_as_before_and_leaves_the_vectors_alone(toy_run, tmp_path, capsys):
+    import torch
+
+    from bridgeembed.checkpoint import build_from_payload, load_checkpoint
+    from bridgeembed.config import Config
+    from bridgeembed.training.setup import load_init
+    from bridgeembed.translation.search import beam_search
+
+    run_dir, _ = toy_run
+    before = load_checkpoint(run_dir / "last.pt")
+    _add_decoder_states(run_dir, tmp_path / "states.pt", capsys)
+    config = Config.from_dict(before["config"])
+    config.model.decoder_states = True
+    payload = load_init(tmp_path / "states.pt", config)  # what train.init_from reads
+    kept = [key for key in before["model"] if not key.endswith("attn_out.weight")]
+    assert all(torch.equal(payload["model"][key], before["model"][key]) for key in kept)
+    states, model = build_from_payload(payload)[0].eval(), build_from_payload(before)[0].eval()
+    lang, other = list(model.decoders)[:2]
+    generator = torch.Generator().manual_seed(0)
+    src = torch.randint(4, model.encoders[lang].embed.num_embeddings, (3, 7), generator=generator)
+    lengths = torch.tensor([7, 5, 3])
+    tgt = torch.randint(4, model.decoders[other].embed.num_embeddings, (3, 6), generator=generator)
+    with torch.no_grad():
+        assert torch.allclose(states(src, lengths, lang, tgt, other).logits, model(src, lengths, lang, tgt, other).logits,
+                              atol=1e-6)
+        assert beam_search(states, src, lengths, lang, other, beam=2) == beam_search(model, src, lengths, lang, other,
+                                                                                      beam=2)
+        assert torch.equal(states.encode(src, lengths, lang).memory, model.encode(src, lengths, lang).memory)
+    decoder = states.train().decoders[other]  # the new columns of W_c learn first, then the scores through them
+    states(src, lengths, lang, tgt, other).logits.logsumexp(-1).sum().backward()
+    new = decoder.attn_out.weight.grad[:, -model.dim:]
+    assert (decoder.attn_out.weight[:, -model.dim:] == 0).all() and new.abs().sum() > 0
+    assert decoder.states_score.weight.grad.abs().sum() == 0
+    with torch.no_grad():
+        decoder.attn_out.weight[:, -model.dim:] = 0.1
+    decoder.zero_grad()
+    states(src, lengths, lang, tgt, other).logits.logsumexp(-1).sum().backward()
+    assert decoder.states_score.weight.grad.abs().sum() > 0
+
+
+def test_attention_over_the_encoder_states_ignores_padding(toy_run, tmp_path, capsys):
+    import torch
+
+    from bridgeembed.checkpoint import build_from_payload, load_checkpoint
+    from bridgeembed.translation.search import beam_search
+
+    run_dir, _ = toy_run
+    _add_decoder_states(run_dir, tmp_path / "states.pt", capsys)
+    model = build_from_payload(load_checkpoint(tmp_path / "states.pt"))[0].eval()
+    lang, other = list(model.decoders)[:2]
+    with torch.no_grad():
+        for decoder in model.decoders.values():  # give the attention over the states a say
+            decoder.attn_out.weight[:, -model.dim:] = torch.randn(decoder.attn_out.weight.shape[0], model.dim)
+    generator = torch.Generator().manual_seed(1)
+    short = torch.randint(4, model.encoders[lang].embed.num_embeddings, (1, 3), generator=generator)
+    padded = torch.cat([short, torch.zeros(1, 4, dtype=torch.long)], dim=1)  # PAD is 0
+    tgt = torch.randint(4, model.decoders[other].embed.num_embeddings, (1, 5), generator=generator)
+    with torch.no_grad():
+        alone = model(short, torch.tensor([3]), lang, tgt, other).logits
+        in_batch = model(padded, torch.tensor([3]), lang, tgt, other).logits
+        assert torch.allclose(alone, in_batch, atol=1e-5)
+        assert beam_search(model, padded, torch.tensor([3]), lang, other, beam=3) == \
+            beam_search(model, short, torch.tensor([3]), lang, other, beam=3)
+
+
+def test_decoder_states_go_with_the_decoders_and_refuse_a_second_time_widening_and_no_decoders(toy_run, tmp_path,
+                                                                                                 capsys):
+    import torch
+
+    from bridgeembed import BridgeEncoder
+    from bridgeembed.checkpoint import load_checkpoint
+
+    run_dir, _ = toy_run
+    _add_decoder_states(run_dir, tmp_path / "states.pt", capsys)
+    BridgeEncoder(tmp_path / "states.pt").save(tmp_path / "encoder.pt")
+    assert recipe.main(["with-decoders", str(tmp_path / "encoder.pt"), str(tmp_path / "states.pt"),
+                        "--out", str(tmp_path / "both.pt")]) == 0
+    capsys.readouterr()
+    both, states = (load_checkpoint(tmp_path / name) for name in ("both.pt", "states.pt"))
+    assert both["config"]["model"]["decoder_states"] is True
+    assert all(torch.equal(both["model"][key], value) for key, value in states["model"].items())
+    assert recipe.main(["with-decoders", str(tmp_path / "states.pt"), str(run_dir / "last.pt"),
+                        "--out", str(tmp_path / "plain.pt")]) == 0
+    capsys.readouterr()
+    plain = load_checkpoint(tmp_path / "plain.pt")
+    assert plain["config"]["model"]["decoder_states"] is False
+    assert not [k for k in plain["model"] if "states_score" in k]
+    BridgeEncoder(tmp_path / "plain.pt")  # and it loads
+    out = tmp_path / "no.pt"
+    assert recipe.main(["add-decoder-states", str(tmp_path / "states.pt"), "--out", str(out)]) == 2
+    assert "already attend over the encoder states" in one_line_error(capsys)
+    assert recipe.main(["widen-decoders", str(tmp_path / "states.pt"), "--dec-hidden", "64", "--out", str(out)]) == 2
+    assert "widen before add-decoder-states" in one_line_error(capsys)
+    assert recipe.main(["add-decoder-states", str(tmp_path / "encoder.pt"), "--out", str(out)]) == 2
     assert "the model has no decoders" in one_line_error(capsys)
     assert not out.exists()

@@ -180,3 +180,30 @@ def test_a_checkpoint_from_before_decoder_heads_starts_and_resumes_a_run(toy_run
     save_atomic(last, tmp_path / "dec" / "last.pt")
     Trainer.from_config(frozen_config(toy_corpus, tmp_path / "dec", str(tmp_path / "old.pt"), max_steps=3),
                         show_progress=False).train()
+
+
+def test_decoders_attending_over_the_encoder_states_train_on_frozen_vectors_and_resume(toy_run, toy_corpus, tmp_path,
+                                                                                        capsys):
+    from bridgeembed.cli import recipe
+
+    run, _ = toy_run
+    start = tmp_path / "states.pt"
+    assert recipe.main(["add-decoder-states", str(run / "best.pt"), "--out", str(start)]) == 0
+    capsys.readouterr()
+    config = frozen_config(toy_corpus, tmp_path / "dec", str(start), max_steps=12, lr=3e-3)
+    config.model.decoder_states = True
+    trainer = Trainer.from_config(config, show_progress=False)
+    before = {k: v.clone() for k, v in trainer.model.state_dict().items()}
+    trainer.train()
+    after = trainer.model.state_dict()
+    moved = [k for k in before if not torch.equal(before[k], after[k])]
+    assert {k.split(".")[0] for k in moved} == {"decoders"}
+    assert any(k.endswith("states_score.weight") for k in moved)  # the attention over the states learns
+    sentences = ["apple dog", "dog"]
+    lang = next(iter(trainer.model.encoders))
+    old = BridgeEncoder.from_pretrained(run / "best.pt").encode(sentences, lang)
+    assert (BridgeEncoder.from_pretrained(tmp_path / "dec" / "last.pt").encode(sentences, lang) == old).all()
+    config.train.max_steps = 14  # the same command resumes
+    resumed = Trainer.from_config(config, show_progress=False)
+    assert resumed.state.step == 12
+    resumed.train()
