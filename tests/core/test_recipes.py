@@ -464,6 +464,18 @@ def test_widen_decoders_refuses_a_narrower_size_untied_decoders_and_no_decoders(
     assert not (tmp_path / "no.pt").exists()
 
 
+def _translation_batch(model) -> tuple:
+    """(source language, target language, src, lengths, tgt): a seeded batch of 3 for two of MODEL's languages."""
+    import torch
+
+    lang, other = list(model.decoders)[:2]
+    generator = torch.Generator().manual_seed(0)
+    src = torch.randint(4, model.encoders[lang].embed.num_embeddings, (3, 7), generator=generator)
+    lengths = torch.tensor([7, 5, 3])
+    tgt = torch.randint(4, model.decoders[other].embed.num_embeddings, (3, 6), generator=generator)
+    return lang, other, src, lengths, tgt
+
+
 def test_add_decoder_heads_translates_as_before_and_leaves_the_vectors_alone(toy_run, tmp_path, capsys):
     import torch
 
@@ -488,11 +500,7 @@ def test_add_decoder_heads_translates_as_before_and_leaves_the_vectors_alone(toy
         assert all(torch.equal(payload["model"][key], value) for key, value in before["model"].items())
         outputs[heads] = build_from_payload(payload)[0].eval()
     model = build_from_payload(before)[0].eval()
-    lang, other = list(model.decoders)[:2]
-    generator = torch.Generator().manual_seed(0)
-    src = torch.randint(4, model.encoders[lang].embed.num_embeddings, (3, 7), generator=generator)
-    lengths = torch.tensor([7, 5, 3])
-    tgt = torch.randint(4, model.decoders[other].embed.num_embeddings, (3, 6), generator=generator)
+    lang, other, src, lengths, tgt = _translation_batch(model)
     with torch.no_grad():
         logits = {h: m(src, lengths, lang, tgt, other).logits for h, m in [(0, model), *outputs.items()]}
         for heads in (k, 2 * k):  # every shared column repeated equally often: the same translation
@@ -574,11 +582,7 @@ def test_add_decoder_states_translates_as_before_and_leaves_the_vectors_alone(to
     kept = [key for key in before["model"] if not key.endswith("attn_out.weight")]
     assert all(torch.equal(payload["model"][key], before["model"][key]) for key in kept)
     states, model = build_from_payload(payload)[0].eval(), build_from_payload(before)[0].eval()
-    lang, other = list(model.decoders)[:2]
-    generator = torch.Generator().manual_seed(0)
-    src = torch.randint(4, model.encoders[lang].embed.num_embeddings, (3, 7), generator=generator)
-    lengths = torch.tensor([7, 5, 3])
-    tgt = torch.randint(4, model.decoders[other].embed.num_embeddings, (3, 6), generator=generator)
+    lang, other, src, lengths, tgt = _translation_batch(model)
     with torch.no_grad():
         assert torch.allclose(states(src, lengths, lang, tgt, other).logits, model(src, lengths, lang, tgt, other).logits,
                               atol=1e-6)
