@@ -133,16 +133,16 @@ def with_decoders(encoder: dict, decoders: dict) -> dict:
                "decoder_languages": list(decoders["decoder_languages"]),
                "model": {**decoders["model"], **{k: v for k, v in encoder["model"].items()
                                                   if not k.startswith(DECODER_WEIGHTS)}}}
-    theirs = with_defaults("model", decoders["config"]["model"])  # the decoder-only heads and attention over the
-    payload["config"] = {**encoder["config"], "model": {  # encoder states go with the decoders
-        **encoder["config"]["model"], **{key: theirs[key] for key in DECODER_KEYS}}}
+    theirs = with_defaults("model", decoders["config"]["model"])
+    carried = {key: theirs[key] for key in DECODER_KEYS}  # decoder-only heads, attention over the states: DECODERS'
+    payload["config"] = {**encoder["config"], "model": {**encoder["config"]["model"], **carried}}
     payload.pop("trainer", None)
     return payload
 
 
 def _section(payload: dict, section: str) -> dict:
     """A payload's config section with the defaults of keys newer than it; for the model, what the encoders and
-    the bridge are (the decoder-only heads go with the decoders)."""
+    the bridge are (the keys of DECODER_KEYS go with the decoders)."""
     values = with_defaults(section, payload["config"].get(section))
     if section == "model":
         for key in DECODER_KEYS:
